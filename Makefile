@@ -1,0 +1,57 @@
+# Two set-up commands (see README): `make book` builds the book, `make test` runs the tests.
+# Both create or update the virtual environment first and skip the install when nothing changed.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# The public datasets: ../shared/data when it sits beside the checkout, unless the user set one.
+SHARED_DATA := $(abspath ../shared/data)
+ifeq ($(strip $(NLGJUDGE_DATA_DIR)),)
+  ifneq ($(wildcard $(SHARED_DATA)),)
+    export NLGJUDGE_DATA_DIR := $(SHARED_DATA)
+  endif
+endif
+# Notebooks and tests never need the hub; fail fast instead of waiting on the network.
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: help install book chapter html test bench clean
+
+help:
+	@echo "make book                              set up, execute every chapter, build _build/html"
+	@echo "make test                              set up, run all tests"
+	@echo "make chapter NAME=<chapter> PARAMS=\"-p name value ...\"   rerun one chapter, rebuild the book"
+	@echo "make bench [BENCH_ARGS=--quick]        judge-engine benchmark (naive loop vs engine)"
+
+$(STAMP): environment.yml pyproject.toml .ci/install.py
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
+	$(PY) .ci/install.py
+	$(PY) -m ipykernel install --sys-prefix --name nlgjudge --display-name "Python (nlgjudge)" > /dev/null
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+book: install
+	$(PY) -m nlgjudge.book build
+
+chapter: install
+	@test -n "$(NAME)" || { echo "usage: make chapter NAME=<chapter> PARAMS=\"-p name value\""; $(PY) -m nlgjudge.book list; exit 2; }
+	$(PY) -m nlgjudge.book chapter $(NAME) $(PARAMS)
+	$(PY) -m nlgjudge.book html
+
+html: install
+	$(PY) -m nlgjudge.book html
+
+test: install
+	$(PY) -m pytest
+
+bench: install
+	$(PY) -m nlgjudge.bench $(BENCH_ARGS)
+
+clean:
+	rm -rf _build

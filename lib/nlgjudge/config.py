@@ -1,0 +1,49 @@
+"""Locations the library reads from and writes to, each overridable by environment variable.
+
+The library knows nothing of any particular machine: the data directory comes from
+``NLGJUDGE_DATA_DIR`` (or an explicit argument), and the user cache from ``NLGJUDGE_CACHE_DIR``
+(default: ``$XDG_CACHE_HOME/nlgjudge`` or ``~/.cache/nlgjudge``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV = "NLGJUDGE_DATA_DIR"
+CACHE_DIR_ENV = "NLGJUDGE_CACHE_DIR"
+OUTPUTS_DIR_ENV = "NLGJUDGE_OUTPUTS_DIR"
+
+#: Root of the repository checkout when the package is installed in editable mode.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path | None:
+    """The directory holding the public datasets (one sub-folder per dataset), or None if unset."""
+    value = override if override is not None else os.environ.get(DATA_DIR_ENV)
+    if value is None or str(value) == "":
+        return None
+    return Path(value).expanduser()
+
+
+def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The per-user cache (converted model weights, the output cache database). Created on demand."""
+    if override is not None:
+        path = Path(override)
+    elif os.environ.get(CACHE_DIR_ENV):
+        path = Path(os.environ[CACHE_DIR_ENV])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+        path = Path(base) / "nlgjudge"
+    path = path.expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def outputs_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Where released (committed) model outputs live: ``data/outputs`` in the checkout."""
+    if override is not None:
+        return Path(override)
+    if os.environ.get(OUTPUTS_DIR_ENV):
+        return Path(os.environ[OUTPUTS_DIR_ENV])
+    return REPO_ROOT / "data" / "outputs"
