@@ -1,0 +1,379 @@
+"""Execute the chapter notebooks and build the HTML book.
+
+Command line (the Makefile's ``book``, ``chapter`` and ``html`` targets call it)::
+
+    python -m nlgjudge.book list                          # chapters and their default parameters
+    python -m nlgjudge.book chapter datasets -p n_contexts 10 -p datasets "[summeval, webnlg]"
+    python -m nlgjudge.book html                          # jupyter-book build, warnings are errors
+    python -m nlgjudge.book build [--force]               # every chapter with defaults, then html
+
+Notebook execution belongs to papermill: ``notebooks/<nb>.ipynb`` runs in the ``nlgjudge`` kernel
+and is written to ``book/<name>.ipynb``, which is committed. Each executed notebook carries a stamp
+(a hash of the source notebook, its parameters, the library's code and the chapter's declared
+inputs) in its metadata; ``build`` re-executes a chapter only when that stamp is stale, so a fresh
+clone rebuilds the book without running any model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nlgjudge.chapters import Chapter, ParameterError, UnknownChapterError, get_chapter, list_chapters
+from nlgjudge.config import REPO_ROOT
+
+KERNEL_NAME = "nlgjudge"
+STAMP_KEY = "nlgjudge"
+HTML_DIRNAME = Path("_build") / "html"
+#: Path of the MathJax entry point inside the built HTML (see book/_ext/offline_book.py).
+LOCAL_MATHJAX = Path("_static") / "mathjax" / "tex-chtml.js"
+
+
+class BookError(RuntimeError):
+    """A chapter could not be executed or the book could not be built; the message says why."""
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+
+
+def parse_parameter_value(text: str) -> Any:
+    """Type a command-line value: YAML (``10`` -> int, ``[a, b]`` -> list, ``true`` -> bool),
+    with Python's ``None``/``True``/``False`` spellings accepted as papermill does."""
+    python_literals = {"None": None, "True": True, "False": False}
+    if text in python_literals:
+        return python_literals[text]
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ParameterError(
+            f"cannot read parameter value {text!r} ({error.__class__.__name__}); quote lists as "
+            "-p name \"[a, b]\" and strings containing ':' as -p name \"'a: b'\""
+        ) from None
+
+
+def parse_overrides(pairs: Iterable[Sequence[str]]) -> dict[str, Any]:
+    """``[("n_contexts", "10"), ...]`` -> ``{"n_contexts": 10, ...}``; a repeated name is an error."""
+    overrides: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in overrides:
+            raise ParameterError(f"parameter {name!r} is given twice")
+        overrides[name] = parse_parameter_value(value)
+    return overrides
+
+
+# --------------------------------------------------------------------------------------------
+# Staleness stamp
+
+
+def _hash_path(digest: "hashlib._Hash", path: Path, root: Path) -> None:
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if "__pycache__" in file.parts or file.suffix in {".pyc", ".pyo"}:
+            continue
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(file.read_bytes())
+        digest.update(b"\0")
+
+
+def compute_stamp(chapter: Chapter, parameters: Mapping[str, Any], root: Path = REPO_ROOT) -> str:
+    """A hash of everything an executed chapter depends on: its source notebook, its parameters,
+    the library's code and the chapter's declared inputs (released outputs, reported numbers)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(dict(parameters), sort_keys=True, default=str).encode())
+    _hash_path(digest, chapter.source_path(root), root)
+    library = root / "lib" / "nlgjudge"
+    if library.is_dir():
+        _hash_path(digest, library, root)
+    for relative in chapter.inputs:
+        path = root / relative
+        if path.exists():
+            _hash_path(digest, path, root)
+        else:
+            digest.update(f"missing:{relative}".encode())
+    return digest.hexdigest()
+
+
+def recorded_stamp(chapter: Chapter, root: Path = REPO_ROOT) -> str | None:
+    """The stamp stored in the executed notebook, or None when there is none."""
+    output = chapter.output_path(root)
+    if not output.is_file():
+        return None
+    try:
+        metadata = json.loads(output.read_text(encoding="utf-8")).get("metadata", {})
+    except json.JSONDecodeError:
+        return None
+    value = metadata.get(STAMP_KEY, {}).get("stamp")
+    return value if isinstance(value, str) else None
+
+
+def is_up_to_date(chapter: Chapter, root: Path = REPO_ROOT) -> bool:
+    """Whether ``book/<name>.ipynb`` was executed with the default parameters from the current code."""
+    return recorded_stamp(chapter, root) == compute_stamp(chapter, chapter.parameters(), root)
+
+
+# --------------------------------------------------------------------------------------------
+# Execution
+
+
+def _check_kernel(kernel_name: str) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel:
+        raise BookError(
+            f"the Jupyter kernel {kernel_name!r} is not registered in this environment; run "
+            f"`make install` (it runs `python -m ipykernel install --sys-prefix --name {kernel_name}`)"
+        ) from None
+
+
+def execute_chapter(
+    chapter: Chapter,
+    overrides: Mapping[str, Any] | None = None,
+    root: Path = REPO_ROOT,
+    output: Path | None = None,
+    kernel_name: str = KERNEL_NAME,
+    progress_bar: bool = True,
+) -> Path:
+    """Run the chapter's source notebook with papermill (defaults merged with ``overrides``).
+
+    Writes ``book/<name>.ipynb`` (or ``output``) and stamps it. A failing cell raises
+    :class:`BookError` naming the chapter; papermill leaves the partially executed notebook in
+    place so the traceback can be read there.
+    """
+    import nbformat
+    import papermill
+
+    source = chapter.source_path(root)
+    if not source.is_file():
+        raise BookError(f"chapter {chapter.name!r}: its notebook {source} does not exist")
+    parameters = chapter.parameters(overrides)
+    target = output if output is not None else chapter.output_path(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _check_kernel(kernel_name)
+    print(f"[nlgjudge.book] executing {chapter.name}: {source.relative_to(root)} -> {target} with {parameters}")
+    started = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(source),
+            str(target),
+            parameters=parameters,
+            kernel_name=kernel_name,
+            cwd=str(root),
+            progress_bar=progress_bar,
+            report_mode=False,
+        )
+    except papermill.PapermillExecutionError as error:
+        raise BookError(
+            f"chapter {chapter.name!r} failed in cell {error.exec_count}: {error.ename}: {error.evalue}\n"
+            f"(the partially executed notebook is {target})"
+        ) from None
+    notebook = nbformat.read(target, as_version=4)
+    notebook.metadata[STAMP_KEY] = {
+        "chapter": chapter.name,
+        "parameters": json.loads(json.dumps(parameters, default=str)),
+        "defaults": parameters == chapter.parameters(),
+        "stamp": compute_stamp(chapter, parameters, root),
+    }
+    nbformat.write(notebook, target)
+    print(f"[nlgjudge.book] {chapter.name} done in {time.perf_counter() - started:.1f} s")
+    return target
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+
+
+def check_toc(root: Path = REPO_ROOT, chapters: Sequence[Chapter] | None = None) -> None:
+    """Every registered chapter is in ``_toc.yml`` and has been executed into ``book/``."""
+    chapters = list(list_chapters() if chapters is None else chapters)
+    toc_path = root / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    entries = {str(entry.get("file")) for entry in _toc_files(toc)}
+    missing_toc = [c.name for c in chapters if c.toc_entry not in entries]
+    if missing_toc:
+        raise BookError(f"chapters {missing_toc} are registered but not listed in {toc_path}; add `- file: book/<name>`")
+    missing_output = [c.name for c in chapters if not c.output_path(root).is_file()]
+    if missing_output:
+        raise BookError(
+            f"chapters {missing_output} have not been executed into book/; run "
+            + " and ".join(f"`make chapter NAME={name}`" for name in missing_output)
+            + " (or `make book`)"
+        )
+
+
+def _toc_files(node: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(node, dict):
+        if "file" in node:
+            yield node
+        for value in node.values():
+            yield from _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _toc_files(item)
+
+
+def build_html(root: Path = REPO_ROOT, output_dir: Path | None = None) -> Path:
+    """``jupyter-book build`` with warnings as errors; returns the HTML folder.
+
+    MathJax is copied into the HTML by the book's ``offline_book`` extension; afterwards every
+    page is checked to load nothing from the network.
+    """
+    check_toc(root)
+    # jupyter_book.cli.main has no __main__ guard; call its click entry point from this interpreter.
+    launcher = "from jupyter_book.cli.main import main; main(prog_name='jupyter-book')"
+    # --all: a fresh environment every time, so that a warning on an unchanged page still fails
+    command = [sys.executable, "-c", launcher, "build", str(root), "-W", "-n", "--keep-going", "--all"]
+    if output_dir is not None:
+        command += ["--path-output", str(output_dir)]
+    print("[nlgjudge.book] jupyter-book " + " ".join(command[3:]))
+    result = subprocess.run(command, cwd=root, check=False)
+    if result.returncode != 0:
+        raise BookError(f"jupyter-book build failed (exit code {result.returncode}); see the warnings above")
+    html = (output_dir if output_dir is not None else root) / HTML_DIRNAME
+    problems = external_resources(html)
+    if problems:
+        listing = "\n".join(f"  {page}: {url}" for page, url in problems[:20])
+        raise BookError(f"the built book loads {len(problems)} resource(s) from the network:\n{listing}")
+    if not (html / LOCAL_MATHJAX).is_file():
+        raise BookError(f"{html / LOCAL_MATHJAX} is missing: the offline_book extension (book/_ext) did not run")
+    print(f"[nlgjudge.book] book written to {html / 'index.html'}")
+    return html
+
+
+# --------------------------------------------------------------------------------------------
+# Offline check
+
+_REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+_CSS_REMOTE = re.compile(r"(@import\s+(url\()?\s*['\"]?|url\(\s*['\"]?)\s*((https?:)?//[^'\")\s]+)", re.IGNORECASE)
+
+
+class _ResourceCollector(HTMLParser):
+    """Collects the URLs a page makes the browser fetch by itself (not links a reader clicks)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        if tag in {"script", "img", "iframe", "audio", "video", "source", "embed", "track"} and values.get("src"):
+            self.urls.append(values["src"])
+        if tag == "object" and values.get("data"):
+            self.urls.append(values["data"])
+        if tag == "link":
+            rel = values.get("rel", "").lower().split()
+            # stylesheet, icons, preload/prefetch/modulepreload all make the browser fetch the href
+            if rel and not set(rel) <= {"canonical", "alternate", "next", "prev", "search", "index", "author", "license", "help"}:
+                self.urls.append(values.get("href", ""))
+        if values.get("style"):
+            self.urls.extend(match.group(3) for match in _CSS_REMOTE.finditer(values["style"]))
+        if tag == "style":
+            self._in_style = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.urls.extend(match.group(3) for match in _CSS_REMOTE.finditer(data))
+
+
+def remote_urls_in_html(text: str) -> list[str]:
+    """The remote (http, https or protocol-relative) URLs a page loads automatically."""
+    collector = _ResourceCollector()
+    collector.feed(text)
+    collector.close()
+    return [url for url in collector.urls if _REMOTE.match(url)]
+
+
+def remote_urls_in_css(text: str) -> list[str]:
+    """Remote ``@import`` and ``url(...)`` references in a stylesheet."""
+    return [match.group(3) for match in _CSS_REMOTE.finditer(text)]
+
+
+def external_resources(html_dir: Path) -> list[tuple[str, str]]:
+    """(file, url) for every remote resource loaded by a page or stylesheet under ``html_dir``."""
+    if not html_dir.is_dir():
+        raise BookError(f"{html_dir} does not exist; build the book first (`make html`)")
+    found: list[tuple[str, str]] = []
+    for page in sorted(html_dir.rglob("*.html")):
+        for url in remote_urls_in_html(page.read_text(encoding="utf-8", errors="replace")):
+            found.append((page.relative_to(html_dir).as_posix(), url))
+    for sheet in sorted(html_dir.rglob("*.css")):
+        for url in remote_urls_in_css(sheet.read_text(encoding="utf-8", errors="replace")):
+            found.append((sheet.relative_to(html_dir).as_posix(), url))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Whole book
+
+
+def build(root: Path = REPO_ROOT, force: bool = False) -> Path:
+    """Execute every chapter whose committed execution is stale (or all, with ``force``), then
+    build the HTML."""
+    for chapter in list_chapters():
+        if not force and is_up_to_date(chapter, root):
+            print(f"[nlgjudge.book] {chapter.name}: up to date (book/{chapter.name}.ipynb), not re-executed")
+            continue
+        execute_chapter(chapter, root=root)
+    return build_html(root)
+
+
+def _format_parameters(parameters: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in parameters.items())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.book", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_parser = commands.add_parser("build", help="execute every stale chapter with its defaults, then build HTML")
+    build_parser.add_argument("--force", action="store_true", help="re-execute every chapter even if up to date")
+    chapter_parser = commands.add_parser("chapter", help="execute one chapter (defaults merged with -p overrides)")
+    chapter_parser.add_argument("name", help="chapter name (see `list`)")
+    chapter_parser.add_argument(
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        help="override a parameter; VALUE is read as YAML (10, null, true, \"[summeval, webnlg]\")",
+    )
+    commands.add_parser("html", help="build the HTML book from the executed chapters")
+    commands.add_parser("list", help="list the chapters and their default parameters")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "list":
+            for chapter in list_chapters():
+                state = "up to date" if is_up_to_date(chapter) else "stale or executed with other parameters"
+                print(f"{chapter.name:<14} {chapter.title}  [{state}]")
+                print(f"{'':<14} notebooks/{chapter.notebook} -> book/{chapter.name}.ipynb")
+                print(f"{'':<14} defaults: {_format_parameters(chapter.defaults)}")
+        elif args.command == "chapter":
+            chapter = get_chapter(args.name)
+            execute_chapter(chapter, parse_overrides(args.parameter))
+        elif args.command == "html":
+            build_html()
+        elif args.command == "build":
+            build(force=args.force)
+    except (BookError, ParameterError, UnknownChapterError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

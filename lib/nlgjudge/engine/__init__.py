@@ -1,0 +1,38 @@
+"""Judge operations over one model: label probabilities, sampling, log-likelihoods, generation."""
+
+from nlgjudge.engine.judge import Judge, RunReport, normalise
+from nlgjudge.engine.likelihood import Affixes, scoring_condition, seed003_affixes, weighted_loglikelihood
+from nlgjudge.engine.requests import (
+    ClassifyRequest,
+    ClassifyResult,
+    ContextTooLongError,
+    EngineInputError,
+    GenerateRequest,
+    GenerateResult,
+    LoglikRequest,
+    LoglikResult,
+    NumericalError,
+    SampleRequest,
+    SampleResult,
+)
+
+__all__ = [
+    "Affixes",
+    "ClassifyRequest",
+    "ClassifyResult",
+    "ContextTooLongError",
+    "EngineInputError",
+    "GenerateRequest",
+    "GenerateResult",
+    "Judge",
+    "LoglikRequest",
+    "LoglikResult",
+    "NumericalError",
+    "RunReport",
+    "SampleRequest",
+    "SampleResult",
+    "normalise",
+    "scoring_condition",
+    "seed003_affixes",
+    "weighted_loglikelihood",
+]

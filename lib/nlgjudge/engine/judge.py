@@ -1,0 +1,409 @@
+"""The judge: one interface over decoder-only and encoder-decoder models, every output cached.
+
+For each call the judge first computes every request's cache key (model name, weight
+fingerprint, operation, the exact prompt, labels and decoding settings, seed) and looks them all
+up; the model is loaded only when something is missing. Missing requests are sorted so that those
+sharing a prefix are neighbours, computed in chunks through the prefix tree (decoder-only) or the
+encoder-once runner (encoder-decoder), and each chunk's results are written to the cache as soon
+as it completes, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from nlgjudge.engine.decoding import DecodeJob, decode_causal, decode_seq2seq
+from nlgjudge.engine.prefix_tree import CausalRunner, ForwardStats, score_continuations
+from nlgjudge.engine.prompting import encode_labels, encode_prompt, prompt_key
+from nlgjudge.engine.requests import (
+    ClassifyRequest,
+    ClassifyResult,
+    ContextTooLongError,
+    EngineInputError,
+    GenerateRequest,
+    GenerateResult,
+    LoglikRequest,
+    LoglikResult,
+    NumericalError,
+    SampleRequest,
+    SampleResult,
+)
+from nlgjudge.engine.seq2seq import Seq2SeqRunner
+from nlgjudge.models import ModelHandle, resolve_model
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunReport:
+    """What the last call did: outputs computed vs read from the cache, truncations, compute."""
+
+    operation: str
+    computed: int = 0
+    from_cache: int = 0
+    truncated: int = 0
+    stats: ForwardStats = field(default_factory=ForwardStats)
+
+    def summary(self) -> str:
+        return (
+            f"{self.operation}: computed {self.computed}, from cache {self.from_cache}, truncated {self.truncated}, "
+            f"tokens computed {self.stats.tokens_computed}"
+        )
+
+
+@dataclass
+class _Prepared:
+    """A missing request turned into token ids (and how it was truncated)."""
+
+    index: int  # position in the caller's list
+    key: str
+    request: dict[str, Any]
+    payload: Any
+    truncated: bool = False
+
+
+class Judge:
+    """Label probabilities, sampling, sequence log-likelihoods and generation for one model.
+
+    ``cache``: an :class:`nlgjudge.cache.OutputCache` (``None`` = the default cache file,
+    ``False`` = no caching, for experiments only). ``truncate``: cut prompts that exceed the
+    context window from the left (counted in :attr:`last_run`) instead of raising.
+    """
+
+    def __init__(
+        self,
+        model: str | ModelHandle,
+        cache: Any = None,
+        study: str | None = None,
+        *,
+        truncate: bool = False,
+        context_window: int | None = None,
+        token_budget: int = 1024,
+        state_budget: int = 16384,
+        chunk_size: int = 256,
+        progress: bool = True,
+    ) -> None:
+        self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
+        if cache is None:
+            from nlgjudge.cache import OutputCache
+
+            cache = OutputCache()
+        self.cache = cache if cache is not False else None
+        self.study = study
+        self.truncate = truncate
+        self.context_window = context_window
+        self.token_budget = token_budget
+        self.state_budget = state_budget
+        self.chunk_size = chunk_size
+        self.progress = progress
+        self.last_run = RunReport("none")
+        self.reports: list[RunReport] = []
+
+    # ---- public operations ------------------------------------------------------------------
+    def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
+        """P(label | prompt) for each request, normalised over its labels (seed 000 eq. 3)."""
+        keyed = []
+        for r in requests:
+            labels = tuple(r.labels)
+            if len(labels) < 2 or any(not isinstance(x, str) or x == "" for x in labels):
+                raise EngineInputError(f"labels must be at least two non-empty strings, got {labels!r}")
+            if len(set(labels)) != len(labels):
+                raise EngineInputError(f"duplicate labels {labels!r}")
+            keyed.append({**prompt_key(r.prompt, r.response_prefix), "labels": list(labels), "label_end": r.label_end})
+        values = self._run("label_probs", requests, keyed, self._compute_label_probs)
+        results = []
+        for r, value in zip(requests, values, strict=True):
+            logprobs = np.asarray(value["logprobs"], dtype=float)
+            results.append(
+                ClassifyResult(
+                    probs=normalise(logprobs),
+                    logprobs=logprobs,
+                    from_cache=value["_from_cache"],
+                    truncated=value["truncated"],
+                    meta=r.meta,
+                )
+            )
+        return results
+
+    def sample(self, requests: Sequence[SampleRequest]) -> list[SampleResult]:
+        """K samples per request at a temperature (seed 000 eqs. 4-5), seeded per request."""
+        keyed = []
+        for r in requests:
+            if r.n_samples < 1 or r.max_new_tokens < 1 or not (r.temperature > 0 and math.isfinite(r.temperature)):
+                raise EngineInputError(
+                    f"sampling needs n_samples >= 1, max_new_tokens >= 1 and a finite temperature > 0, got {r!r}"
+                )
+            keyed.append(
+                {
+                    **prompt_key(r.prompt, r.response_prefix),
+                    "n_samples": r.n_samples,
+                    "temperature": float(r.temperature),
+                    "max_new_tokens": r.max_new_tokens,
+                    "seed": r.seed,
+                }
+            )
+        values = self._run("sample", requests, keyed, self._compute_samples)
+        return [
+            SampleResult(texts=list(v["texts"]), from_cache=v["_from_cache"], truncated=v["truncated"], meta=r.meta)
+            for r, v in zip(requests, values, strict=True)
+        ]
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
+        """Greedy generation, batched (e.g. summaries, seed 003 Table 4)."""
+        keyed = []
+        for r in requests:
+            if r.max_new_tokens < 1:
+                raise EngineInputError("max_new_tokens must be >= 1")
+            keyed.append({**prompt_key(r.prompt, r.response_prefix), "max_new_tokens": r.max_new_tokens, "decoding": "greedy"})
+        values = self._run("generate", requests, keyed, self._compute_generate)
+        return [
+            GenerateResult(text=v["text"], from_cache=v["_from_cache"], truncated=v["truncated"], meta=r.meta)
+            for r, v in zip(requests, values, strict=True)
+        ]
+
+    def loglikelihood(self, requests: Sequence[LoglikRequest]) -> list[LoglikResult]:
+        """Per-token log p(target | condition) (seed 003 eq. 2 before weighting)."""
+        keyed = []
+        for r in requests:
+            if not r.condition.strip() or not r.target.strip():
+                raise EngineInputError("empty condition or target text in a log-likelihood request")
+            keyed.append({"condition": r.condition, "target": r.target})
+        values = self._run("loglikelihood", requests, keyed, self._compute_loglik)
+        return [
+            LoglikResult(
+                token_logprobs=np.asarray(v["token_logprobs"], dtype=float),
+                tokens=list(v["tokens"]),
+                from_cache=v["_from_cache"],
+                truncated=v["truncated"],
+                meta=r.meta,
+            )
+            for r, v in zip(requests, values, strict=True)
+        ]
+
+    # ---- the cache-first driver ---------------------------------------------------------------
+    def _key(self, operation: str, request: dict[str, Any]) -> str:
+        from nlgjudge.cache import request_key
+
+        if self.truncate:
+            request = {**request, "truncate": "left"}
+        return request_key(self.handle.name, self.handle.fingerprint, operation, request)
+
+    def _run(
+        self,
+        operation: str,
+        requests: Sequence[Any],
+        keyed: list[dict[str, Any]],
+        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+    ) -> list[dict[str, Any]]:
+        report = RunReport(operation)
+        keys = [self._key(operation, k) for k in keyed]
+        found: dict[str, Any] = {}
+        if self.cache is not None and keys:
+            found = self.cache.get_many(keys, study=self.study) if self.study else self.cache.get_many(keys)
+        values: dict[str, dict[str, Any]] = {k: {**v, "_from_cache": True} for k, v in found.items()}
+        missing_first: dict[str, int] = {}
+        for index, key in enumerate(keys):
+            if key not in values and key not in missing_first:
+                missing_first[key] = index
+        report.from_cache = sum(1 for k in keys if k in found)
+        if missing_first:
+            model, tokenizer = self.handle.load()
+            todo = [
+                _Prepared(index=i, key=k, request=keyed[i], payload=requests[i]) for k, i in missing_first.items()
+            ]
+            # Neighbours in sorted prompt order share prefixes; chunks are written as they finish.
+            todo.sort(key=lambda p: _sort_text(p.request))
+            chunks = [todo[i : i + self.chunk_size] for i in range(0, len(todo), self.chunk_size)]
+            bar = self._progress_bar(operation, len(todo))
+            try:
+                for chunk in chunks:
+                    computed = compute(chunk, model, tokenizer, report, None)
+                    entries = []
+                    for prepared, value in zip(chunk, computed, strict=True):
+                        _check_finite(value, operation)
+                        value = {**value, "truncated": prepared.truncated}
+                        report.truncated += prepared.truncated
+                        values[prepared.key] = {**value, "_from_cache": False}
+                        if self.cache is not None:
+                            from nlgjudge.cache import CacheEntry
+
+                            request = dict(prepared.request)
+                            if self.truncate:
+                                request["truncate"] = "left"
+                            entries.append(
+                                CacheEntry(
+                                    key=prepared.key,
+                                    model_id=self.handle.name,
+                                    fingerprint=self.handle.fingerprint,
+                                    operation=operation,
+                                    request=request,
+                                    value=value,
+                                    study=self.study,
+                                    meta=dict(getattr(requests[prepared.index], "meta", {}) or {}),
+                                )
+                            )
+                    if entries:
+                        self.cache.put_many(entries)
+                    if bar is not None:
+                        bar.update(len(chunk))
+            finally:
+                if bar is not None:
+                    bar.close()
+        report.computed = len(missing_first)
+        self.last_run = report
+        self.reports.append(report)
+        if keys:
+            log.info("%s", report.summary())
+        return [values[k] for k in keys]
+
+    def _progress_bar(self, operation: str, total: int) -> Any:
+        if not self.progress or total < 2:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=f"{self.handle.name} {operation}", unit="req", mininterval=2.0)
+
+    # ---- helpers shared by the computations -----------------------------------------------------
+    def window(self, model: Any) -> int | None:
+        if self.context_window is not None:
+            return self.context_window
+        cfg = model.config
+        for name in ("max_position_embeddings", "n_positions"):
+            value = getattr(cfg, name, None)
+            if isinstance(value, int) and value > 0:
+                # T5 has relative positions: its n_positions is only advisory, no hard window.
+                if getattr(cfg, "model_type", "") in {"t5", "mt5", "umt5"}:
+                    return None
+                return value
+        return None
+
+    def _fit(self, prepared: _Prepared, prompt_ids: list[int], extra: int, model: Any) -> list[int]:
+        """Check prompt + ``extra`` tokens against the context window; left-truncate if allowed."""
+        limit = self.window(model)
+        if limit is None or len(prompt_ids) + extra <= limit:
+            return prompt_ids
+        excess = len(prompt_ids) + extra - limit
+        if not self.truncate or excess >= len(prompt_ids):
+            raise ContextTooLongError(
+                f"prompt of {len(prompt_ids)} tokens + {extra} continuation tokens exceeds the context window of "
+                f"{limit} tokens for {self.handle.name}; shorten the text or create the Judge with truncate=True "
+                "(drops the oldest prompt tokens; truncations are counted)"
+            )
+        prepared.truncated = True
+        return prompt_ids[excess:]
+
+    def _causal_runner(self, model: Any, report: RunReport) -> CausalRunner:
+        runner = CausalRunner(model, token_budget=self.token_budget, state_budget=self.state_budget)
+        runner.stats = report.stats
+        return runner
+
+    def _seq2seq_runner(self, model: Any, report: RunReport) -> Seq2SeqRunner:
+        runner = Seq2SeqRunner(model, token_budget=max(self.token_budget, 512))
+        runner.stats = report.stats
+        return runner
+
+    # ---- computations per operation -------------------------------------------------------------
+    def _compute_label_probs(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        items: list[tuple[list[int], Any]] = []
+        spans: list[tuple[int, int]] = []
+        for prepared in chunk:
+            r: ClassifyRequest = prepared.payload
+            labels = encode_labels(tokenizer, r.labels, r.label_end)
+            prompt_ids = self._fit(prepared, encode_prompt(tokenizer, r.prompt, r.response_prefix), max(map(len, labels)), model)
+            spans.append((len(items), len(labels)))
+            for label in labels:
+                if self.handle.kind == "seq2seq":
+                    items.append((prompt_ids, label))
+                else:
+                    items.append((prompt_ids + label, len(prompt_ids)))
+        if self.handle.kind == "seq2seq":
+            scores = self._seq2seq_runner(model, report).score(items)
+        else:
+            scores = score_continuations(self._causal_runner(model, report), items)
+        return [
+            {"logprobs": [float(sum(scores[start + j])) for j in range(count)]}
+            for start, count in spans
+        ]
+
+    def _compute_loglik(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        items: list[Any] = []
+        targets: list[list[int]] = []
+        for prepared in chunk:
+            r: LoglikRequest = prepared.payload
+            if self.handle.kind == "seq2seq":
+                cond = list(tokenizer(r.condition)["input_ids"])
+                target = list(tokenizer(text_target=r.target)["input_ids"])
+                cond = self._fit(prepared, cond, 0, model)
+                items.append((cond, target))
+            else:
+                cond = list(tokenizer(r.condition, add_special_tokens=True)["input_ids"])
+                target = list(tokenizer(r.target, add_special_tokens=False)["input_ids"])
+                if not cond or not target:
+                    raise EngineInputError("condition or target encodes to no tokens")
+                cond = self._fit(prepared, cond, len(target), model)
+                items.append((cond + target, len(cond)))
+            targets.append(target)
+        if self.handle.kind == "seq2seq":
+            scores = self._seq2seq_runner(model, report).score(items)
+        else:
+            scores = score_continuations(self._causal_runner(model, report), items)
+        return [
+            {"token_logprobs": list(s), "tokens": tokenizer.convert_ids_to_tokens(t)}
+            for s, t in zip(scores, targets, strict=True)
+        ]
+
+    def _decode(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, jobs_of: Callable[[Any, list[int]], DecodeJob]) -> list[list[list[int]]]:
+        jobs = []
+        for prepared in chunk:
+            r = prepared.payload
+            prompt_ids = encode_prompt(tokenizer, r.prompt, r.response_prefix)
+            extra = r.max_new_tokens if self.handle.kind != "seq2seq" else 0
+            jobs.append(jobs_of(r, self._fit(prepared, prompt_ids, extra, model)))
+        if self.handle.kind == "seq2seq":
+            return decode_seq2seq(self._seq2seq_runner(model, report), tokenizer, jobs)
+        return decode_causal(self._causal_runner(model, report), tokenizer, jobs)
+
+    def _compute_samples(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        outputs = self._decode(
+            chunk, model, tokenizer, report,
+            lambda r, ids: DecodeJob(ids, r.n_samples, float(r.temperature), r.max_new_tokens, r.seed),
+        )
+        return [{"texts": [tokenizer.decode(s, skip_special_tokens=True) for s in samples]} for samples in outputs]
+
+    def _compute_generate(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        outputs = self._decode(chunk, model, tokenizer, report, lambda r, ids: DecodeJob(ids, 1, 0.0, r.max_new_tokens, 0))
+        return [{"text": tokenizer.decode(samples[0], skip_special_tokens=True)} for samples in outputs]
+
+
+def normalise(logprobs: np.ndarray) -> np.ndarray:
+    """Softmax over the labels' whole-sequence log-probabilities (seed 000 eq. 3)."""
+    if not np.all(np.isfinite(logprobs)):
+        raise NumericalError(f"non-finite label log-probabilities {logprobs.tolist()}")
+    shifted = np.exp(logprobs - logprobs.max())
+    return shifted / shifted.sum()
+
+
+def _sort_text(request: dict[str, Any]) -> str:
+    if "text" in request:
+        return str(request["text"])
+    if "messages" in request:
+        return "\x00".join(m["content"] for m in request["messages"]) + "\x00" + str(request.get("response_prefix", ""))
+    return str(request.get("condition", "")) + "\x00" + str(request.get("target", ""))
+
+
+def _check_finite(value: dict[str, Any], operation: str) -> None:
+    for name in ("logprobs", "token_logprobs"):
+        if name in value and not all(math.isfinite(x) for x in value[name]):
+            raise NumericalError(
+                f"{operation}: the model produced NaN or infinite log-probabilities {value[name]!r}; check the "
+                "weights (fp32) and the inputs"
+            )
+
+
+Kind = Literal["causal", "seq2seq"]

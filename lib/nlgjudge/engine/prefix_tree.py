@@ -1,0 +1,380 @@
+"""Prefix sharing for decoder-only models: a radix tree over token sequences, computed level by level.
+
+Every sequence of a batch of requests is inserted into a token radix tree. Each tree node is one
+segment of tokens; its key/value states are computed once, on top of its parent's, and reused by
+all of its children. Siblings (and cousins) are batched together: their parents' key/values have
+different lengths, so they are right-padded to the longest, the gaps are masked out in the
+attention mask, and each row gets its own position ids (its true length). After the forward pass
+each row's key/values are cut back to its true tokens. Only the hidden states at the positions
+whose next-token distribution is wanted go through the output layer.
+
+This reproduces a plain forward pass over each whole sequence (the same tokens, positions and
+attended keys); differences are floating-point reassociation only (tested below 1e-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class TreeNode:
+    """One segment of a radix tree; ``start`` is the absolute position of ``tokens[0]``."""
+
+    tokens: list[int]
+    start: int
+    children: dict[int, TreeNode] = field(default_factory=dict)
+    # offset within the segment -> target token ids whose log-probability is wanted there
+    wanted: dict[int, set[int]] = field(default_factory=dict)
+    keep_state: bool = False  # keep this node's key/values after the run (generation continues from it)
+    # results
+    logprobs: dict[tuple[int, int], float] = field(default_factory=dict)  # (offset, token) -> log p
+    state: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # per layer (keys, values) [1, H, end, D]
+    last_logprobs: torch.Tensor | None = None  # full next-token log-probs at the last token (if kept)
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.tokens)
+
+
+class PrefixTree:
+    """Radix tree of token sequences with the positions whose next-token log-probs are wanted."""
+
+    def __init__(self) -> None:
+        self.root = TreeNode(tokens=[], start=0)
+        self.sequences: list[list[int]] = []
+
+    def insert(self, tokens: Sequence[int]) -> int:
+        """Insert one sequence; returns its index. Sequences may be inserted more than once."""
+        if len(tokens) == 0:
+            raise ValueError("cannot insert an empty token sequence")
+        seq = list(tokens)
+        node, pos = self.root, 0
+        while pos < len(seq):
+            child = node.children.get(seq[pos])
+            if child is None:
+                node.children[seq[pos]] = TreeNode(tokens=seq[pos:], start=pos)
+                break
+            common = 0
+            limit = min(len(child.tokens), len(seq) - pos)
+            while common < limit and child.tokens[common] == seq[pos + common]:
+                common += 1
+            if common < len(child.tokens):
+                self._split(node, child, common)
+                child = node.children[seq[pos]]
+            node, pos = child, pos + common
+        self.sequences.append(seq)
+        return len(self.sequences) - 1
+
+    @staticmethod
+    def _split(parent: TreeNode, child: TreeNode, at: int) -> None:
+        head = TreeNode(tokens=child.tokens[:at], start=child.start)
+        head.wanted = {off: t for off, t in child.wanted.items() if off < at}
+        child.wanted = {off - at: t for off, t in child.wanted.items() if off >= at}
+        tail_tokens = child.tokens[at:]
+        child.tokens, child.start = tail_tokens, child.start + at
+        head.children[tail_tokens[0]] = child
+        parent.children[head.tokens[0]] = head
+
+    def locate(self, seq_index: int, position: int) -> tuple[TreeNode, int]:
+        """The node holding ``position`` of sequence ``seq_index`` and the offset in it."""
+        seq = self.sequences[seq_index]
+        node, pos = self.root, 0
+        while True:
+            child = node.children[seq[pos]]
+            if position < child.end:
+                return child, position - child.start
+            node, pos = child, child.end
+
+    def want(self, seq_index: int, position: int, target: int) -> tuple[TreeNode, int]:
+        """Ask for log p(target | seq[: position + 1])."""
+        node, offset = self.locate(seq_index, position)
+        node.wanted.setdefault(offset, set()).add(target)
+        return node, offset
+
+    def keep(self, seq_index: int) -> TreeNode:
+        """Keep the key/values and full next-token log-probs at the end of this sequence."""
+        seq = self.sequences[seq_index]
+        node, offset = self.locate(seq_index, len(seq) - 1)
+        if offset != len(node.tokens) - 1:  # the sequence ends inside a segment: split there
+            parent = self._parent_of(node)
+            self._split(parent, node, offset + 1)
+            node, offset = self.locate(seq_index, len(seq) - 1)
+        node.keep_state = True
+        return node
+
+    def _parent_of(self, target: TreeNode) -> TreeNode:
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            for child in node.children.values():
+                if child is target:
+                    return node
+                stack.append(child)
+        raise KeyError("node not in tree")
+
+    def unique_tokens(self) -> int:
+        total, stack = 0, [self.root]
+        while stack:
+            node = stack.pop()
+            total += len(node.tokens)
+            stack.extend(node.children.values())
+        return total
+
+
+@dataclass
+class ForwardStats:
+    """What the tree runner actually computed (for the benchmark and progress bars)."""
+
+    forward_calls: int = 0
+    tokens_computed: int = 0  # real tokens through the transformer (padding excluded)
+    padded_tokens: int = 0  # rows x padded segment length (what the matmuls actually saw)
+    attended_keys: int = 0  # sum over real query tokens of the keys they attend (attention cost)
+    output_rows: int = 0  # positions that went through the output layer
+
+
+class CausalRunner:
+    """Runs a :class:`PrefixTree` through a decoder-only Hugging Face model."""
+
+    def __init__(
+        self,
+        model: Any,
+        token_budget: int = 1024,
+        state_budget: int = 24576,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.model = model
+        self.base = model.base_model  # decoder stack without the output layer (GPT-2, Llama, Qwen, ...)
+        self.head = model.get_output_embeddings()
+        self.softcap = getattr(model.config, "final_logit_softcapping", None)
+        self.token_budget = token_budget  # new tokens per forward pass (rows x padded segment)
+        self.state_budget = state_budget  # rows x (padded past + segment): bounds key/value memory
+        self.progress = progress
+        self.stats = ForwardStats()
+        # Models with sliding-window layers (Gemma 3) count the window in key/value slots; padded
+        # gaps would shift it, so sequences longer than the window run one at a time instead.
+        cfg = model.config
+        layer_types = getattr(cfg, "layer_types", None) or []
+        sliding = getattr(cfg, "sliding_window", None) if (
+            "sliding_attention" in layer_types or getattr(cfg, "use_sliding_window", False)
+        ) else None
+        self.sliding_window: int | None = int(sliding) if sliding else None
+
+    def logits_from_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
+        logits = self.head(hidden).float()
+        if self.softcap:  # Gemma-style final logit soft-capping, as the model's own forward does
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    @torch.inference_mode()
+    def run(self, tree: PrefixTree) -> None:
+        if self.sliding_window is not None and any(len(s) > self.sliding_window for s in tree.sequences):
+            self._run_unshared(tree)
+            return
+        roots = [(child, None) for child in tree.root.children.values()]
+        self._run_level(roots)
+
+    def _batches(
+        self, items: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]
+    ) -> list[list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]]:
+        # Dynamic batching by length: similar past and segment lengths go together (little padding).
+        items = sorted(items, key=lambda it: (it[0].start, len(it[0].tokens)))
+        batches, current, max_past, max_seg = [], [], 0, 0
+        for item in items:
+            node = item[0]
+            past, seg = max(max_past, node.start), max(max_seg, len(node.tokens))
+            rows = len(current) + 1
+            if current and (rows * seg > self.token_budget or rows * (past + seg) > self.state_budget):
+                batches.append(current)
+                current, past, seg = [], node.start, len(node.tokens)
+            current.append(item)
+            max_past, max_seg = past, seg
+        if current:
+            batches.append(current)
+        return batches
+
+    def _run_level(self, items: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]) -> None:
+        for batch in self._batches(items):
+            states = self._forward(batch)
+            # Depth first over batches keeps at most one batch of key/values per tree level alive.
+            children = [
+                (child, state)
+                for (node, _), state in zip(batch, states, strict=True)
+                for child in node.children.values()
+            ]
+            if children:
+                self._run_level(children)
+
+    def _forward(
+        self, batch: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]
+    ) -> list[list[tuple[torch.Tensor, torch.Tensor]] | None]:
+        from transformers import DynamicCache
+
+        rows = len(batch)
+        past_max = max(node.start for node, _ in batch)
+        seg_max = max(len(node.tokens) for node, _ in batch)
+        input_ids = torch.zeros((rows, seg_max), dtype=torch.long)
+        mask = torch.zeros((rows, past_max + seg_max), dtype=torch.long)
+        positions = torch.zeros((rows, seg_max), dtype=torch.long)
+        for row, (node, _) in enumerate(batch):
+            n = len(node.tokens)
+            input_ids[row, :n] = torch.tensor(node.tokens)
+            input_ids[row, n:] = node.tokens[-1]  # padding (masked out; any valid id)
+            mask[row, : node.start] = 1
+            mask[row, past_max : past_max + n] = 1
+            positions[row] = node.start + torch.arange(seg_max)
+        cache = None
+        if past_max > 0:
+            layers = []
+            n_layers = len(next(state for _, state in batch if state is not None))
+            for layer in range(n_layers):
+                keys, values = [], []
+                for node, state in batch:
+                    k, v = state[layer]  # type: ignore[index]
+                    pad = past_max - k.shape[2]
+                    if pad:
+                        k = torch.nn.functional.pad(k, (0, 0, 0, pad))
+                        v = torch.nn.functional.pad(v, (0, 0, 0, pad))
+                    keys.append(k)
+                    values.append(v)
+                layers.append((torch.cat(keys), torch.cat(values)))
+            cache = DynamicCache(ddp_cache_data=layers)
+        else:
+            cache = DynamicCache()
+        out = self.base(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        hidden = out.last_hidden_state
+        new_cache = out.past_key_values
+        self._gather_logprobs(batch, hidden)
+
+        real = sum(len(node.tokens) for node, _ in batch)
+        self.stats.forward_calls += 1
+        self.stats.tokens_computed += real
+        self.stats.padded_tokens += rows * seg_max
+        self.stats.attended_keys += sum(
+            len(node.tokens) * node.start + len(node.tokens) * (len(node.tokens) + 1) // 2 for node, _ in batch
+        )
+        # Cut each row's key/values back to its own true tokens, for its children to reuse.
+        states: list[list[tuple[torch.Tensor, torch.Tensor]] | None] = []
+        layer_kv = [(layer.keys, layer.values) for layer in new_cache.layers]
+        for row, (node, _) in enumerate(batch):
+            if not node.children and not node.keep_state:
+                states.append(None)
+                continue
+            n = len(node.tokens)
+            own = []
+            for k, v in layer_kv:
+                if past_max == node.start:
+                    own.append((k[row : row + 1, :, : node.start + n].clone(), v[row : row + 1, :, : node.start + n].clone()))
+                else:
+                    own.append(
+                        (
+                            torch.cat([k[row : row + 1, :, : node.start], k[row : row + 1, :, past_max : past_max + n]], dim=2),
+                            torch.cat([v[row : row + 1, :, : node.start], v[row : row + 1, :, past_max : past_max + n]], dim=2),
+                        )
+                    )
+            if node.keep_state:
+                node.state = own
+            states.append(own)
+        if self.progress is not None:
+            self.progress(real)
+        return states
+
+    def _run_unshared(self, tree: PrefixTree) -> None:
+        """One plain forward pass per distinct sequence (no prefix sharing)."""
+        done: set[tuple[int, ...]] = set()
+        for index, seq in enumerate(tree.sequences):
+            if tuple(seq) in done:
+                continue
+            done.add(tuple(seq))
+            path, node, pos = [], tree.root, 0
+            while pos < len(seq):
+                node = node.children[seq[pos]]
+                path.append(node)
+                pos = node.end
+            out = self.base(input_ids=torch.tensor([seq]), use_cache=any(n.keep_state for n in path))
+            hidden = out.last_hidden_state[0]
+            self.stats.forward_calls += 1
+            self.stats.tokens_computed += len(seq)
+            self.stats.padded_tokens += len(seq)
+            self.stats.attended_keys += len(seq) * (len(seq) + 1) // 2
+            for n in path:
+                wanted = sorted(n.wanted)
+                rows = [n.start + off for off in wanted]
+                if n.keep_state:
+                    rows.append(n.end - 1)
+                if not rows:
+                    continue
+                logprobs = torch.log_softmax(self.logits_from_hidden(hidden[torch.tensor(rows)]), dim=-1)
+                self.stats.output_rows += len(rows)
+                for i, off in enumerate(wanted):
+                    for target in n.wanted[off]:
+                        n.logprobs[(off, target)] = float(logprobs[i, target])
+                if n.keep_state:
+                    n.last_logprobs = logprobs[-1].clone()
+                    if n.end == len(seq):
+                        # Keep the model's own cache object (its sliding layers hold only the window).
+                        n.state = out.past_key_values  # type: ignore[assignment]
+                    else:  # pragma: no cover - kept nodes end their sequence
+                        raise RuntimeError("kept node does not end its sequence")
+            if self.progress is not None:
+                self.progress(len(seq))
+
+    def _gather_logprobs(self, batch: list[tuple[TreeNode, Any]], hidden: torch.Tensor) -> None:
+        rows_idx, cols_idx, owners = [], [], []
+        for row, (node, _) in enumerate(batch):
+            for offset in sorted(node.wanted):
+                rows_idx.append(row)
+                cols_idx.append(offset)
+                owners.append((node, offset))
+            if node.keep_state:
+                rows_idx.append(row)
+                cols_idx.append(len(node.tokens) - 1)
+                owners.append((node, -1))
+        if not rows_idx:
+            return
+        picked = hidden[torch.tensor(rows_idx), torch.tensor(cols_idx)]
+        logprobs = torch.log_softmax(self.logits_from_hidden(picked), dim=-1)
+        self.stats.output_rows += len(owners)
+        for i, (node, offset) in enumerate(owners):
+            if offset == -1:
+                node.last_logprobs = logprobs[i].clone()
+                continue
+            for target in node.wanted[offset]:
+                node.logprobs[(offset, target)] = float(logprobs[i, target])
+
+
+def score_continuations(runner: CausalRunner, items: Sequence[tuple[Sequence[int], int]]) -> list[list[float]]:
+    """For each ``(tokens, first)``: ``[log p(tokens[t] | tokens[:t]) for t in first .. len-1]``.
+
+    All items go into one tree, so shared prefixes (a passage, a prompt, a condition) are
+    computed once. The last token of each sequence is never run through the model: only the
+    hidden states before each scored token are needed.
+    """
+    tree = PrefixTree()
+    indices = []
+    for tokens, first in items:
+        if not 1 <= first < len(tokens):
+            raise ValueError(f"scored span must start after the first token and inside the sequence (first={first}, length={len(tokens)})")
+        indices.append(tree.insert(list(tokens[:-1])))
+    for index, (tokens, first) in zip(indices, items, strict=True):
+        for t in range(first, len(tokens)):
+            tree.want(index, t - 1, int(tokens[t]))
+    runner.run(tree)
+    results = []
+    for index, (tokens, first) in zip(indices, items, strict=True):
+        values = []
+        for t in range(first, len(tokens)):
+            node, offset = tree.locate(index, t - 1)
+            values.append(node.logprobs[(offset, int(tokens[t]))])
+        results.append(values)
+    return results

