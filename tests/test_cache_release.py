@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sqlite3
 import struct
 from pathlib import Path
 
@@ -234,3 +235,40 @@ def test_colliding_slugs_get_distinct_names(tmp_path: Path) -> None:
     assert len(names) == 2 and len(set(names)) == 2
     assert all(name.startswith("org-model__op-") for name in names)
     assert sum(len(read_released_file(tmp_path / "s" / name)) for name in names) == 2
+
+
+def test_line_separator_characters_inside_strings_do_not_split_records(tmp_path: Path) -> None:
+    # ensure_ascii=False writes U+2028/U+0085 raw; str.splitlines() would cut the record there.
+    tricky = "line\u2028separator\u0085next\x0cpage"
+    store = OutputCache(tmp_path / "s.sqlite")
+    entry = CacheEntry.create("m", "fp", "generate", {"i": 0}, tricky, study="s", meta={"note": tricky})
+    store.put_many([entry])
+    store.export_study("s", tmp_path / "s")
+    fresh = OutputCache(tmp_path / "fresh.sqlite")
+    assert fresh.import_outputs(tmp_path / "s") == 1
+    assert fresh.get_many([entry.key]) == {entry.key: tricky}
+
+
+def test_reimport_after_a_new_export_adds_only_the_new_outputs(tmp_path: Path) -> None:
+    first, later = entries(30), entries(40)
+    assert [e.key for e in later[:30]] == [e.key for e in first]
+    source = OutputCache(tmp_path / "src.sqlite")
+    source.put_many(first)
+    source.export_study("demo", tmp_path / "demo")
+    user = OutputCache(tmp_path / "user.sqlite")
+    assert user.import_outputs(tmp_path / "demo") == 30
+    source.put_many(later[30:])  # the study grew; its files are exported again
+    source.export_study("demo", tmp_path / "demo")
+    assert user.import_outputs(tmp_path / "demo") == 10
+    assert user.import_outputs(tmp_path / "demo") == 0
+    assert user.count("demo") == 40
+
+
+def test_imported_outputs_keep_no_request_and_are_not_overwritten(cache: OutputCache, tmp_path: Path) -> None:
+    cache.export_study("demo", tmp_path / "demo")
+    user = OutputCache(tmp_path / "user.sqlite")
+    user.import_outputs(tmp_path / "demo")
+    assert user.put_many(entries()) == 0  # computing them again locally changes nothing
+    raw = sqlite3.connect(user.path)
+    assert raw.execute("SELECT COUNT(*) FROM outputs WHERE request IS NULL").fetchone()[0] == 30
+    raw.close()

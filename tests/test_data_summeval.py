@@ -84,7 +84,7 @@ def test_malformed_rows_are_errors(tmp_path: Path, mutate: Any, expected: str) -
     path = write_summeval(tmp_path, mutate)
     with pytest.raises(DataValidationError, match=expected) as caught:
         load_dataset("summeval", data_dir=tmp_path)
-    assert str(path) in str(caught.value) or "expected 100 contexts" in str(caught.value)
+    assert str(path) in str(caught.value)
 
 
 def test_broken_json_line_is_reported(tmp_path: Path) -> None:

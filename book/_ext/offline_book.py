@@ -8,10 +8,15 @@
 * **No thebe.** Jupyter Book always loads ``sphinx_thebe``, whose pages carry the URL of thebe on
   a CDN and a Binder configuration even with launch buttons off; its assets and nodes are removed.
 * **A last check.** Any script or stylesheet still registered with a remote URL fails the build.
+* **A front page that opens the book.** The book's root page lives in ``book/``, so Jupyter Book
+  writes ``index.html`` as a bare ``<meta http-equiv="Refresh">`` redirect, which some viewers
+  (headless browsers taking a screenshot) do not follow; it is rewritten to redirect by script
+  too, with a visible link as the last resort.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import shutil
@@ -130,10 +135,40 @@ def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
         shutil.copy2(licence, target / "LICENSE")
 
 
+_INDEX_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<script>window.location.replace("{target}" + window.location.hash);</script>
+<meta http-equiv="Refresh" content="0; url={target}">
+</head>
+<body>
+<p><a href="{target}">{title}</a></p>
+</body>
+</html>
+"""
+
+
+def _write_index(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    root_doc = app.config.root_doc
+    if root_doc == "index":
+        return  # the root page is index.html itself
+    target = app.builder.get_target_uri(root_doc)
+    title = html.escape(str(app.config.html_title or app.config.project or "Book"))
+    (Path(app.outdir) / "index.html").write_text(
+        _INDEX_TEMPLATE.format(title=title, target=html.escape(target, quote=True)), encoding="utf-8"
+    )
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _check_config)
     # after sphinx-thebe's own handlers (default priority 500)
     app.connect("doctree-resolved", _remove_thebe_nodes, priority=900)
     app.connect("html-page-context", _filter_page_assets, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    # after sphinx-external-toc, which writes a bare redirect only when index.html is missing
+    app.connect("build-finished", _write_index, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,6 +7,7 @@ twice and no figure state leaks into the next cell). Call :func:`set_style` once
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -22,8 +23,11 @@ CORRELATION_CMAP = "vlag"
 #: Width of one small-multiple panel, in inches.
 PANEL_WIDTH = 3.2
 PANEL_HEIGHT = 2.6
-#: Score columns with at most this many distinct values are drawn as discrete bars.
+#: Score columns with at most this many distinct values, spaced at least 1/MIN_BARS_PER_SCALE of
+#: the scale apart, are drawn as one bar per value; others as a histogram.
 MAX_DISCRETE_VALUES = 25
+MIN_BARS_PER_SCALE = 15
+HISTOGRAM_BINS_PER_SCALE = 8
 
 
 def set_style(font_scale: float = 0.9) -> None:
@@ -57,14 +61,32 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
         )
 
 
+def _draw_distribution(ax: plt.Axes, values: np.ndarray, colour: object, scale: tuple[float, float] | None) -> None:
+    """One bar per observed value when the values sit on a coarse grid (means of three integer
+    ratings: 1, 1.33, 1.67, ...); otherwise a histogram whose bins are centred on a grid of an
+    eighth of the scale (means over varying numbers of raters, or continuous scores).
+
+    seaborn's ``discrete=True`` assumes integer steps and would merge 1/3-steps into one bar.
+    """
+    distinct, counts = np.unique(np.round(values, 6), return_counts=True)
+    low, high = scale if scale is not None else (float(np.min(values, initial=0.0)), float(np.max(values, initial=1.0)))
+    span = high - low if high > low else 1.0
+    min_gap = float(np.min(np.diff(distinct))) if len(distinct) > 1 else span
+    if len(distinct) <= MAX_DISCRETE_VALUES and min_gap >= span / MIN_BARS_PER_SCALE:
+        ax.bar(distinct, counts, width=0.8 * min_gap, color=colour)
+    else:
+        width = span / HISTOGRAM_BINS_PER_SCALE
+        sns.histplot(x=values, ax=ax, binwidth=width, binrange=(low - width / 2, high + width / 2), color=colour)
+
+
 def score_distributions(
     frame: pd.DataFrame,
     aspects: Mapping[str, str],
     score_ranges: Mapping[str, tuple[float, float]] | None = None,
     title: str | None = None,
-    max_columns: int = 4,
+    max_columns: int = 3,
 ) -> Figure:
-    """One histogram per aspect of the human scores in ``frame``.
+    """One panel per aspect showing the distribution of the human scores in ``frame``.
 
     ``aspects`` maps column names to the labels shown (e.g. ``{"COH": "coherence"}``);
     ``score_ranges`` (same keys) fixes each x-axis to the scale's full range so that a reader
@@ -74,7 +96,8 @@ def score_distributions(
         raise ValueError("score_distributions needs at least one aspect")
     columns = list(aspects)
     _require_columns(frame, columns)
-    n_columns = min(max_columns, len(columns))
+    # four panels read better as 2 x 2 than as 3 + 1
+    n_columns = 2 if len(columns) == 4 and max_columns >= 2 else min(max_columns, len(columns))
     n_rows = int(np.ceil(len(columns) / n_columns))
     fig, axes = plt.subplots(
         n_rows,
@@ -87,9 +110,10 @@ def score_distributions(
     for index, column in enumerate(columns):
         ax = axes.flat[index]
         values = frame[column].dropna().to_numpy(dtype=float)
-        discrete = len(np.unique(values)) <= MAX_DISCRETE_VALUES
-        sns.histplot(x=values, ax=ax, discrete=discrete, color=colours[index], stat="count", shrink=0.9 if discrete else 1.0)
-        ax.set_title(f"{column} ({aspects[column]})" if aspects[column] != column else column)
+        scale = score_ranges.get(column) if score_ranges is not None else None
+        _draw_distribution(ax, values, colours[index], scale)
+        label = f"{column} ({aspects[column]})" if aspects[column] != column else column
+        ax.set_title(textwrap.fill(label, 34), fontsize="medium")
         ax.set_xlabel("score")
         ax.set_ylabel("candidates" if index % n_columns == 0 else "")
         if score_ranges is not None and column in score_ranges:
@@ -124,8 +148,8 @@ def correlation_heatmap(
         )
     size = len(correlations)
     mask = np.triu(np.ones((size, size), dtype=bool), k=1)
-    side = max(2.8, 0.75 * size + 1.6)
-    fig, ax = plt.subplots(figsize=(side + 0.8, side), layout="constrained")
+    side = max(2.6, 0.55 * size + 1.4)
+    fig, ax = plt.subplots(figsize=(side + 0.9, side), layout="constrained")
     sns.heatmap(
         correlations,
         mask=mask,

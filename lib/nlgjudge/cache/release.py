@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlgjudge.cache.canonical import NotJSONableError, canonical_json, loads_strict
+from nlgjudge.cache.canonical import canonical_json, canonical_json_of_parsed, loads_strict
 from nlgjudge.cache.keys import is_valid_key
 from nlgjudge.cache.store import _Row, validate_study_name
 
@@ -198,7 +198,15 @@ class ReleasedRecord:
     line: int
 
     def as_row(self) -> _Row:
-        return _Row(self.key, self.model_id, self.fingerprint, self.operation, None, self.meta, self.value)
+        return _Row(
+            key=self.key,
+            model_id=self.model_id,
+            fingerprint=self.fingerprint,
+            operation=self.operation,
+            request=None,
+            meta=self.meta,
+            value=self.value,
+        )
 
     def decoded(self) -> dict[str, Any]:
         return {
@@ -233,23 +241,20 @@ def _parse_line(path: Path, number: int, text: str) -> ReleasedRecord:
             raise OutputsFormatError(f"{where}: {name} must be a non-empty string, got {record[name]!r}")
     if not isinstance(record["meta"], dict):
         raise OutputsFormatError(f"{where}: meta must be a JSON object, got {type(record['meta']).__name__}")
-    try:
-        meta, value = canonical_json(record["meta"]), canonical_json(record["value"])
-    except NotJSONableError as error:  # cannot happen for parsed JSON, kept for safety
-        raise OutputsFormatError(f"{where}: {error}") from None
+    meta, value = canonical_json_of_parsed(record["meta"]), canonical_json_of_parsed(record["value"])
     return ReleasedRecord(record["key"], record["model_id"], record["fingerprint"], record["operation"], meta, value, number)
 
 
-def read_released_file(path: str | os.PathLike[str]) -> list[ReleasedRecord]:
+def read_released_file(path: str | os.PathLike[str], content: bytes | None = None) -> list[ReleasedRecord]:
     """Parse and validate one JSONL file of released outputs (blank lines are allowed and skipped)."""
     path = Path(path)
     records: list[ReleasedRecord] = []
     first_line: dict[str, int] = {}
     try:
-        text = path.read_text(encoding="utf-8")
+        text = (path.read_bytes() if content is None else content).decode("utf-8")
     except UnicodeDecodeError as error:
         raise OutputsFormatError(f"{path}: not UTF-8 text ({error})") from None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         record = _parse_line(path, number, line)
@@ -286,7 +291,7 @@ def _manifest_of(folder: Path) -> dict[str, Any] | None:
     return manifest
 
 
-def _check_against_manifest(path: Path, manifest: dict[str, Any], records: int) -> None:
+def _check_against_manifest(path: Path, manifest: dict[str, Any], digest: str, records: int) -> None:
     manifest_path = path.parent / MANIFEST_NAME
     entries = {entry.get("file"): entry for entry in manifest["files"] if isinstance(entry, dict)}
     entry = entries.get(path.name)
@@ -294,7 +299,6 @@ def _check_against_manifest(path: Path, manifest: dict[str, Any], records: int) 
         raise OutputsFormatError(
             f"{path} is not listed in {manifest_path}; re-export the study or remove the stray file"
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if entry.get("sha256") != digest or entry.get("records") != records:
         raise OutputsFormatError(
             f"{path} does not match {manifest_path} (sha256 {digest[:12]}..., {records} records; manifest says "
@@ -308,7 +312,8 @@ def import_outputs(cache: OutputCache, path: str | os.PathLike[str], *, study: s
 
     Each file's study is ``study`` when given, else the ``study`` named by the ``MANIFEST.json`` beside
     it, else its folder's name. Everything is validated before anything is written (one transaction);
-    importing again adds nothing. Returns the number of outputs that were new to the cache.
+    importing again adds nothing, and a file whose exact content was imported before into the same
+    study is skipped without being parsed again. Returns the number of outputs that were new to the cache.
     """
     root = Path(path)
     if not root.exists():
@@ -316,22 +321,28 @@ def import_outputs(cache: OutputCache, path: str | os.PathLike[str], *, study: s
     if study is not None:
         validate_study_name(study)
 
+    already_imported = cache._imported_files()
     rows: dict[str, tuple[ReleasedRecord, Path]] = {}
     links: set[tuple[str, str]] = set()
+    files: list[tuple[str, str, int]] = []
     manifests: dict[Path, dict[str, Any] | None] = {}
     for file in _released_files(root):
         folder = file.parent
         if folder not in manifests:
             manifests[folder] = _manifest_of(folder)
         manifest = manifests[folder]
-        records = read_released_file(file)
-        if manifest is not None:
-            _check_against_manifest(file, manifest, len(records))
         file_study = study or (manifest or {}).get("study") or folder.name
         try:
             validate_study_name(file_study)
         except ValueError as error:
             raise OutputsFormatError(f"{file}: {error}; pass study=... to choose one") from None
+        content = file.read_bytes()
+        digest = hashlib.sha256(content).hexdigest()
+        if (digest, file_study) in already_imported:
+            continue  # this very content is in the cache already (the cache never deletes)
+        records = read_released_file(file, content)
+        if manifest is not None:
+            _check_against_manifest(file, manifest, digest, len(records))
         for record in records:
             previous = rows.get(record.key)
             if previous is not None and previous[0].value != record.value:
@@ -341,6 +352,7 @@ def import_outputs(cache: OutputCache, path: str | os.PathLike[str], *, study: s
                 )
             rows.setdefault(record.key, (record, file))
             links.add((file_study, record.key))
-    if not rows:
+        files.append((digest, file_study, len(records)))
+    if not files:
         return 0
-    return cache._insert_released([record.as_row() for record, _ in rows.values()], sorted(links))
+    return cache._insert_released([record.as_row() for record, _ in rows.values()], sorted(links), files)

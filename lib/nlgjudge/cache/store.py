@@ -54,6 +54,8 @@ SCHEMA_VERSION = 1
 # SQLite limits the number of ``?`` in one statement (999 before 3.32, 32766 after); stay well below.
 _KEYS_PER_QUERY = 500
 
+# The outputs table is an ordinary rowid table (not WITHOUT ROWID, which suits only small rows) and
+# keeps the long request text in the last column, so reading a value never touches its overflow pages.
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS outputs (
@@ -61,11 +63,11 @@ _SCHEMA = (
         model_id    TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
         operation   TEXT NOT NULL,
-        request     TEXT,            -- canonical JSON, NULL for outputs imported from released files
-        meta        TEXT NOT NULL,   -- canonical JSON object
         value       TEXT NOT NULL,   -- canonical JSON
-        created_at  TEXT NOT NULL    -- UTC, ISO 8601
-    ) WITHOUT ROWID
+        meta        TEXT NOT NULL,   -- canonical JSON object
+        created_at  TEXT NOT NULL,   -- UTC, ISO 8601
+        request     TEXT             -- canonical JSON, NULL for outputs imported from released files
+    )
     """,
     """
     CREATE TABLE IF NOT EXISTS study_outputs (
@@ -75,6 +77,16 @@ _SCHEMA = (
     ) WITHOUT ROWID
     """,
     "CREATE INDEX IF NOT EXISTS study_outputs_by_key ON study_outputs(key)",
+    # Released files already imported (by content), so that re-importing an unchanged file is instant.
+    """
+    CREATE TABLE IF NOT EXISTS imported_files (
+        sha256      TEXT NOT NULL,
+        study       TEXT NOT NULL,
+        records     INTEGER NOT NULL,
+        imported_at TEXT NOT NULL,
+        PRIMARY KEY (sha256, study)
+    ) WITHOUT ROWID
+    """,
 )
 
 # Connections inherited through fork are parked here so that the child never closes them (closing
@@ -476,29 +488,45 @@ class OutputCache:
 
         return self._write(change)
 
-    def _insert(self, rows: Sequence[_Row], links: Sequence[tuple[str, str]]) -> int:
+    def _insert(
+        self,
+        rows: Sequence[_Row],
+        links: Sequence[tuple[str, str]],
+        imported_files: Sequence[tuple[str, str, int]] = (),
+    ) -> int:
         created_at = _utc_now()
 
         def change(connection: sqlite3.Connection) -> int:
             before = connection.total_changes
             connection.executemany(
                 "INSERT OR IGNORE INTO outputs "
-                "(key, model_id, fingerprint, operation, request, meta, value, created_at) "
+                "(key, model_id, fingerprint, operation, value, meta, created_at, request) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (r.key, r.model_id, r.fingerprint, r.operation, r.request, r.meta, r.value, created_at)
+                    (r.key, r.model_id, r.fingerprint, r.operation, r.value, r.meta, created_at, r.request)
                     for r in rows
                 ],
             )
             inserted = connection.total_changes - before
             if links:
                 connection.executemany("INSERT OR IGNORE INTO study_outputs (study, key) VALUES (?, ?)", links)
+            if imported_files:
+                connection.executemany(
+                    "INSERT OR IGNORE INTO imported_files (sha256, study, records, imported_at) VALUES (?, ?, ?, ?)",
+                    [(digest, study, records, created_at) for digest, study, records in imported_files],
+                )
             return inserted
 
         return self._write(change)
 
-    def _insert_released(self, rows: Sequence[_Row], links: Sequence[tuple[str, str]]) -> int:
-        """Insert imported rows, warning about keys already cached with a different value."""
+    def _imported_files(self) -> set[tuple[str, str]]:
+        """``(sha256, study)`` of the released files imported so far."""
+        return set(self._read(lambda c: c.execute("SELECT sha256, study FROM imported_files").fetchall()))
+
+    def _insert_released(
+        self, rows: Sequence[_Row], links: Sequence[tuple[str, str]], files: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Insert imported rows (and remember their files), warning about keys cached with another value."""
         stored = self._get_raw([row.key for row in rows])
         conflicts = [row.key for row in rows if row.key in stored and stored[row.key] != row.value]
         if conflicts:
@@ -508,9 +536,9 @@ class OutputCache:
                 "computation was not deterministic (e.g. other batching); delete the cache file to take the "
                 "released values instead.",
                 ImportConflictWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return self._insert(rows, links)
+        return self._insert(rows, links, files)
 
     # -- released outputs ------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ the unit the container exposes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -400,8 +400,3 @@ def copy_frame(frame: pd.DataFrame) -> pd.DataFrame:
     copied = frame.copy(deep=True)
     copied["references"] = [list(refs) for refs in frame["references"]]
     return copied
-
-
-def unique_in_order(values: Iterable[str]) -> list[str]:
-    """Distinct values in first-appearance order."""
-    return list(dict.fromkeys(values))

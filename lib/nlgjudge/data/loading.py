@@ -10,11 +10,9 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from nlgjudge import config
 from nlgjudge.data.base import DatasetInfo, ExpectedShape, JudgeDataset, copy_frame, validate_frame
 from nlgjudge.data.sources import DatasetLocation, Located, file_signature, locate
 
@@ -36,7 +34,7 @@ class DatasetDefinition:
     cacheable: bool = True
 
 
-# Parsed, validated frames of local files, keyed by (dataset, file signature). Parsing the
+# Parsed, validated frames of local files, keyed by (dataset, file paths and content hashes). Parsing the
 # mirror takes a fraction of a second per dataset, but notebooks and tests load the same
 # dataset many times. Online copies are not cached here (`datasets` keeps its own disk cache).
 _FRAME_CACHE: dict[tuple[object, ...], pd.DataFrame] = {}
@@ -54,7 +52,7 @@ def load_frame(definition: DatasetDefinition, data_dir: str | os.PathLike[str] |
     located = locate(definition.location, data_dir)
     key: tuple[object, ...] | None = None
     if located.paths is not None and definition.cacheable:
-        key = (definition.info.name, _resolved(data_dir), file_signature(located.paths))
+        key = (definition.info.name, file_signature(located.paths))
         with _CACHE_LOCK:
             cached = _FRAME_CACHE.get(key)
         if cached is not None:
@@ -80,9 +78,3 @@ def load_definition(
         dataset = dataset.select_contexts(n_contexts, seed=seed)
     return dataset
 
-
-def _resolved(data_dir: str | os.PathLike[str] | None) -> str:
-    # Part of the cache key because joined datasets (SumLLM + RoSE) read other folders too.
-    if data_dir is not None:
-        return str(Path(data_dir).expanduser().resolve())
-    return os.environ.get(config.DATA_DIR_ENV, "")

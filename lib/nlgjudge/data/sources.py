@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ class LocalFiles:
     files: tuple[str, ...]
 
     def paths(self, root: Path) -> dict[str, Path]:
-        """Absolute paths of the files, keyed by their relative names."""
+        """Paths of the files under ``root``, keyed by their names relative to the folder."""
         return {name: root / self.folder / name for name in self.files}
 
 
@@ -65,11 +65,6 @@ class Located:
     paths: dict[str, Path] | None = None
     rows: list[dict[str, Any]] | None = None
     online: OnlineSource | None = None
-
-    @property
-    def is_local(self) -> bool:
-        """True when the files came from the data directory."""
-        return self.paths is not None
 
     def describe(self) -> str:
         """The files or the online call the data came from, for messages."""
@@ -140,12 +135,7 @@ class DatasetLocation:
     manual_source: str
 
 
-def locate(
-    location: DatasetLocation,
-    data_dir: str | os.PathLike[str] | None,
-    *,
-    fetch_online: Callable[[OnlineSource], list[dict[str, Any]]] | None = None,
-) -> Located:
+def locate(location: DatasetLocation, data_dir: str | os.PathLike[str] | None) -> Located:
     """Find a dataset: the data directory, then the online source, else DataNotFoundError."""
     attempts: list[str] = []
     root, origin = resolve_data_dir(data_dir)
@@ -163,9 +153,8 @@ def locate(
     if location.online is None:
         attempts.append("online: this dataset has no public online copy that can be loaded automatically")
     else:
-        fetch = fetch_online or (lambda source: load_hub_rows(source))
         try:
-            rows = fetch(location.online)
+            rows = load_hub_rows(location.online)
         except Exception as error:  # any failure (offline, missing, schema) is reported below
             attempts.append(
                 f"online: {location.online.describe()} failed: {type(error).__name__}: {_first_line(error)}"
@@ -181,7 +170,9 @@ def _describe_missing(root: Path, origin: str, local: LocalFiles, missing: Seque
     if not root.is_dir():
         where = f"{root} (from {origin}) does not exist"
     else:
-        names = ", ".join(str(path) for path in missing)
+        names = ", ".join(str(path) for path in missing[:3])
+        if len(missing) > 3:
+            names += f" and {len(missing) - 3} more"
         where = f"missing {names} (data directory {root} from {origin})"
     hint = ""
     if all((root / name).is_file() for name in local.files):
@@ -190,7 +181,10 @@ def _describe_missing(root: Path, origin: str, local: LocalFiles, missing: Seque
 
 
 def _not_found_message(location: DatasetLocation, attempts: Sequence[str]) -> str:
-    wanted = ", ".join(f"{location.local.folder}/{name}" for name in location.local.files)
+    files = location.local.files
+    wanted = ", ".join(f"{location.local.folder}/{name}" for name in files[:3])
+    if len(files) > 3:
+        wanted += f" and {len(files) - 3} more files in {location.local.folder}/"
     fixes = [
         f"set {config.DATA_DIR_ENV}=/path/to/data (or pass data_dir='/path/to/data') where "
         f"/path/to/data is a folder containing {wanted}"

@@ -55,7 +55,8 @@ INFO = DatasetInfo(
         "as in the released ratings (Liusie et al. describe 8 systems per triple set). Scores are mean "
         "human ratings on 1-3. source = one triple per line, 'subject | predicate | object', entity "
         "names verbatim (underscores kept). The team tilburg-pipe produced empty outputs for 25 triple "
-        "sets; they are kept as empty texts with the ratings they received (1/1/1)."
+        "sets, and the team vietnam output the literal text 'null' for 168; both are kept verbatim with "
+        "the ratings they received (1/1/1)."
     ),
 )
 

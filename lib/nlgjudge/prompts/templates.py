@@ -25,9 +25,7 @@ prefix once), and those with the same candidate A share context + A.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
-
-Template = Literal[1, 2]
+from typing import Protocol
 
 SCORE_LOW, SCORE_HIGH = 1, 10  # the paper's scoring prompts ask for a score between 1 and 10
 

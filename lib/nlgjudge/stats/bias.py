@@ -118,6 +118,11 @@ def debias_thresholds_batch(values: ArrayLike) -> tuple[NDArray[np.float64], NDA
         raise ValueError(f"values must have shape (n_sets, R) with R >= 1; got {probs.shape}.")
     if np.isnan(probs).any() or probs.min() < 0.0 or probs.max() > 1.0:
         raise ValueError("values must be probabilities in [0, 1] without NaN.")
+    return _thresholds_unchecked(probs)
+
+
+def _thresholds_unchecked(probs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    # The subset curves call this thousands of times on values they already checked.
     n_values = probs.shape[1]
     middle = n_values // 2
     # Only the middle order statistics matter: a partition is linear where a sort is not.

@@ -46,6 +46,29 @@ def correlation(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
         return float(stats.pearsonr(a, b).statistic)
 
 
+def centred_average_ranks(values: ArrayLike) -> NDArray[np.float64]:
+    """Row-wise average ranks (ties share their mean rank) minus their mean ``(N + 1) / 2``.
+
+    Same ranks as ``scipy.stats.rankdata(values, axis=-1) - (N + 1) / 2``, computed with one argsort
+    per row batch (faster for many short rows, as in the subset curves).
+    """
+    x = np.asarray(values, dtype=float)
+    n = x.shape[-1]
+    order = np.argsort(x, axis=-1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=-1)
+    index = np.broadcast_to(np.arange(n), x.shape)
+    starts_group = np.ones(x.shape, dtype=bool)
+    starts_group[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends_group = np.ones(x.shape, dtype=bool)
+    ends_group[..., :-1] = starts_group[..., 1:]
+    first = np.maximum.accumulate(np.where(starts_group, index, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends_group, index, n), axis=-1), axis=-1), axis=-1)
+    centred = (first + last) / 2 - (n - 1) / 2
+    ranks = np.empty_like(centred)
+    np.put_along_axis(ranks, order, centred, axis=-1)
+    return ranks
+
+
 def spearman_rows(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Row-wise Spearman correlation of two arrays of shape (..., N) (average ranks for ties).
 
@@ -57,10 +80,10 @@ def spearman_rows(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     x, y = np.broadcast_arrays(x, y)
     if x.shape[-1] < 2:
         raise ValueError("Spearman needs at least 2 values per row.")
-    rx = stats.rankdata(x, axis=-1)
-    ry = stats.rankdata(y, axis=-1)
-    rx = rx - rx.mean(axis=-1, keepdims=True)
-    ry = ry - ry.mean(axis=-1, keepdims=True)
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("spearman_rows got NaN values; rank only complete rows.")
+    rx = centred_average_ranks(x)
+    ry = centred_average_ranks(y)
     denominator = np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = (rx * ry).sum(-1) / denominator

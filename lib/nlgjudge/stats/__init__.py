@@ -1,0 +1,164 @@
+"""Pure numeric code for comparative assessment: numpy in, numpy / dataclasses out, no I/O, no models.
+
+Convention: a comparison matrix ``P[i, j]`` is the probability that candidate ``i`` beats ``j`` when
+``i`` is in position A (seed 000 eq. 1); NaN marks a comparison not made; the diagonal is ignored.
+A decision matrix has the same layout with (possibly fractional) wins for ``i``.
+
+Modules, one concept each:
+
+- :mod:`~nlgjudge.stats.selection`       which comparisons to make (full, random, no-repeat, symmetric, active)
+- :mod:`~nlgjudge.stats.decisions`       hard decisions (eq. 2), win ratio (eq. 6; seed 002 eq. 4), ranks
+- :mod:`~nlgjudge.stats.bias`            P(A)/P(B) (eq. 8), exact debiasing threshold and weight (eq. 9-10)
+- :mod:`~nlgjudge.stats.max_likelihood`  maximum-likelihood ranking (Appendix B, eq. 11-13)
+- :mod:`~nlgjudge.stats.bradley_terry`   Bradley-Terry scores via choix, bootstrap intervals
+- :mod:`~nlgjudge.stats.elo`             Elo by stochastic gradient ascent (seed 004 Annex)
+- :mod:`~nlgjudge.stats.metrics`         correlations, pairwise accuracy, self-consistency, kappa, ...
+- :mod:`~nlgjudge.stats.subset_curves`   Spearman against the number of comparisons (Fig. 4-5)
+"""
+
+from nlgjudge.stats.bias import (
+    DebiasThreshold,
+    PositionalBias,
+    alpha_from_threshold,
+    debias_threshold,
+    debias_thresholds_batch,
+    debiased_decisions,
+    grid_debias_threshold,
+    positional_bias,
+    reweight_probabilities,
+    threshold_from_alpha,
+)
+from nlgjudge.stats.bradley_terry import BradleyTerryFit, bradley_terry_bootstrap, bradley_terry_scores, win_matrix
+from nlgjudge.stats.decisions import (
+    comparison_mask,
+    hard_decisions,
+    ranks_from_scores,
+    win_counts,
+    win_ratio,
+    win_ratio_full_matrix,
+)
+from nlgjudge.stats.elo import (
+    EloResult,
+    design_matrix,
+    elo_expected_score,
+    elo_from_pairs,
+    elo_sga,
+    logistic_as_printed,
+    logistic_consistent,
+    outcomes_from_codes,
+    step_schedule,
+)
+from nlgjudge.stats.max_likelihood import (
+    LikelihoodRanking,
+    agreement_from_consistency,
+    max_likelihood_ranking,
+    max_likelihood_ranking_hard,
+    ranking_log_likelihood,
+)
+from nlgjudge.stats.metrics import (
+    BinnedRegression,
+    ConfidenceInterval,
+    ContextCorrelation,
+    PairwiseAccuracy,
+    SelfConsistency,
+    binned_regression,
+    bootstrap_correlation_ci,
+    bootstrap_mean_ci,
+    cohen_kappa,
+    correlation,
+    length_score_spearman,
+    min_max_normalise,
+    pairwise_accuracy,
+    self_consistency,
+    self_consistency_from_probs,
+    spearman_rows,
+    summary_level_correlation,
+    system_level_correlation,
+)
+from nlgjudge.stats.selection import (
+    STRATEGIES,
+    max_budget,
+    restrict_to,
+    select_comparisons,
+    selection_mask,
+    selection_orders,
+    valid_budgets,
+)
+from nlgjudge.stats.subset_curves import (
+    SubsetCurve,
+    SubsetCurves,
+    SubsetDemo,
+    SyntheticJudge,
+    subset_curves,
+    synthetic_judge,
+    synthetic_subset_demo,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "BinnedRegression",
+    "BradleyTerryFit",
+    "ConfidenceInterval",
+    "ContextCorrelation",
+    "DebiasThreshold",
+    "EloResult",
+    "LikelihoodRanking",
+    "PairwiseAccuracy",
+    "PositionalBias",
+    "SelfConsistency",
+    "SubsetCurve",
+    "SubsetCurves",
+    "SubsetDemo",
+    "SyntheticJudge",
+    "agreement_from_consistency",
+    "alpha_from_threshold",
+    "binned_regression",
+    "bootstrap_correlation_ci",
+    "bootstrap_mean_ci",
+    "bradley_terry_bootstrap",
+    "bradley_terry_scores",
+    "cohen_kappa",
+    "comparison_mask",
+    "correlation",
+    "debias_threshold",
+    "debias_thresholds_batch",
+    "debiased_decisions",
+    "design_matrix",
+    "elo_expected_score",
+    "elo_from_pairs",
+    "elo_sga",
+    "grid_debias_threshold",
+    "hard_decisions",
+    "length_score_spearman",
+    "logistic_as_printed",
+    "logistic_consistent",
+    "max_budget",
+    "max_likelihood_ranking",
+    "max_likelihood_ranking_hard",
+    "min_max_normalise",
+    "outcomes_from_codes",
+    "pairwise_accuracy",
+    "positional_bias",
+    "ranking_log_likelihood",
+    "ranks_from_scores",
+    "restrict_to",
+    "reweight_probabilities",
+    "select_comparisons",
+    "selection_mask",
+    "selection_orders",
+    "self_consistency",
+    "self_consistency_from_probs",
+    "spearman_rows",
+    "step_schedule",
+    "subset_curves",
+    "summary_level_correlation",
+    "synthetic_judge",
+    "synthetic_subset_demo",
+    "system_level_correlation",
+    "threshold_from_alpha",
+    "valid_budgets",
+    "win_counts",
+    "win_matrix",
+    "win_ratio",
+    "win_ratio_full_matrix",
+]
