@@ -256,3 +256,32 @@ def test_chapter_figures_are_in_the_page(built_book: Path) -> None:
     assert len(images) >= 2, "the datasets chapter should show its figures"
     for src in images:
         assert (built_book / "book" / src).resolve().is_file(), f"missing image {src}"
+
+
+# --------------------------------------------------------------------------------------------
+# The book's Sphinx extension (book/_ext/offline_book.py)
+
+
+@pytest.fixture(scope="module")
+def offline_book():
+    spec = importlib.util.spec_from_file_location("offline_book", REPO_ROOT / "book" / "_ext" / "offline_book.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", ["https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js", "//cdn/x.js", "mathjax/other.js"])
+def test_a_remote_or_unexpected_mathjax_path_is_a_configuration_error(offline_book, path: str) -> None:
+    from types import SimpleNamespace
+
+    from sphinx.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="mathjax_path"):
+        offline_book._check_config(None, SimpleNamespace(mathjax_path=path))
+    offline_book._check_config(None, SimpleNamespace(mathjax_path=offline_book.LOCAL_MATHJAX_PATH))
+
+
+def test_the_installed_mathjax_is_version_3(offline_book) -> None:
+    entry = offline_book.mathjax_distribution() / offline_book.ENTRY_POINT
+    assert re.search(r"""VERSION\s*=\s*["']3\.""", entry.read_text(encoding="utf-8", errors="replace"))

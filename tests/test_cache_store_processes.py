@@ -50,7 +50,10 @@ def run(db, items, batch, pause, study, look_up_first=True, announce_insert=Fals
             if statement.startswith("INSERT OR IGNORE INTO outputs") and not said:
                 said.append(print("inserting", flush=True))
 
-        cache._connect().set_trace_callback(trace)
+        connection = cache._connect()
+        connection.set_trace_callback(trace)
+        # A slow disk, simulated: the transaction lasts long enough on any machine for a kill to land in it.
+        connection.set_progress_handler(lambda: time.sleep(0.001), 250)
     computed = cached = 0
     print("ready", flush=True)
     for start in range(0, len(items), batch):
@@ -166,10 +169,10 @@ def test_a_kill_inside_one_large_transaction_stores_none_of_it(worker: tuple[Pat
     db = tmp_path / "big.sqlite"
     rng = random.Random(3)
     for attempt in range(3):
-        run = start(script, db, 0, 12000, 1, 12000, 0.0, "study", "trace")  # one batch = one long transaction
+        run = start(script, db, 0, 3000, 1, 3000, 0.0, "study", "trace")  # one batch = one long transaction
         assert run.stdout is not None
-        assert [run.stdout.readline().strip() for _ in range(3)] == ["ready", "writing 12000", "inserting"]
-        time.sleep(rng.uniform(0.02, 0.2))  # inserting 12000 rows takes over half a second
+        assert [run.stdout.readline().strip() for _ in range(3)] == ["ready", "writing 3000", "inserting"]
+        time.sleep(rng.uniform(0.02, 0.3))  # with the simulated slow disk, inserting takes over a second
         run.send_signal(signal.SIGKILL)
         out, _ = run.communicate(timeout=60)
         assert run.returncode == -signal.SIGKILL and "written" not in out, "the write finished before the kill"

@@ -102,6 +102,7 @@ def _write_if_changed(path: Path, content: bytes) -> None:
             stream.write(content)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o644)  # mkstemp makes 0600; released files are meant to be read by all
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

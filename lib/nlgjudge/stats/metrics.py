@@ -201,8 +201,11 @@ def pairwise_accuracy(
     comparison ``(i, j)`` is right when ``y_ij = 1(gold_i > gold_j)``; fractional decisions earn
     fractional credit. All such comparisons are pooled over contexts (micro average).
     """
-    decision_list = [np.asarray(d, dtype=float) for d in (decisions[None] if np.ndim(decisions) == 2 else decisions)]  # type: ignore[index]
-    gold_list = _context_list(np.asarray(gold, dtype=float)[None] if np.ndim(gold) == 1 else gold, "gold")
+    decision_list = _matrix_list(decisions)
+    if len(decision_list) == 1 and all(np.ndim(g) == 0 for g in gold):  # type: ignore[union-attr]
+        gold_list = [np.asarray(gold, dtype=float)]  # one context given as a flat score vector
+    else:
+        gold_list = _context_list(gold, "gold")
     if len(decision_list) != len(gold_list):
         raise ValueError(f"{len(decision_list)} decision matrices but {len(gold_list)} gold score vectors.")
     correct_total, count_total = 0.0, 0
@@ -222,6 +225,19 @@ def pairwise_accuracy(
     if count_total == 0:
         raise ValueError("no made comparison has candidates with different gold scores; accuracy is undefined.")
     return PairwiseAccuracy(percent=100.0 * correct_total / count_total, n_comparisons=count_total, per_context_percent=per_context)
+
+
+def _matrix_list(decisions: ArrayLike | Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
+    if isinstance(decisions, np.ndarray):
+        if decisions.ndim == 2:
+            return [decisions.astype(float)]
+        if decisions.ndim == 3:
+            return [m for m in decisions.astype(float)]
+        raise ValueError(f"decisions must be (N, N), (C, N, N) or a sequence of (N, N); got shape {decisions.shape}.")
+    matrices = [np.asarray(m, dtype=float) for m in decisions]  # type: ignore[union-attr]
+    if matrices and all(m.ndim == 1 for m in matrices):  # a single matrix written as nested lists
+        return [np.asarray(decisions, dtype=float)]
+    return matrices
 
 
 def _batched_win_ratio(decisions: NDArray[np.float64]) -> NDArray[np.float64]:
