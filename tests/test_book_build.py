@@ -127,10 +127,15 @@ def test_execute_chapter_injects_typed_parameters_and_stamps_the_output(tmp_path
     assert not is_up_to_date(chapter, root)  # the library changed: make book re-executes
 
 
-def test_failing_cell_names_the_chapter(tmp_path: Path) -> None:
-    root, chapter = _toy_root(tmp_path, ["raise ValueError('broken on purpose')"])
-    with pytest.raises(BookError, match=r"chapter 'toy' failed .*ValueError: broken on purpose"):
-        execute_chapter(chapter, root=root, progress_bar=False)
+def test_failing_cell_names_the_chapter_and_keeps_the_committed_output(tmp_path: Path) -> None:
+    root, chapter = _toy_root(tmp_path, ["if count > 3:\n    raise ValueError('broken on purpose')"])
+    good = execute_chapter(chapter, root=root, progress_bar=False)
+    committed = good.read_bytes()
+    with pytest.raises(BookError, match=r"chapter 'toy' failed .*ValueError: broken on purpose") as failure:
+        execute_chapter(chapter, {"count": 4}, root=root, progress_bar=False)
+    assert good.read_bytes() == committed  # the failed run did not overwrite the good one
+    assert "_build/papermill/toy.ipynb" in str(failure.value)
+    assert is_up_to_date(chapter, root)
 
 
 def test_unknown_parameter_is_rejected_before_running(tmp_path: Path) -> None:

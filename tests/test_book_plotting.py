@@ -106,3 +106,19 @@ def test_finely_spaced_means_become_a_histogram_on_the_scale_grid() -> None:
     widths = {round(p.get_width(), 6) for p in bars}
     assert widths == {0.25}  # an eighth of the scale
     assert sum(p.get_height() for p in bars) == len(values)  # every score is counted once
+
+
+def test_horizontal_boxplot_has_one_row_per_label_in_order() -> None:
+    table = pd.DataFrame(
+        {
+            "label": ["b FLU"] * 3 + ["a COH"] * 3,
+            "position": [0.1, 0.5, 0.9, 0.2, 0.3, 1.0],
+            "dataset": ["b"] * 3 + ["a"] * 3,
+        }
+    )
+    fig = plotting.horizontal_boxplot(table, value="position", label="label", hue="dataset", xlim=(0, 1))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b FLU", "a COH"]
+    assert ax.get_xlim() == (0.0, 1.0)
+    with pytest.raises(KeyError, match="score"):
+        plotting.horizontal_boxplot(table, value="score", label="label")

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy.special import expit, logit
-
 from nlgjudge.stats.bias import (
     alpha_from_threshold,
     debias_threshold,
@@ -17,6 +15,7 @@ from nlgjudge.stats.bias import (
     threshold_from_alpha,
 )
 from nlgjudge.stats.decisions import hard_decisions, ranks_from_scores, win_ratio
+from scipy.special import expit, logit
 
 NAN = np.nan
 
@@ -153,7 +152,9 @@ def test_eq9_weight_and_eq10_threshold_decide_alike(values: list[float]) -> None
     pull=st.floats(-3.0, 3.0),
     symmetric_subset=st.booleans(),
 )
-def test_perfect_judge_with_constant_pull_is_recovered_exactly(seed: int, n: int, pull: float, symmetric_subset: bool) -> None:
+def test_perfect_judge_with_constant_pull_is_recovered_exactly(
+    seed: int, n: int, pull: float, symmetric_subset: bool
+) -> None:
     rng = np.random.default_rng(seed)
     scores = np.sort(rng.uniform(-3, 3, n)) + 0.05 * np.arange(n)  # distinct
     scores = rng.permutation(scores)

@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import expit
-
 from nlgjudge.stats.bradley_terry import bradley_terry_bootstrap, bradley_terry_scores, win_matrix
 from nlgjudge.stats.decisions import hard_decisions
 from nlgjudge.stats.max_likelihood import max_likelihood_ranking
+from scipy.special import expit
 
 NAN = np.nan
 

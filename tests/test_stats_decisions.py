@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from nlgjudge.stats.decisions import (
     comparison_mask,
     hard_decisions,
@@ -128,7 +127,9 @@ def test_permuting_candidates_permutes_win_ratio_and_ranks(seed: int, n: int, mi
     permuted = probs[np.ix_(perm, perm)]
     original = win_ratio(hard_decisions(probs), unseen=0.5)
     np.testing.assert_array_equal(win_ratio(hard_decisions(permuted), unseen=0.5), original[perm])
-    np.testing.assert_array_equal(ranks_from_scores(win_ratio(hard_decisions(permuted), unseen=0.5)), ranks_from_scores(original)[perm])
+    np.testing.assert_array_equal(
+        ranks_from_scores(win_ratio(hard_decisions(permuted), unseen=0.5)), ranks_from_scores(original)[perm]
+    )
 
 
 @settings(max_examples=40, deadline=None)

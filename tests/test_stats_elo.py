@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from nlgjudge.stats.elo import (
     design_matrix,
     elo_expected_score,

@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import expit
-
 from nlgjudge.stats.decisions import hard_decisions, win_ratio
 from nlgjudge.stats.max_likelihood import (
     agreement_from_consistency,
@@ -18,6 +16,7 @@ from nlgjudge.stats.max_likelihood import (
     order_log_likelihood,
     ranking_log_likelihood,
 )
+from scipy.special import expit
 
 NAN = np.nan
 PROBS = np.array([[NAN, 0.9, 0.8], [0.3, NAN, 0.6], [0.1, 0.45, NAN]])

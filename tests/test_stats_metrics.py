@@ -5,8 +5,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
-
 from nlgjudge.stats.decisions import hard_decisions
 from nlgjudge.stats.metrics import (
     binned_regression,
@@ -23,6 +21,7 @@ from nlgjudge.stats.metrics import (
     summary_level_correlation,
     system_level_correlation,
 )
+from scipy import stats
 
 NAN = np.nan
 
@@ -116,7 +115,9 @@ def test_self_consistency_known_answer_full_set() -> None:
 def test_self_consistency_perfect_judge_is_perfect_at_every_size() -> None:
     rng = np.random.default_rng(0)
     gold = rng.normal(size=(5, 8))
-    decisions = np.stack([hard_decisions(np.where(np.eye(8, dtype=bool), NAN, (g[:, None] > g[None, :]).astype(float))) for g in gold])
+    decisions = np.stack(
+        [hard_decisions(np.where(np.eye(8, dtype=bool), NAN, (g[:, None] > g[None, :]).astype(float))) for g in gold]
+    )
     result = self_consistency(decisions, gold, subset_sizes=[2, 4, 8], n_draws=5)
     np.testing.assert_allclose(result.final_percent, 100.0)
     np.testing.assert_allclose(result.gold_percent, 100.0)
@@ -166,7 +167,7 @@ def test_cohen_kappa_rejects_nan_and_mismatch() -> None:
 
 def test_min_max_normalise_per_evaluator() -> None:
     scores = np.array([[1.0, 10.0], [3.0, 20.0], [2.0, 30.0]])
-    np.testing.assert_allclose(min_max_normalise(scores), [[0, 0], [1, 0.5], [0.5, 1]])
+    np.testing.assert_allclose(min_max_normalise(scores), np.array([[0.0, 0.0], [1.0, 0.5], [0.5, 1.0]]))
     np.testing.assert_allclose(min_max_normalise(scores, alpha=100)[:, 1], [0, 50, 100])
     with pytest.raises(ValueError, match="same score"):
         min_max_normalise(np.array([[1.0, 2.0], [1.0, 3.0]]))

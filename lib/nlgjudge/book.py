@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -150,9 +151,10 @@ def execute_chapter(
 ) -> Path:
     """Run the chapter's source notebook with papermill (defaults merged with ``overrides``).
 
-    Writes ``book/<name>.ipynb`` (or ``output``) and stamps it. A failing cell raises
-    :class:`BookError` naming the chapter; papermill leaves the partially executed notebook in
-    place so the traceback can be read there.
+    Writes ``book/<name>.ipynb`` (or ``output``) and stamps it. Papermill writes into
+    ``_build/papermill/`` first and the result replaces the target only when every cell ran, so a
+    failure never overwrites the committed chapter; it raises :class:`BookError` naming the
+    chapter, the failing cell and where the partially executed notebook can be read.
     """
     import nbformat
     import papermill
@@ -162,14 +164,15 @@ def execute_chapter(
         raise BookError(f"chapter {chapter.name!r}: its notebook {source} does not exist")
     parameters = chapter.parameters(overrides)
     target = output if output is not None else chapter.output_path(root)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = root / "_build" / "papermill" / f"{chapter.name}.ipynb"
+    scratch.parent.mkdir(parents=True, exist_ok=True)
     _check_kernel(kernel_name)
     print(f"[nlgjudge.book] executing {chapter.name}: {source.relative_to(root)} -> {target} with {parameters}")
     started = time.perf_counter()
     try:
         papermill.execute_notebook(
             str(source),
-            str(target),
+            str(scratch),
             parameters=parameters,
             kernel_name=kernel_name,
             cwd=str(root),
@@ -179,16 +182,18 @@ def execute_chapter(
     except papermill.PapermillExecutionError as error:
         raise BookError(
             f"chapter {chapter.name!r} failed in cell {error.exec_count}: {error.ename}: {error.evalue}\n"
-            f"(the partially executed notebook is {target})"
+            f"(the partially executed notebook is {scratch}; {target} was left as it was)"
         ) from None
-    notebook = nbformat.read(target, as_version=4)
+    notebook = nbformat.read(scratch, as_version=4)
     notebook.metadata[STAMP_KEY] = {
         "chapter": chapter.name,
         "parameters": json.loads(json.dumps(parameters, default=str)),
         "defaults": parameters == chapter.parameters(),
         "stamp": compute_stamp(chapter, parameters, root),
     }
-    nbformat.write(notebook, target)
+    nbformat.write(notebook, scratch)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(scratch, target)
     print(f"[nlgjudge.book] {chapter.name} done in {time.perf_counter() - started:.1f} s")
     return target
 

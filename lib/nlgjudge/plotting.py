@@ -197,3 +197,48 @@ def grouped_bars(
     if title:
         ax.set_title(title)
     return fig
+
+
+def horizontal_boxplot(
+    table: pd.DataFrame,
+    value: str,
+    label: str,
+    hue: str | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    xlim: tuple[float, float] | None = None,
+    row_height: float = 0.26,
+) -> Figure:
+    """One horizontal box per ``label`` (in order of first appearance), coloured by ``hue``.
+
+    Suited to comparing many distributions on a common axis, e.g. every aspect of every
+    dataset rescaled to its scale's [0, 1].
+    """
+    _require_columns(table, [value, label] + ([hue] if hue else []))
+    order = list(dict.fromkeys(table[label]))
+    height = max(2.0, row_height * len(order) + 1.0)
+    fig, ax = plt.subplots(figsize=(7.0, height), layout="constrained")
+    sns.boxplot(
+        data=table,
+        x=value,
+        y=label,
+        hue=hue,
+        order=order,
+        orient="h",
+        palette=PALETTE if hue else None,
+        color=None if hue else sns.color_palette(PALETTE)[0],
+        fliersize=1.5,
+        linewidth=0.8,
+        width=0.7,
+        dodge=False,
+        ax=ax,
+    )
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    ax.set_xlabel(xlabel or value)
+    ax.set_ylabel("")
+    if hue and ax.get_legend() is not None:
+        ax.legend(title=hue, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if title:
+        ax.set_title(title)
+    return fig

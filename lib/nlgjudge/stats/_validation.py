@@ -57,9 +57,7 @@ def comparison_stack(probs: ArrayLike, name: str = "probs") -> NDArray[np.float6
     if stack.ndim == 2:
         stack = stack[None]
     if stack.ndim != 3 or stack.shape[1] != stack.shape[2]:
-        raise ValueError(
-            f"{name} must have shape (n_contexts, N, N) (or (N, N) for one context); got {stack.shape}."
-        )
+        raise ValueError(f"{name} must have shape (n_contexts, N, N) (or (N, N) for one context); got {stack.shape}.")
     n = stack.shape[1]
     if n < MIN_CANDIDATES:
         raise ValueError(f"{name} has {n} candidate(s); at least {MIN_CANDIDATES} are needed to rank.")
@@ -99,8 +97,7 @@ def probability_vector(values: ArrayLike, name: str = "probs", *, min_size: int 
         raise ValueError(f"{name} needs at least {min_size} value(s); got {array.size}.")
     if np.isnan(array).any():
         raise ValueError(
-            f"{name} contains {int(np.isnan(array).sum())} NaN value(s); pass only the comparisons "
-            "that were made."
+            f"{name} contains {int(np.isnan(array).sum())} NaN value(s); pass only the comparisons that were made."
         )
     _check_unit_interval(array, name, allow_nan=False)
     return array

@@ -83,7 +83,9 @@ def outcomes_from_codes(codes: ArrayLike) -> NDArray[np.float64]:
     return (values + 1.0) / 2.0
 
 
-def step_schedule(n_updates: int, start: float = 50.0, end: float = 1.0, schedule: str = "geometric") -> NDArray[np.float64]:
+def step_schedule(
+    n_updates: int, start: float = 50.0, end: float = 1.0, schedule: str = "geometric"
+) -> NDArray[np.float64]:
     """Step sizes beta for ``n_updates`` updates, from ``start`` down to ``end`` (seed 004: 50 to 1)."""
     check.choice(schedule, SCHEDULES, "schedule")
     if n_updates < 1:
@@ -104,7 +106,9 @@ def _pair_indices(first: ArrayLike, second: ArrayLike, n_models: int) -> tuple[N
         raise ValueError(f"first and second must be 1-D and aligned; got shapes {first_idx.shape}, {second_idx.shape}.")
     if n_models < 2:
         raise ValueError(f"Elo needs at least 2 models; got n_models={n_models}.")
-    if first_idx.size and not (np.issubdtype(first_idx.dtype, np.integer) and np.issubdtype(second_idx.dtype, np.integer)):
+    if first_idx.size and not (
+        np.issubdtype(first_idx.dtype, np.integer) and np.issubdtype(second_idx.dtype, np.integer)
+    ):
         raise ValueError("first and second must hold integer model indices.")
     both = np.concatenate([first_idx, second_idx])
     if both.size and (both.min() < 0 or both.max() >= n_models):
@@ -137,13 +141,27 @@ def elo_sga(
     rows = np.asarray(design, dtype=float)
     if rows.ndim != 2 or rows.shape[1] < 2:
         raise ValueError(f"design must be (n_encounters, n_models) with n_models >= 2; got {rows.shape}.")
-    if not (np.isin(rows, (-1.0, 0.0, 1.0)).all() and ((rows == 1).sum(1) == 1).all() and ((rows == -1).sum(1) == 1).all()):
-        raise ValueError("each design row needs exactly one -1 (first member), one +1 (second member), zeros elsewhere.")
+    if not (
+        np.isin(rows, (-1.0, 0.0, 1.0)).all() and ((rows == 1).sum(1) == 1).all() and ((rows == -1).sum(1) == 1).all()
+    ):
+        raise ValueError(
+            "each design row needs exactly one -1 (first member), one +1 (second member), zeros elsewhere."
+        )
     first = np.argmax(rows == -1, axis=1)
     second = np.argmax(rows == 1, axis=1)
     return elo_from_pairs(
-        first, second, outcomes, rows.shape[1], b=b, theta0=theta0, step_start=step_start, step_end=step_end,
-        schedule=schedule, n_passes=n_passes, seed=seed, logistic=logistic,
+        first,
+        second,
+        outcomes,
+        rows.shape[1],
+        b=b,
+        theta0=theta0,
+        step_start=step_start,
+        step_end=step_end,
+        schedule=schedule,
+        n_passes=n_passes,
+        seed=seed,
+        logistic=logistic,
     )
 
 

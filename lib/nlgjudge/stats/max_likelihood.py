@@ -171,7 +171,9 @@ def exact_best_order(gain: NDArray[np.float64]) -> NDArray[np.int_]:
     return order
 
 
-def local_search_order(gain: NDArray[np.float64], start: NDArray[np.int_], max_moves: int = 100_000) -> NDArray[np.int_]:
+def local_search_order(
+    gain: NDArray[np.float64], start: NDArray[np.int_], max_moves: int = 100_000
+) -> NDArray[np.int_]:
     """Best-improvement insertion local search for ``max sum_{i above j} G[i, j]`` from ``start``."""
     order = np.array(start, dtype=int)
     n = order.size
@@ -194,7 +196,9 @@ def local_search_order(gain: NDArray[np.float64], start: NDArray[np.int_], max_m
     raise RuntimeError(f"local search did not settle within {max_moves} moves.")
 
 
-def _rank_from_gain(gain: NDArray[np.float64], start_scores: NDArray[np.float64], method: str, exact_max_n: int) -> LikelihoodRanking:
+def _rank_from_gain(
+    gain: NDArray[np.float64], start_scores: NDArray[np.float64], method: str, exact_max_n: int
+) -> LikelihoodRanking:
     check.choice(method, METHODS, "method")
     n = gain.shape[0]
     use_exact = method == "exact" or (method == "auto" and n <= exact_max_n)

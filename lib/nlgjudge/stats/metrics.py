@@ -30,7 +30,9 @@ UNDEFINED_POLICIES = ("exclude", "zero", "raise")
 
 
 def correlation(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
-    """Spearman, Kendall (tau-b) or Pearson correlation via scipy.stats; NaN when undefined (constant input)."""
+    """Spearman, Kendall (tau-b) or Pearson correlation via scipy.stats; NaN when undefined (constant input).
+
+    The papers' correlation with human scores (seed 000 Tables 1-4; seed 003 Tables 2-3)."""
     check.choice(method, CORRELATIONS, "correlation method")
     a = check.finite_vector(x, "x", min_size=2)
     b = check.finite_vector(y, "y", min_size=2)
@@ -158,9 +160,7 @@ def summary_level_correlation(
     )
 
 
-def system_level_correlation(
-    pred: ArrayLike, gold: ArrayLike, systems: ArrayLike, method: str = "spearman"
-) -> float:
+def system_level_correlation(pred: ArrayLike, gold: ArrayLike, systems: ArrayLike, method: str = "spearman") -> float:
     """System-level correlation x100 (seed 000 Table 2): average each system's scores over contexts,
     then correlate the per-system means. Inputs are aligned 1-D arrays, one entry per candidate."""
     p = check.finite_vector(pred, "pred", min_size=2)
@@ -224,7 +224,9 @@ def pairwise_accuracy(
         count_total += int(credit.size)
     if count_total == 0:
         raise ValueError("no made comparison has candidates with different gold scores; accuracy is undefined.")
-    return PairwiseAccuracy(percent=100.0 * correct_total / count_total, n_comparisons=count_total, per_context_percent=per_context)
+    return PairwiseAccuracy(
+        percent=100.0 * correct_total / count_total, n_comparisons=count_total, per_context_percent=per_context
+    )
 
 
 def _matrix_list(decisions: ArrayLike | Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
@@ -484,6 +486,8 @@ def bootstrap_correlation_ci(
 ) -> ConfidenceInterval:
     """Percentile bootstrap interval for a correlation (pairs resampled together), via scipy.stats.bootstrap.
 
+    Beyond the papers, which report point estimates only.
+
     If any resample makes the correlation undefined (all values equal after resampling, likely only
     for tiny samples) the interval is undefined and this raises instead of guessing.
     """
@@ -500,8 +504,10 @@ def bootstrap_correlation_ci(
     elif method == "pearson":
         statistic, vectorised = _pearson_vectorised, True
     else:
+
         def statistic(u: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
             return np.asarray(correlation(u, v, "kendall"))
+
         vectorised = False
     return _bootstrap((a, b), statistic, vectorised, estimate, n_boot, confidence, seed, paired=True)
 
@@ -512,8 +518,19 @@ def bootstrap_mean_ci(
     """Percentile bootstrap interval for a mean, e.g. of per-context correlations (resampling contexts)."""
     data = check.finite_vector(values, "values", min_size=2)
     return _bootstrap(
-        (data,), lambda v, axis=-1: np.mean(v, axis=axis), True, float(data.mean()), n_boot, confidence, seed, paired=False
+        (data,),
+        _mean_along,
+        True,
+        float(data.mean()),
+        n_boot,
+        confidence,
+        seed,
+        paired=False,
     )
+
+
+def _mean_along(values: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+    return np.asarray(np.mean(values, axis=axis), dtype=float)
 
 
 def _bootstrap(

@@ -55,9 +55,13 @@ def check_budget(n_candidates: int, budget: int, strategy: str) -> int:
     """Raise unless ``budget`` is one the strategy can make; return it as int."""
     top = max_budget(n_candidates, strategy)
     if int(budget) != budget or not 1 <= budget <= top:
-        raise ValueError(f"budget must be an integer in 1..{top} for strategy {strategy!r} with N={n_candidates}; got {budget}.")
+        raise ValueError(
+            f"budget must be an integer in 1..{top} for strategy {strategy!r} with N={n_candidates}; got {budget}."
+        )
     if strategy == "symmetric" and budget % 2:
-        raise ValueError(f"the symmetric strategy makes comparisons in both orders, so the budget must be even; got {budget}.")
+        raise ValueError(
+            f"the symmetric strategy makes comparisons in both orders, so the budget must be even; got {budget}."
+        )
     if strategy == "full" and budget != top:
         raise ValueError(f"the full strategy makes all N(N-1) = {top} comparisons; got budget {budget}.")
     return int(budget)
@@ -75,8 +79,8 @@ def selection_orders(
     seed: int | np.random.Generator | None = None,
     probs: ArrayLike | None = None,
 ) -> NDArray[np.int_]:
-    """Selection orders for ``n_sets`` independent draws: an int array (n_sets, max_budget, 2) of
-    ordered pairs ``(i, j)`` (i in position A) in the order they are selected.
+    """Selection orders (seed 000 §3.4 strategies, plus ``active``) for ``n_sets`` independent draws:
+    an int array (n_sets, max_budget, 2) of ordered pairs ``(i, j)`` (i in position A) in selection order.
 
     ``probs`` (shape (N, N), or (n_sets, N, N) for one oracle per draw) is required by ``active`` and
     ignored by the others.
@@ -124,7 +128,9 @@ def select_comparisons(
     seed: int | np.random.Generator | None = None,
     probs: ArrayLike | None = None,
 ) -> NDArray[np.int_]:
-    """``budget`` ordered pairs (i, j) (i in position A) chosen by ``strategy``; shape (budget, 2).
+    """``budget`` ordered pairs (i, j) (i in position A) chosen by ``strategy`` (seed 000 §3.4, seed 002 Fig. 2).
+
+    Returns an int array of shape (budget, 2).
 
     ``budget=None`` means the strategy's maximum. ``probs`` is the oracle for ``active``.
     """
@@ -153,7 +159,9 @@ def restrict_to(probs: ArrayLike, pairs: ArrayLike) -> NDArray[np.float64]:
     return np.where(mask, matrix, np.nan)
 
 
-def _active_orders(oracle: NDArray[np.float64], rng: np.random.Generator, prior_variance: float = 1.0) -> NDArray[np.int_]:
+def _active_orders(
+    oracle: NDArray[np.float64], rng: np.random.Generator, prior_variance: float = 1.0
+) -> NDArray[np.int_]:
     """Greedy expected-variance-reduction selection under the online Bradley-Terry-Laplace posterior."""
     n_sets, n, _ = oracle.shape
     total = n * (n - 1)
@@ -191,6 +199,8 @@ def _active_orders(oracle: NDArray[np.float64], rng: np.random.Generator, prior_
         # Sigma' = Sigma - c u u'  =>  Sigma'^2 = Sigma^2 - c (Sigma u u' + u u' Sigma) + c^2 (u'u) u u'
         sigma_u = np.einsum("bkl,bl->bk", cov, sigma_a)
         cross = sigma_u[:, :, None] * sigma_a[:, None, :]
-        cov_sq = cov_sq - c * (cross + cross.transpose(0, 2, 1)) + c * c * (sigma_a * sigma_a).sum(1)[:, None, None] * outer
+        cov_sq = (
+            cov_sq - c * (cross + cross.transpose(0, 2, 1)) + c * c * (sigma_a * sigma_a).sum(1)[:, None, None] * outer
+        )
         cov = cov - c * outer
     return order

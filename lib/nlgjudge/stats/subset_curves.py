@@ -59,7 +59,9 @@ class SubsetCurve:
         """Mean Spearman x100 at one budget."""
         hits = np.nonzero(self.budgets == budget)[0]
         if hits.size == 0:
-            raise ValueError(f"budget {budget} is not on this curve; budgets run {self.budgets.min()}..{self.budgets.max()}.")
+            raise ValueError(
+                f"budget {budget} is not on this curve; budgets run {self.budgets.min()}..{self.budgets.max()}."
+            )
         return float(self.mean_x100[hits[0]])
 
 
@@ -92,7 +94,7 @@ def subset_curves(
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
 ) -> SubsetCurves:
-    """Spearman against the number of comparisons for each strategy, with and without debiasing.
+    """Spearman against the number of comparisons (seed 000 §5.6, Fig. 4-5) per strategy, with and without debiasing.
 
     ``probs``: (n_contexts, N, N) full comparison matrices (``P[c, i, j]`` = P(i beats j | i in A));
     ``gold``: (n_contexts, N) human scores. ``budgets``: None (every budget the strategy allows), one
@@ -162,7 +164,9 @@ def subset_curves(
     )
 
 
-def _budgets_for(strategy: str, n: int, budgets: Sequence[int] | Mapping[str, Sequence[int]] | None) -> NDArray[np.int_]:
+def _budgets_for(
+    strategy: str, n: int, budgets: Sequence[int] | Mapping[str, Sequence[int]] | None
+) -> NDArray[np.int_]:
     if budgets is None:
         return valid_budgets(n, strategy)
     if isinstance(budgets, Mapping):
@@ -216,7 +220,10 @@ def _evaluate_strategy(
             rho = np.where(norm_ratio > 0, (ranks * gold_ranks).sum(-1) / (norm_ratio * gold_norm), 0.0)
         return 100.0 * rho.reshape(n_draws, n_contexts).mean(axis=1)
 
-    results = {flag: (np.empty((n_draws, budgets.size)), np.empty(budgets.size), np.empty(budgets.size)) for flag in debias_flags}
+    results = {
+        flag: (np.empty((n_draws, budgets.size)), np.empty(budgets.size), np.empty(budgets.size))
+        for flag in debias_flags
+    }
     column_of = {int(b): c for c, b in enumerate(budgets)}
     wins = np.zeros((n_sets, n))
     games = np.zeros((n_sets, n))
@@ -252,9 +259,11 @@ def _evaluate_strategy(
                 decided += np.nan_to_num(tie_weight, nan=0.0) * ties
             # Position-B games count as wins unless decided for A: wins = games as B + sum d (1[A] - 1[B]).
             flat_decided = decided.ravel()
-            debiased_wins = games_as_second.ravel() + np.bincount(
-                first_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n
-            ) - np.bincount(second_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n)
+            debiased_wins = (
+                games_as_second.ravel()
+                + np.bincount(first_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n)
+                - np.bincount(second_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n)
+            )
             per_draw[:, column] = summary_spearman(debiased_wins.reshape(n_sets, n), games)
             p_a[column] = flat_decided.mean()
     return results
