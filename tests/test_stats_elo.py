@@ -38,6 +38,24 @@ def test_single_updates_known_answer() -> None:
     assert result.trajectory.shape == (3, 2)
 
 
+def test_explicit_steps_reproduce_an_independent_loop() -> None:
+    rng = np.random.default_rng(9)
+    first = rng.integers(0, 4, 50)
+    second = (first + rng.integers(1, 4, 50)) % 4
+    y = rng.integers(0, 2, 50).astype(float)
+    steps = np.linspace(30, 2, 50)
+    theta = np.full(4, 1000.0)
+    for k in range(50):
+        x = np.zeros(4)
+        x[first[k]], x[second[k]] = -1.0, 1.0
+        theta = theta + steps[k] * (y[k] - 1 / (1 + 10 ** (-(x @ theta) / 400))) * x  # Annex, consistent sigma
+    result = elo_from_pairs(first, second, y, 4, steps=steps)
+    np.testing.assert_allclose(result.ratings, theta)
+    np.testing.assert_array_equal(result.steps, steps)
+    with pytest.raises(ValueError, match="steps must hold 50"):
+        elo_from_pairs(first, second, y, 4, steps=steps[:10])
+
+
 def test_draw_between_equals_changes_nothing() -> None:
     result = elo_from_pairs([0], [1], outcomes_from_codes([0]), 2)
     np.testing.assert_allclose(result.ratings, [1000.0, 1000.0])

@@ -130,13 +130,16 @@ def elo_sga(
     n_passes: int = 1,
     seed: int | np.random.Generator | None = None,
     logistic: str = "consistent",
+    steps: ArrayLike | None = None,
 ) -> EloResult:
     """Elo by the stochastic gradient ascent of seed 004's Annex (its last equation), from X and Y.
 
     ``design`` is the Annex's X (rows with one ``-1``, one ``+1``, zeros elsewhere); ``outcomes`` its Y
     (1 = second member won, 0 = first won, 0.5 = draw; see :func:`outcomes_from_codes`). The encounters
     are visited in order ``n_passes`` times (reshuffled before every pass when ``seed`` is given), with
-    beta following :func:`step_schedule` over all updates. See the module docstring for the logistic.
+    beta following :func:`step_schedule` over all updates, or the explicit per-update ``steps`` when given
+    (one positive value per update, ``n_passes * n_encounters`` of them). See the module docstring for
+    the logistic.
     """
     rows = np.asarray(design, dtype=float)
     if rows.ndim != 2 or rows.shape[1] < 2:
@@ -162,6 +165,7 @@ def elo_sga(
         n_passes=n_passes,
         seed=seed,
         logistic=logistic,
+        steps=steps,
     )
 
 
@@ -179,6 +183,7 @@ def elo_from_pairs(
     n_passes: int = 1,
     seed: int | np.random.Generator | None = None,
     logistic: str = "consistent",
+    steps: ArrayLike | None = None,
 ) -> EloResult:
     """Same as :func:`elo_sga`, with the encounters given as index arrays (first member, second member)."""
     first_idx, second_idx = _pair_indices(first, second, n_models)
@@ -200,14 +205,21 @@ def elo_from_pairs(
         visit = rng.permutation(first_idx.size) if rng is not None else np.arange(first_idx.size)
         sequence.append(visit)
     visits = np.concatenate(sequence)
-    steps = step_schedule(visits.size, step_start, step_end, schedule)
+    if steps is None:
+        betas = step_schedule(visits.size, step_start, step_end, schedule)
+    else:
+        betas = np.asarray(steps, dtype=float)
+        if betas.shape != (visits.size,) or not np.all(np.isfinite(betas)) or np.any(betas <= 0):
+            raise ValueError(
+                f"steps must hold {visits.size} positive finite step sizes (one per update); got shape {betas.shape}."
+            )
     # Sign of the logistic's argument: consistent sigma(d) = 1/(1+10^-d); as printed 1/(1+10^d).
     direction = -1.0 if logistic == "consistent" else 1.0
     ratings = [float(theta0)] * n_models
     trajectory = np.empty((visits.size + 1, n_models))
     trajectory[0] = ratings
     f_list, s_list, y_list = first_idx.tolist(), second_idx.tolist(), y.tolist()
-    for k, (visit, beta) in enumerate(zip(visits.tolist(), steps.tolist(), strict=True)):
+    for k, (visit, beta) in enumerate(zip(visits.tolist(), betas.tolist(), strict=True)):
         f, s = f_list[visit], s_list[visit]
         # x . theta = theta_second - theta_first; predicted P(second wins) under the chosen sigma.
         exponent = direction * (ratings[s] - ratings[f]) / b
@@ -216,7 +228,7 @@ def elo_from_pairs(
         ratings[s] += delta
         ratings[f] -= delta
         trajectory[k + 1] = ratings
-    return EloResult(ratings=trajectory[-1].copy(), trajectory=trajectory, steps=steps, logistic=logistic)
+    return EloResult(ratings=trajectory[-1].copy(), trajectory=trajectory, steps=betas, logistic=logistic)
 
 
 def elo_expected_score(rating_first: ArrayLike, rating_second: ArrayLike, b: float = 400.0) -> NDArray[np.float64]:
