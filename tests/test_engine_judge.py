@@ -182,3 +182,28 @@ def test_truncation_only_when_asked_and_counted(cache):
 def test_nan_probabilities_raise():
     with pytest.raises(NumericalError):
         normalise(np.array([np.nan, -1.0]))
+
+
+def test_finished_chunks_are_in_the_cache_when_a_run_dies(tmp_path):
+    handle = tiny_handle("gpt2")
+    requests = _requests()
+    with OutputCache(tmp_path / "c.sqlite") as cache:
+        judge = Judge(handle, cache=cache, progress=False, chunk_size=4)
+        original = judge._compute_label_probs
+        calls = []
+
+        def dies_on_third_chunk(chunk, *args):
+            calls.append(len(chunk))
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            return original(chunk, *args)
+
+        judge._compute_label_probs = dies_on_third_chunk
+        with pytest.raises(KeyboardInterrupt):
+            judge.label_probs(requests)
+        assert len(cache) == 8  # two finished chunks of four were written
+        resumed = Judge(handle, cache=cache, progress=False, chunk_size=4)
+        resumed.label_probs(requests)
+        assert resumed.last_run.from_cache == 8 and resumed.last_run.computed == len(requests) - 8
+        assert len(cache) == len(requests)
+        assert resumed.cache_stats.computed == len(requests) - 8

@@ -14,7 +14,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -104,6 +104,9 @@ class Judge:
         self.progress = progress
         self.last_run = RunReport("none")
         self.reports: list[RunReport] = []
+        from nlgjudge.cache import CacheStats
+
+        self.cache_stats = CacheStats()  # computed vs cached over this judge's lifetime, per operation
 
     # ---- public operations ------------------------------------------------------------------
     def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
@@ -256,6 +259,7 @@ class Judge:
                 if bar is not None:
                     bar.close()
         report.computed = len(missing_first)
+        self.cache_stats.record(operation, computed=report.computed, from_cache=report.from_cache)
         self.last_run = report
         self.reports.append(report)
         if keys:
@@ -405,5 +409,3 @@ def _check_finite(value: dict[str, Any], operation: str) -> None:
                 "weights (fp32) and the inputs"
             )
 
-
-Kind = Literal["causal", "seq2seq"]

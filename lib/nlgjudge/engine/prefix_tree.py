@@ -2,11 +2,13 @@
 
 Every sequence of a batch of requests is inserted into a token radix tree. Each tree node is one
 segment of tokens; its key/value states are computed once, on top of its parent's, and reused by
-all of its children. Siblings (and cousins) are batched together: their parents' key/values have
-different lengths, so they are right-padded to the longest, the gaps are masked out in the
-attention mask, and each row gets its own position ids (its true length). After the forward pass
-each row's key/values are cut back to its true tokens. Only the hidden states at the positions
-whose next-token distribution is wanted go through the output layer.
+all of its children. Siblings are packed side by side into one batch row on top of one copy of
+their parent's key/values, with a 4-d attention mask that lets each sibling see the parent's keys
+and (causally) its own tokens only, and position ids that restart at the parent's length for
+each sibling. Rows with different parents are batched together: the parents' key/values are
+right-padded to the longest and the gaps masked out. After the forward pass each node's
+key/values are cut back to its true keys (the parent's plus its own). Only the hidden states at
+the positions whose next-token distribution is wanted go through the output layer.
 
 This reproduces a plain forward pass over each whole sequence (the same tokens, positions and
 attended keys); differences are floating-point reassociation only (tested below 1e-5).
@@ -126,6 +128,25 @@ class PrefixTree:
         return total
 
 
+State = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values), [1, heads, length, dim]
+
+
+@dataclass
+class Pack:
+    """Sibling nodes computed in one batch row on top of their common parent's key/values."""
+
+    state: State | None
+    nodes: list[TreeNode]
+
+    @property
+    def past(self) -> int:
+        return self.nodes[0].start
+
+    @property
+    def width(self) -> int:
+        return sum(len(node.tokens) for node in self.nodes)
+
+
 @dataclass
 class ForwardStats:
     """What the tree runner actually computed (for the benchmark and progress bars)."""
@@ -145,6 +166,7 @@ class CausalRunner:
         model: Any,
         token_budget: int = 1024,
         state_budget: int = 24576,
+        pack_tokens: int = 384,
         progress: Callable[[int], None] | None = None,
     ) -> None:
         self.model = model
@@ -153,6 +175,7 @@ class CausalRunner:
         self.softcap = getattr(model.config, "final_logit_softcapping", None)
         self.token_budget = token_budget  # new tokens per forward pass (rows x padded segment)
         self.state_budget = state_budget  # rows x (padded past + segment): bounds key/value memory
+        self.pack_tokens = pack_tokens  # siblings packed into one row up to this many tokens
         self.progress = progress
         self.stats = ForwardStats()
         # Models with sliding-window layers (Gemma 3) count the window in key/value slots; padded
@@ -178,69 +201,91 @@ class CausalRunner:
         roots = [(child, None) for child in tree.root.children.values()]
         self._run_level(roots)
 
-    def _batches(
-        self, items: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]
-    ) -> list[list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]]:
-        # Dynamic batching by length: similar past and segment lengths go together (little padding).
-        items = sorted(items, key=lambda it: (it[0].start, len(it[0].tokens)))
-        batches, current, max_past, max_seg = [], [], 0, 0
-        for item in items:
-            node = item[0]
-            past, seg = max(max_past, node.start), max(max_seg, len(node.tokens))
+    def _packs(self, items: list[tuple[TreeNode, State | None]]) -> list[Pack]:
+        """Siblings (same parent state) share one batch row: the parent's key/values are copied once."""
+        groups: dict[int, tuple[State | None, list[TreeNode]]] = {}
+        for node, state in items:
+            groups.setdefault(id(state), (state, []))[1].append(node)
+        packs: list[Pack] = []
+        for state, nodes in groups.values():
+            nodes.sort(key=lambda n: len(n.tokens))
+            current: list[TreeNode] = []
+            size = 0
+            for node in nodes:
+                if current and size + len(node.tokens) > self.pack_tokens:
+                    packs.append(Pack(state, current))
+                    current, size = [], 0
+                current.append(node)
+                size += len(node.tokens)
+            packs.append(Pack(state, current))
+        return packs
+
+    def _batches(self, packs: list[Pack]) -> list[list[Pack]]:
+        # Dynamic batching by length: similar past and row lengths go together (little padding).
+        packs = sorted(packs, key=lambda p: (p.past, p.width))
+        batches: list[list[Pack]] = []
+        current: list[Pack] = []
+        max_past = max_seg = 0
+        for pack in packs:
+            past, seg = max(max_past, pack.past), max(max_seg, pack.width)
             rows = len(current) + 1
             if current and (rows * seg > self.token_budget or rows * (past + seg) > self.state_budget):
                 batches.append(current)
-                current, past, seg = [], node.start, len(node.tokens)
-            current.append(item)
+                current, past, seg = [], pack.past, pack.width
+            current.append(pack)
             max_past, max_seg = past, seg
         if current:
             batches.append(current)
         return batches
 
-    def _run_level(self, items: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]) -> None:
-        for batch in self._batches(items):
+    def _run_level(self, items: list[tuple[TreeNode, State | None]]) -> None:
+        for batch in self._batches(self._packs(items)):
             states = self._forward(batch)
             # Depth first over batches keeps at most one batch of key/values per tree level alive.
             children = [
-                (child, state)
-                for (node, _), state in zip(batch, states, strict=True)
+                (child, states[id(node)])
+                for pack in batch
+                for node in pack.nodes
                 for child in node.children.values()
             ]
             if children:
                 self._run_level(children)
 
-    def _forward(
-        self, batch: list[tuple[TreeNode, list[tuple[torch.Tensor, torch.Tensor]] | None]]
-    ) -> list[list[tuple[torch.Tensor, torch.Tensor]] | None]:
+    def _forward(self, batch: list[Pack]) -> dict[int, State]:
         from transformers import DynamicCache
 
         rows = len(batch)
-        past_max = max(node.start for node, _ in batch)
-        seg_max = max(len(node.tokens) for node, _ in batch)
+        past_max = max(pack.past for pack in batch)
+        seg_max = max(pack.width for pack in batch)
         input_ids = torch.zeros((rows, seg_max), dtype=torch.long)
-        mask = torch.zeros((rows, past_max + seg_max), dtype=torch.long)
         positions = torch.zeros((rows, seg_max), dtype=torch.long)
-        for row, (node, _) in enumerate(batch):
-            n = len(node.tokens)
-            input_ids[row, :n] = torch.tensor(node.tokens)
-            input_ids[row, n:] = node.tokens[-1]  # padding (masked out; any valid id)
-            mask[row, : node.start] = 1
-            mask[row, past_max : past_max + n] = 1
-            positions[row] = node.start + torch.arange(seg_max)
-        cache = None
+        # allowed[row, query, key]: the parent's true keys, then causal inside the query's own node.
+        allowed = torch.zeros((rows, seg_max, past_max + seg_max), dtype=torch.bool)
+        offsets: dict[int, tuple[int, int]] = {}  # id(node) -> (row, offset in row)
+        for row, pack in enumerate(batch):
+            offset = 0
+            for node in pack.nodes:
+                n = len(node.tokens)
+                input_ids[row, offset : offset + n] = torch.tensor(node.tokens)
+                positions[row, offset : offset + n] = node.start + torch.arange(n)
+                allowed[row, offset : offset + n, : pack.past] = True
+                allowed[row, offset : offset + n, past_max + offset : past_max + offset + n] = torch.ones(n, n, dtype=torch.bool).tril()
+                offsets[id(node)] = (row, offset)
+                offset += n
+            for q in range(offset, seg_max):  # padding queries see themselves only (no empty softmax rows)
+                allowed[row, q, past_max + q] = True
+        dtype = next(self.model.parameters()).dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
         if past_max > 0:
             layers = []
-            n_layers = len(next(state for _, state in batch if state is not None))
+            n_layers = len(next(pack.state for pack in batch if pack.state is not None))
             for layer in range(n_layers):
                 keys, values = [], []
-                for node, state in batch:
-                    k, v = state[layer]  # type: ignore[index]
+                for pack in batch:
+                    k, v = pack.state[layer]  # type: ignore[index]
                     pad = past_max - k.shape[2]
-                    if pad:
-                        k = torch.nn.functional.pad(k, (0, 0, 0, pad))
-                        v = torch.nn.functional.pad(v, (0, 0, 0, pad))
-                    keys.append(k)
-                    values.append(v)
+                    keys.append(torch.nn.functional.pad(k, (0, 0, 0, pad)) if pad else k)
+                    values.append(torch.nn.functional.pad(v, (0, 0, 0, pad)) if pad else v)
                 layers.append((torch.cat(keys), torch.cat(values)))
             cache = DynamicCache(ddp_cache_data=layers)
         else:
@@ -253,38 +298,36 @@ class CausalRunner:
             use_cache=True,
         )
         hidden = out.last_hidden_state
-        new_cache = out.past_key_values
-        self._gather_logprobs(batch, hidden)
+        self._gather_logprobs(batch, hidden, offsets)
 
-        real = sum(len(node.tokens) for node, _ in batch)
+        real = sum(pack.width for pack in batch)
         self.stats.forward_calls += 1
         self.stats.tokens_computed += real
         self.stats.padded_tokens += rows * seg_max
         self.stats.attended_keys += sum(
-            len(node.tokens) * node.start + len(node.tokens) * (len(node.tokens) + 1) // 2 for node, _ in batch
+            len(node.tokens) * node.start + len(node.tokens) * (len(node.tokens) + 1) // 2
+            for pack in batch
+            for node in pack.nodes
         )
-        # Cut each row's key/values back to its own true tokens, for its children to reuse.
-        states: list[list[tuple[torch.Tensor, torch.Tensor]] | None] = []
-        layer_kv = [(layer.keys, layer.values) for layer in new_cache.layers]
-        for row, (node, _) in enumerate(batch):
-            if not node.children and not node.keep_state:
-                states.append(None)
-                continue
-            n = len(node.tokens)
-            own = []
-            for k, v in layer_kv:
-                if past_max == node.start:
-                    own.append((k[row : row + 1, :, : node.start + n].clone(), v[row : row + 1, :, : node.start + n].clone()))
-                else:
-                    own.append(
-                        (
-                            torch.cat([k[row : row + 1, :, : node.start], k[row : row + 1, :, past_max : past_max + n]], dim=2),
-                            torch.cat([v[row : row + 1, :, : node.start], v[row : row + 1, :, past_max : past_max + n]], dim=2),
-                        )
+        # Each node's own key/values (parent's true keys + its own segment), for its children.
+        states: dict[int, State] = {}
+        layer_kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+        for row, pack in enumerate(batch):
+            for node in pack.nodes:
+                if not node.children and not node.keep_state:
+                    continue
+                _, offset = offsets[id(node)]
+                lo, hi = past_max + offset, past_max + offset + len(node.tokens)
+                own = [
+                    (
+                        torch.cat([k[row : row + 1, :, : pack.past], k[row : row + 1, :, lo:hi]], dim=2),
+                        torch.cat([v[row : row + 1, :, : pack.past], v[row : row + 1, :, lo:hi]], dim=2),
                     )
-            if node.keep_state:
-                node.state = own
-            states.append(own)
+                    for k, v in layer_kv
+                ]
+                if node.keep_state:
+                    node.state = own
+                states[id(node)] = own
         if self.progress is not None:
             self.progress(real)
         return states
@@ -329,17 +372,19 @@ class CausalRunner:
             if self.progress is not None:
                 self.progress(len(seq))
 
-    def _gather_logprobs(self, batch: list[tuple[TreeNode, Any]], hidden: torch.Tensor) -> None:
+    def _gather_logprobs(self, batch: list[Pack], hidden: torch.Tensor, offsets: dict[int, tuple[int, int]]) -> None:
         rows_idx, cols_idx, owners = [], [], []
-        for row, (node, _) in enumerate(batch):
-            for offset in sorted(node.wanted):
-                rows_idx.append(row)
-                cols_idx.append(offset)
-                owners.append((node, offset))
-            if node.keep_state:
-                rows_idx.append(row)
-                cols_idx.append(len(node.tokens) - 1)
-                owners.append((node, -1))
+        for pack in batch:
+            for node in pack.nodes:
+                row, base = offsets[id(node)]
+                for offset in sorted(node.wanted):
+                    rows_idx.append(row)
+                    cols_idx.append(base + offset)
+                    owners.append((node, offset))
+                if node.keep_state:
+                    rows_idx.append(row)
+                    cols_idx.append(base + len(node.tokens) - 1)
+                    owners.append((node, -1))
         if not rows_idx:
             return
         picked = hidden[torch.tensor(rows_idx), torch.tensor(cols_idx)]
