@@ -80,7 +80,7 @@ def test_select_is_deterministic_and_keeps_order() -> None:
 
 def test_select_matches_numpy_default_rng() -> None:
     ids = [str(i) for i in range(20)]
-    expected = sorted(np.random.default_rng(7).choice(20, size=5, replace=False).tolist())
+    expected = sorted(np.random.default_rng(7).permutation(20)[:5].tolist())
     assert select_context_ids(ids, 5, seed=7) == [ids[i] for i in expected]
 
 
@@ -241,3 +241,16 @@ def test_require_score_rejects_strings_bools_and_out_of_range() -> None:
     for value in ["3", True, None, 6.0, float("inf")]:
         with pytest.raises(DataValidationError, match="here"):
             require_score(value, "here", (1.0, 5.0))
+
+
+def test_subsets_of_one_seed_are_nested() -> None:
+    from nlgjudge.data.base import select_context_ids
+
+    ids = [f"c{i:03d}" for i in range(100)]
+    for seed in (0, 1, 7):
+        previous: set[str] = set()
+        for n in (1, 2, 5, 10, 20, 50, 100):
+            chosen = select_context_ids(ids, n, seed=seed)
+            assert previous <= set(chosen)
+            assert chosen == sorted(chosen)
+            previous = set(chosen)
