@@ -1,0 +1,71 @@
+"""Background runner: compute a study's model outputs, resumable, exporting as it goes.
+
+    python -m nlgjudge.studies comparative --dataset summeval --model qwen2.5-coder-1.5b-instruct --n-contexts 6
+
+Released outputs already in ``data/outputs/<study>`` are imported first, so nothing is computed
+twice; after every context the study is exported again, so a run killed at any moment loses at
+most the context in progress (and the cache keeps even that part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+
+from nlgjudge.cache import OutputCache
+from nlgjudge.data import load_dataset
+from nlgjudge.engine import Judge
+from nlgjudge.studies.released import export_released, import_released, study_name
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.studies", description=__doc__.split("\n\n")[0])
+    parser.add_argument("study", choices=["comparative", "scoring"], help="which computation")
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--model", required=True, help="short name of a packaged model, hub id or local folder")
+    parser.add_argument("--n-contexts", type=int, default=None, help="seeded subset of contexts (default: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--aspects", nargs="*", default=None)
+    parser.add_argument("--templates", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--samples", type=int, default=10, help="scoring: samples per prompt (K)")
+    parser.add_argument("--db", default=None, help="cache database (default: the user cache)")
+    parser.add_argument("--no-export", action="store_true", help="do not write data/outputs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    ds = load_dataset(args.dataset, n_contexts=args.n_contexts, seed=args.seed)
+    study = study_name(args.study, ds.info.name)
+    cache = OutputCache(args.db)
+    imported = import_released(study, cache)
+    print(f"{study}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
+    judge = Judge(args.model, cache=cache, study=study)
+    started = time.time()
+    done = 0
+
+    def exported(context_id: str) -> None:
+        nonlocal done
+        done += 1
+        if not args.no_export:
+            export_released(study, cache)
+        elapsed = time.time() - started
+        print(f"[{done}/{ds.n_contexts}] {context_id} done; {elapsed / 60:.1f} min so far", flush=True)
+
+    if args.study == "comparative":
+        from nlgjudge.studies.comparative import run_comparative
+
+        run_comparative(judge, ds, aspects=args.aspects, templates=args.templates, on_context_done=exported)
+    else:
+        from nlgjudge.studies.scoring import run_scoring
+
+        run_scoring(judge, ds, aspects=args.aspects, templates=args.templates, n_samples=args.samples, on_context_done=exported)
+    print(judge.cache_stats.summary() if hasattr(judge, "cache_stats") else "", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Scoring study: expected score over 1..10 (multi-token "10"), sampled scores with parse counts."""
+
+from __future__ import annotations
+
+import numpy as np
+from engine_utils import tiny_handle
+from studies_utils import tiny_dataset
+
+from nlgjudge.cache import OutputCache
+from nlgjudge.engine import Judge
+from nlgjudge.studies.scoring import expected_scores, sampled_scores
+
+
+def test_expected_scores_are_a_distribution_over_1_to_10(tmp_path) -> None:
+    ds = tiny_dataset(1, 3)
+    judge = Judge(tiny_handle("llama"), cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
+    frame = expected_scores(judge, ds)
+    assert len(frame) == 3 * 2 * 2
+    probs = np.array(frame["probs"].tolist())
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(frame["expected"], probs @ np.arange(1, 11), atol=1e-9)
+    assert frame["expected"].between(1, 10).all()
+
+
+def test_sampled_scores_count_what_they_cannot_parse(tmp_path) -> None:
+    ds = tiny_dataset(1, 2)
+    judge = Judge(tiny_handle("gpt2"), cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
+    frame = sampled_scores(judge, ds, n_samples=3, templates=[1])
+    assert (frame["n_parsed"] + frame["n_unparsed"] == 3).all()
+    # A random model rarely writes a score: rows without one keep NaN, never a made-up value.
+    assert frame.loc[frame["n_parsed"] == 0, "score"].isna().all()
+    assert all(len(s) == 3 for s in frame["samples"])
