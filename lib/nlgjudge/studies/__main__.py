@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plan"]:
+        return run_plan(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     ds = load_dataset(args.dataset, n_contexts=args.n_contexts, seed=args.seed)
@@ -64,6 +67,17 @@ def main(argv: list[str] | None = None) -> int:
 
         run_scoring(judge, ds, aspects=args.aspects, templates=args.templates, n_samples=args.samples, on_context_done=exported)
     print(judge.cache_stats.summary() if hasattr(judge, "cache_stats") else "", flush=True)
+    return 0
+
+
+def run_plan(argv: list[str]) -> int:
+    """Run every job of :data:`nlgjudge.studies.plan.PLAN` in order (``plan --list`` prints them)."""
+    from nlgjudge.studies.plan import PLAN
+
+    for number, job in enumerate(PLAN, 1):
+        print(f"job {number}/{len(PLAN)}: {' '.join(job.argv())}", flush=True)
+        if "--list" not in argv:
+            main(job.argv())
     return 0
 
 
