@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nlgjudge.config import REPO_ROOT
+from nlgjudge.studies.plan import JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
 
 NOTEBOOKS_DIRNAME = "notebooks"
 BOOK_DIRNAME = "book"
@@ -126,6 +127,93 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": None,
         },
         ci={"datasets": ["summeval", "topicalchat", "webnlg", "podcast"], "n_contexts": 4},
+    ),
+    # The three chapters of the first paper (Liusie et al. 2024) read the same released outputs
+    # (data/outputs/comparative-*, scoring-*); defaults are the plan in nlgjudge.studies.plan.
+    # released_only=True: use the planned contexts whose outputs are all released, and say how
+    # many that is; a reader who reruns with another model sets it to False to compute.
+    Chapter(
+        name="comparative",
+        title="Comparative assessment vs prompt scoring",
+        notebook="comparative.ipynb",
+        defaults={
+            "model": JUDGE,
+            "small_models": list(SMALL_JUDGES),
+            "datasets": ["summeval", "topicalchat", "webnlg"],
+            "n_contexts": dict(N_CONTEXTS),
+            "aspects": None,
+            "templates": [1, 2],
+            "n_samples": 10,
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "model": "smollm2-135m-instruct",
+            "small_models": [],
+            "datasets": ["summeval"],
+            "n_contexts": {"summeval": 1},
+            "aspects": ["COH"],
+            "templates": [1],
+            "n_samples": 2,
+            "released_only": False,
+        },
+        inputs=("data/outputs", "data/reported"),
+    ),
+    Chapter(
+        name="bias",
+        title="Positional bias and debiasing",
+        notebook="bias.ipynb",
+        defaults={
+            "model": JUDGE,
+            "small_models": list(SMALL_JUDGES),
+            "datasets": ["summeval", "topicalchat", "webnlg"],
+            "n_contexts": dict(N_CONTEXTS),
+            "aspects": None,
+            "templates": [1, 2],
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "model": "smollm2-135m-instruct",
+            "small_models": [],
+            "datasets": ["summeval"],
+            "n_contexts": {"summeval": 1},
+            "aspects": ["COH"],
+            "templates": [1],
+            "released_only": False,
+        },
+        inputs=("data/outputs", "data/reported"),
+    ),
+    Chapter(
+        name="subsets",
+        title="Fewer comparisons",
+        notebook="subsets.ipynb",
+        defaults={
+            "model": JUDGE,
+            "datasets": ["summeval", "topicalchat", "webnlg"],
+            "n_contexts": dict(N_CONTEXTS),
+            "aspects": None,
+            "templates": [1, 2],
+            "strategies": ["random", "no-repeat", "symmetric", "active"],
+            "n_draws": 50,
+            "self_consistency_sizes": [4, 8, 12],
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "model": "smollm2-135m-instruct",
+            "datasets": ["summeval"],
+            "n_contexts": {"summeval": 1},
+            "aspects": ["COH"],
+            "templates": [1],
+            "n_draws": 3,
+            "self_consistency_sizes": [4],
+            "released_only": False,
+        },
+        inputs=("data/outputs", "data/reported"),
     ),
 )
 

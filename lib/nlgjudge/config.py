@@ -13,6 +13,7 @@ from pathlib import Path
 DATA_DIR_ENV = "NLGJUDGE_DATA_DIR"
 CACHE_DIR_ENV = "NLGJUDGE_CACHE_DIR"
 OUTPUTS_DIR_ENV = "NLGJUDGE_OUTPUTS_DIR"
+OUTPUT_CACHE_ENV = "NLGJUDGE_OUTPUT_CACHE"
 
 #: Root of the repository checkout when the package is installed in editable mode.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -47,3 +48,17 @@ def outputs_dir(override: str | os.PathLike[str] | None = None) -> Path:
     if os.environ.get(OUTPUTS_DIR_ENV):
         return Path(os.environ[OUTPUTS_DIR_ENV])
     return REPO_ROOT / "data" / "outputs"
+
+
+def output_cache_path(default_name: str = "outputs.sqlite") -> Path:
+    """The output cache database: ``NLGJUDGE_OUTPUT_CACHE`` if set, else ``cache_dir()/<default_name>``.
+
+    Tests and CI point it at a temporary file so that they never touch a user's cache, while the
+    converted model weights (large, slow to make) stay in the shared ``cache_dir()``.
+    """
+    value = os.environ.get(OUTPUT_CACHE_ENV)
+    if value:
+        path = Path(value).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    return cache_dir() / default_name

@@ -216,9 +216,9 @@ class OutputCache:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout_s: float = 60.0) -> None:
         if path is None:
-            from nlgjudge.config import cache_dir
+            from nlgjudge.config import output_cache_path
 
-            path = cache_dir() / DEFAULT_DB_NAME
+            path = output_cache_path(DEFAULT_DB_NAME)
         self.path = Path(path).expanduser()
         if busy_timeout_s <= 0:
             raise ValueError(f"busy_timeout_s must be positive, got {busy_timeout_s}")

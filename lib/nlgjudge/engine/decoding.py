@@ -8,8 +8,8 @@ prefixes computed once); their key/values are then padded into one decoding batc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 

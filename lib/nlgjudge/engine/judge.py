@@ -14,12 +14,10 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlgjudge.engine.decoding import DecodeJob, decode_causal, decode_seq2seq
-from nlgjudge.engine.prefix_tree import CausalRunner, ForwardStats, score_continuations
 from nlgjudge.engine.prompting import encode_labels, encode_prompt, prompt_key
 from nlgjudge.engine.requests import (
     ClassifyRequest,
@@ -34,8 +32,13 @@ from nlgjudge.engine.requests import (
     SampleRequest,
     SampleResult,
 )
-from nlgjudge.engine.seq2seq import Seq2SeqRunner
+from nlgjudge.engine.stats import ForwardStats
 from nlgjudge.models import ModelHandle, resolve_model
+
+if TYPE_CHECKING:  # torch and transformers load only when something must be computed
+    from nlgjudge.engine.decoding import DecodeJob
+    from nlgjudge.engine.prefix_tree import CausalRunner
+    from nlgjudge.engine.seq2seq import Seq2SeqRunner
 
 log = logging.getLogger(__name__)
 
@@ -303,11 +306,15 @@ class Judge:
         return prompt_ids[excess:]
 
     def _causal_runner(self, model: Any, report: RunReport) -> CausalRunner:
+        from nlgjudge.engine.prefix_tree import CausalRunner
+
         runner = CausalRunner(model, token_budget=self.token_budget, state_budget=self.state_budget)
         runner.stats = report.stats
         return runner
 
     def _seq2seq_runner(self, model: Any, report: RunReport) -> Seq2SeqRunner:
+        from nlgjudge.engine.seq2seq import Seq2SeqRunner
+
         runner = Seq2SeqRunner(model, token_budget=max(self.token_budget, 512))
         runner.stats = report.stats
         return runner
@@ -329,6 +336,8 @@ class Judge:
         if self.handle.kind == "seq2seq":
             scores = self._seq2seq_runner(model, report).score(items)
         else:
+            from nlgjudge.engine.prefix_tree import score_continuations
+
             scores = score_continuations(self._causal_runner(model, report), items)
         return [
             {"logprobs": [float(sum(scores[start + j])) for j in range(count)]}
@@ -356,6 +365,8 @@ class Judge:
         if self.handle.kind == "seq2seq":
             scores = self._seq2seq_runner(model, report).score(items)
         else:
+            from nlgjudge.engine.prefix_tree import score_continuations
+
             scores = score_continuations(self._causal_runner(model, report), items)
         return [
             {"token_logprobs": list(s), "tokens": tokenizer.convert_ids_to_tokens(t)}
@@ -363,6 +374,8 @@ class Judge:
         ]
 
     def _decode(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, jobs_of: Callable[[Any, list[int]], DecodeJob]) -> list[list[list[int]]]:
+        from nlgjudge.engine.decoding import decode_causal, decode_seq2seq
+
         jobs = []
         for prepared in chunk:
             r = prepared.payload
@@ -374,6 +387,8 @@ class Judge:
         return decode_causal(self._causal_runner(model, report), tokenizer, jobs)
 
     def _compute_samples(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        from nlgjudge.engine.decoding import DecodeJob
+
         outputs = self._decode(
             chunk, model, tokenizer, report,
             lambda r, ids: DecodeJob(ids, r.n_samples, float(r.temperature), r.max_new_tokens, r.seed),
@@ -381,6 +396,8 @@ class Judge:
         return [{"texts": [tokenizer.decode(s, skip_special_tokens=True) for s in samples]} for samples in outputs]
 
     def _compute_generate(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        from nlgjudge.engine.decoding import DecodeJob
+
         outputs = self._decode(chunk, model, tokenizer, report, lambda r, ids: DecodeJob(ids, 1, 0.0, r.max_new_tokens, 0))
         return [{"text": tokenizer.decode(samples[0], skip_special_tokens=True)} for samples in outputs]
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from nlgjudge.engine.stats import ForwardStats
+
 
 @dataclass
 class TreeNode:
@@ -145,17 +147,6 @@ class Pack:
     @property
     def width(self) -> int:
         return sum(len(node.tokens) for node in self.nodes)
-
-
-@dataclass
-class ForwardStats:
-    """What the tree runner actually computed (for the benchmark and progress bars)."""
-
-    forward_calls: int = 0
-    tokens_computed: int = 0  # real tokens through the transformer (padding excluded)
-    padded_tokens: int = 0  # rows x padded segment length (what the matmuls actually saw)
-    attended_keys: int = 0  # sum over real query tokens of the keys they attend (attention cost)
-    output_rows: int = 0  # positions that went through the output layer
 
 
 class CausalRunner:

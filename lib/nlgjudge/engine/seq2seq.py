@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from nlgjudge.engine.prefix_tree import ForwardStats
+from nlgjudge.engine.stats import ForwardStats
 
 
 class Seq2SeqRunner:
