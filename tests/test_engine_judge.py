@@ -207,3 +207,23 @@ def test_finished_chunks_are_in_the_cache_when_a_run_dies(tmp_path):
         assert resumed.last_run.from_cache == 8 and resumed.last_run.computed == len(requests) - 8
         assert len(cache) == len(requests)
         assert resumed.cache_stats.computed == len(requests) - 8
+
+
+def test_cached_mask_reports_cache_hits_without_loading(tmp_path) -> None:
+    from engine_utils import tiny_handle
+
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.engine import ClassifyRequest, Judge
+
+    handle = tiny_handle("gpt2")
+    judge = Judge(handle, cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
+    requests = [ClassifyRequest(prompt=f"The cat sat {k} .", labels=(" A", " B")) for k in range(3)]
+    assert judge.cached_mask("label_probs", requests) == [False, False, False]
+    judge.label_probs(requests[:2])
+    loads = handle.load_count
+    assert judge.cached_mask("label_probs", requests) == [True, True, False]
+    assert handle.load_count == loads
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown operation"):
+        judge.cached_mask("nonsense", requests)

@@ -114,15 +114,7 @@ class Judge:
     # ---- public operations ------------------------------------------------------------------
     def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
         """P(label | prompt) for each request, normalised over its labels (seed 000 eq. 3)."""
-        keyed = []
-        for r in requests:
-            labels = tuple(r.labels)
-            if len(labels) < 2 or any(not isinstance(x, str) or x == "" for x in labels):
-                raise EngineInputError(f"labels must be at least two non-empty strings, got {labels!r}")
-            if len(set(labels)) != len(labels):
-                raise EngineInputError(f"duplicate labels {labels!r}")
-            keyed.append({**prompt_key(r.prompt, r.response_prefix), "labels": list(labels), "label_end": r.label_end})
-        values = self._run("label_probs", requests, keyed, self._compute_label_probs)
+        values = self._run("label_probs", requests, _keyed("label_probs", requests), self._compute_label_probs)
         results = []
         for r, value in zip(requests, values, strict=True):
             logprobs = np.asarray(value["logprobs"], dtype=float)
@@ -139,22 +131,7 @@ class Judge:
 
     def sample(self, requests: Sequence[SampleRequest]) -> list[SampleResult]:
         """K samples per request at a temperature (seed 000 eqs. 4-5), seeded per request."""
-        keyed = []
-        for r in requests:
-            if r.n_samples < 1 or r.max_new_tokens < 1 or not (r.temperature > 0 and math.isfinite(r.temperature)):
-                raise EngineInputError(
-                    f"sampling needs n_samples >= 1, max_new_tokens >= 1 and a finite temperature > 0, got {r!r}"
-                )
-            keyed.append(
-                {
-                    **prompt_key(r.prompt, r.response_prefix),
-                    "n_samples": r.n_samples,
-                    "temperature": float(r.temperature),
-                    "max_new_tokens": r.max_new_tokens,
-                    "seed": r.seed,
-                }
-            )
-        values = self._run("sample", requests, keyed, self._compute_samples)
+        values = self._run("sample", requests, _keyed("sample", requests), self._compute_samples)
         return [
             SampleResult(texts=list(v["texts"]), from_cache=v["_from_cache"], truncated=v["truncated"], meta=r.meta)
             for r, v in zip(requests, values, strict=True)
@@ -162,12 +139,7 @@ class Judge:
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
         """Greedy generation, batched (e.g. summaries, seed 003 Table 4)."""
-        keyed = []
-        for r in requests:
-            if r.max_new_tokens < 1:
-                raise EngineInputError("max_new_tokens must be >= 1")
-            keyed.append({**prompt_key(r.prompt, r.response_prefix), "max_new_tokens": r.max_new_tokens, "decoding": "greedy"})
-        values = self._run("generate", requests, keyed, self._compute_generate)
+        values = self._run("generate", requests, _keyed("generate", requests), self._compute_generate)
         return [
             GenerateResult(text=v["text"], from_cache=v["_from_cache"], truncated=v["truncated"], meta=r.meta)
             for r, v in zip(requests, values, strict=True)
@@ -175,12 +147,7 @@ class Judge:
 
     def loglikelihood(self, requests: Sequence[LoglikRequest]) -> list[LoglikResult]:
         """Per-token log p(target | condition) (seed 003 eq. 2 before weighting)."""
-        keyed = []
-        for r in requests:
-            if not r.condition.strip() or not r.target.strip():
-                raise EngineInputError("empty condition or target text in a log-likelihood request")
-            keyed.append({"condition": r.condition, "target": r.target})
-        values = self._run("loglikelihood", requests, keyed, self._compute_loglik)
+        values = self._run("loglikelihood", requests, _keyed("loglikelihood", requests), self._compute_loglik)
         return [
             LoglikResult(
                 token_logprobs=np.asarray(v["token_logprobs"], dtype=float),
@@ -191,6 +158,16 @@ class Judge:
             )
             for r, v in zip(requests, values, strict=True)
         ]
+
+    def cached_mask(self, operation: str, requests: Sequence[Any]) -> list[bool]:
+        """Which requests already have an output in the cache (loads no model, computes nothing)."""
+        if operation not in _KEYED_FIELDS:
+            raise ValueError(f"unknown operation {operation!r}; choose one of {sorted(_KEYED_FIELDS)}")
+        if self.cache is None or not requests:
+            return [False] * len(requests)
+        keys = [self._key(operation, k) for k in _keyed(operation, requests)]
+        found = self.cache.get_many(keys)
+        return [k in found for k in keys]
 
     # ---- the cache-first driver ---------------------------------------------------------------
     def _key(self, operation: str, request: dict[str, Any]) -> str:
@@ -426,3 +403,51 @@ def _check_finite(value: dict[str, Any], operation: str) -> None:
                 "weights (fp32) and the inputs"
             )
 
+
+
+def _keyed_label_probs(r: ClassifyRequest) -> dict[str, Any]:
+    labels = tuple(r.labels)
+    if len(labels) < 2 or any(not isinstance(x, str) or x == "" for x in labels):
+        raise EngineInputError(f"labels must be at least two non-empty strings, got {labels!r}")
+    if len(set(labels)) != len(labels):
+        raise EngineInputError(f"duplicate labels {labels!r}")
+    return {**prompt_key(r.prompt, r.response_prefix), "labels": list(labels), "label_end": r.label_end}
+
+
+def _keyed_sample(r: SampleRequest) -> dict[str, Any]:
+    if r.n_samples < 1 or r.max_new_tokens < 1 or not (r.temperature > 0 and math.isfinite(r.temperature)):
+        raise EngineInputError(
+            f"sampling needs n_samples >= 1, max_new_tokens >= 1 and a finite temperature > 0, got {r!r}"
+        )
+    return {
+        **prompt_key(r.prompt, r.response_prefix),
+        "n_samples": r.n_samples,
+        "temperature": float(r.temperature),
+        "max_new_tokens": r.max_new_tokens,
+        "seed": r.seed,
+    }
+
+
+def _keyed_generate(r: GenerateRequest) -> dict[str, Any]:
+    if r.max_new_tokens < 1:
+        raise EngineInputError("max_new_tokens must be >= 1")
+    return {**prompt_key(r.prompt, r.response_prefix), "max_new_tokens": r.max_new_tokens, "decoding": "greedy"}
+
+
+def _keyed_loglikelihood(r: LoglikRequest) -> dict[str, Any]:
+    if not r.condition.strip() or not r.target.strip():
+        raise EngineInputError("empty condition or target text in a log-likelihood request")
+    return {"condition": r.condition, "target": r.target}
+
+
+#: What goes into each operation's cache key besides model and fingerprint (validated on the way).
+_KEYED_FIELDS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "label_probs": _keyed_label_probs,
+    "sample": _keyed_sample,
+    "generate": _keyed_generate,
+    "loglikelihood": _keyed_loglikelihood,
+}
+
+
+def _keyed(operation: str, requests: Sequence[Any]) -> list[dict[str, Any]]:
+    return [_KEYED_FIELDS[operation](r) for r in requests]

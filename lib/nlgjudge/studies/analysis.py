@@ -1,0 +1,404 @@
+"""From the studies' tidy outputs to the papers' tables: per-context Spearman x100, averaged.
+
+Pure functions on frames (no model calls, no I/O). Every method is first turned into one
+*prediction* per candidate (:data:`PREDICTION_COLUMNS`), then correlated with the human scores
+within each context and averaged over contexts (the papers' "summary-level" correlation,
+:func:`nlgjudge.stats.summary_level_correlation`), per prompt template and as the mean over
+templates (seed 000 Table 1 caption: "averaged over both prompts").
+
+* comparative assessment: hard decisions of the full comparison matrix (eq. 2), optionally
+  debiased (eq. 10), turned into win ratios (eq. 6);
+* prompt scoring: the mean of the parsed samples (the paper's reading, with unparseable samples
+  counted) or the expected score over the score distribution (ours, as G-Eval does);
+* G-Eval and reference-based baselines: their scores as they are.
+
+:func:`side_by_side` lays the paper's reported numbers beside ours in one long frame whose
+``source`` column says which is which; :func:`side_by_side_table` pivots it for display with
+``source`` in the row labels, so a reported and a computed number never share a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.data import JudgeDataset
+from nlgjudge.stats import (
+    bootstrap_mean_ci,
+    debias_threshold,
+    debiased_decisions,
+    hard_decisions,
+    summary_level_correlation,
+    win_ratio_full_matrix,
+)
+from nlgjudge.studies.comparative import comparison_matrices
+
+PREDICTION_COLUMNS = ["model", "dataset", "method", "template", "aspect", "context_id", "candidate_id", "score"]
+GROUP_COLUMNS = ["model", "dataset", "method", "template", "aspect"]
+#: ``template`` label of the rows that average the per-template correlations.
+TEMPLATE_MEAN = "mean"
+#: ``template`` of methods without the paper's two prompt templates (G-Eval, baselines).
+NO_TEMPLATE = 0
+
+COMPARATIVE = "comparative"
+COMPARATIVE_DEBIASED = "comparative (debiased)"
+SCORING_SAMPLED = "prompt scoring (sampled)"
+SCORING_EXPECTED = "prompt scoring (expected)"
+GEVAL = "G-Eval"
+
+#: The section of seed 000 Tables 1-4 each of our methods belongs to (the tables' ``row_group``).
+SECTIONS = {
+    COMPARATIVE: "Comparative Assessment (§3)",
+    COMPARATIVE_DEBIASED: "Comparative Assessment (§3)",
+    SCORING_SAMPLED: "Prompt Scoring (§4.3.2)",
+    SCORING_EXPECTED: "Prompt Scoring (§4.3.2)",
+    GEVAL: "G-Eval (§4.3.2)",
+}
+BASELINE_SECTION = "Baselines (§4.3)"
+SECTION_ORDER = ["Baselines (§4.3)", "Prompt Scoring (§4.3.2)", "G-Eval (§4.3.2)", "Comparative Assessment (§3)"]
+#: seed 000's table of each dataset (Table 2, Podcast, is system- and summary-level: not laid out here).
+PAPER_TABLES = {"summeval": 1, "topicalchat": 3, "webnlg": 4}
+REPORTED = "reported"
+OURS = "ours"
+
+
+# --------------------------------------------------------------------------------------------
+# Predictions: one score per candidate, per method, template and aspect
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise KeyError(f"{what} lacks columns {missing} (it has {list(frame.columns)})")
+
+
+def comparative_predictions(
+    comparisons: pd.DataFrame, *, debias: bool = False, debias_scope: str = "dataset"
+) -> pd.DataFrame:
+    """Win ratios (eq. 6) from the hard decisions (eq. 2) of every full comparison matrix.
+
+    ``comparisons`` is :func:`nlgjudge.studies.comparative.run_comparative`'s frame (one model
+    and dataset per ``(model, dataset)`` group). With ``debias=True`` the decisions use the
+    threshold of eq. 10, fitted so that P(A) = 0.5 over all comparisons of one model, dataset,
+    template and aspect (``debias_scope="dataset"``, as the paper fits one threshold per
+    set-up) or within each context (``"context"``). A matrix with a comparison missing is an
+    error: the win ratio here is the full-matrix one.
+    """
+    _require(comparisons, ["model", "dataset", "context_id", "template", "aspect", "i", "j", "candidate_a", "p_a"], "comparisons")
+    if debias_scope not in ("dataset", "context"):
+        raise ValueError(f"debias_scope must be 'dataset' or 'context', got {debias_scope!r}")
+    method = COMPARATIVE_DEBIASED if debias else COMPARATIVE
+    rows: list[pd.DataFrame] = []
+    for (model, dataset), part in comparisons.groupby(["model", "dataset"], sort=False):
+        matrices = comparison_matrices(part)
+        thresholds = {}
+        if debias and debias_scope == "dataset":
+            for (template, aspect), setup in part.groupby(["template", "aspect"], sort=False):
+                thresholds[(int(template), str(aspect))] = debias_threshold(setup["p_a"].to_numpy(dtype=float))
+        # candidate ids in matrix order: row i of a context's matrix is the candidate shown as A at index i
+        ids = part.drop_duplicates(["context_id", "i"]).set_index(["context_id", "i"])["candidate_a"]
+        for (context_id, template, aspect), matrix in matrices.items():
+            _check_full(matrix, context_id, template, aspect)
+            if debias:
+                fitted = thresholds.get((template, aspect)) if debias_scope == "dataset" else None
+                decisions = debiased_decisions(matrix, fitted)
+            else:
+                decisions = hard_decisions(matrix)
+            scores = win_ratio_full_matrix(decisions)
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "model": model,
+                        "dataset": dataset,
+                        "method": method,
+                        "template": template,
+                        "aspect": aspect,
+                        "context_id": context_id,
+                        "candidate_id": [ids[(context_id, i)] for i in range(len(scores))],
+                        "score": scores,
+                    }
+                )
+            )
+    if not rows:
+        raise ValueError("comparisons is empty: nothing to rank")
+    return pd.concat(rows, ignore_index=True)[PREDICTION_COLUMNS]
+
+
+def _check_full(matrix: np.ndarray, context_id: str, template: int, aspect: str) -> None:
+    n = matrix.shape[0]
+    made = int((~np.isnan(matrix)).sum() - (~np.isnan(np.diag(matrix))).sum())
+    if made != n * (n - 1):
+        raise ValueError(
+            f"context {context_id!r}, template {template}, aspect {aspect}: {made} of the {n * (n - 1)} ordered "
+            "comparisons are present; the full-matrix win ratio needs all of them (run the study to completion, "
+            "or use nlgjudge.stats.subset_curves for partial comparison sets)"
+        )
+
+
+def scoring_predictions(scores: pd.DataFrame, reading: str, *, model: str, dataset: str) -> pd.DataFrame:
+    """Predictions from a scoring frame of :mod:`nlgjudge.studies.scoring`.
+
+    ``reading``: ``"sampled"`` (mean of the parsed samples; NaN where none parsed, counted later
+    by :func:`correlations`), ``"expected"`` (expected score over 1..10) or ``"geval"``.
+    """
+    column = {"sampled": "score", "expected": "expected", "geval": "expected"}
+    method = {"sampled": SCORING_SAMPLED, "expected": SCORING_EXPECTED, "geval": GEVAL}
+    if reading not in column:
+        raise ValueError(f"unknown reading {reading!r}; choose one of {sorted(column)}")
+    _require(scores, ["context_id", "candidate_id", "template", "aspect", column[reading]], f"the {reading} scores")
+    out = scores[["context_id", "candidate_id", "template", "aspect"]].copy()
+    out["score"] = scores[column[reading]].astype(float).to_numpy()
+    out["model"], out["dataset"], out["method"] = model, dataset, method[reading]
+    return out[PREDICTION_COLUMNS]
+
+
+def baseline_predictions(baselines: pd.DataFrame, *, dataset: str) -> pd.DataFrame:
+    """Predictions from :func:`nlgjudge.studies.baselines.reference_baselines` (one per metric)."""
+    _require(baselines, ["context_id", "candidate_id", "metric", "implementation", "score"], "the baseline scores")
+    aspects = baselines.attrs.get("aspects")
+    if not aspects:
+        raise ValueError("the baseline frame does not say which aspects to correlate with (attrs['aspects'])")
+    parts = []
+    for aspect in aspects:  # a reference-based metric gives one score, correlated with every aspect
+        part = baselines[["context_id", "candidate_id", "score"]].copy()
+        part["model"] = baselines["implementation"].to_numpy()
+        part["method"] = baselines["metric"].to_numpy()
+        part["dataset"], part["template"], part["aspect"] = dataset, NO_TEMPLATE, aspect
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)[PREDICTION_COLUMNS]
+
+
+def unparseable_counts(sampled: pd.DataFrame) -> pd.DataFrame:
+    """Per template and aspect: samples drawn, samples that gave no score, candidates left without any."""
+    _require(sampled, ["template", "aspect", "n_parsed", "n_unparsed"], "the sampled scores")
+    grouped = sampled.groupby(["template", "aspect"], sort=False)
+    out = grouped.agg(
+        samples=("n_parsed", lambda s: int(s.sum())), unparseable=("n_unparsed", lambda s: int(s.sum()))
+    )
+    out["samples"] += out["unparseable"]
+    out["percent_unparseable"] = 100.0 * out["unparseable"] / out["samples"].where(out["samples"] > 0)
+    out["candidates_without_score"] = grouped["n_parsed"].agg(lambda s: int((s == 0).sum()))
+    return out.reset_index()
+
+
+# --------------------------------------------------------------------------------------------
+# Correlations
+
+
+def _gold_lookup(ds: JudgeDataset) -> pd.DataFrame:
+    return ds.frame.set_index(["context_id", "candidate_id"])
+
+
+def correlations(
+    predictions: pd.DataFrame,
+    ds: JudgeDataset,
+    *,
+    method: str = "spearman",
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Summary-level correlation x100 per model, dataset, method, template and aspect.
+
+    Columns: the :data:`GROUP_COLUMNS`, ``spearman`` (x100, the mean over contexts where it is
+    defined), ``ci_low``/``ci_high`` (percentile bootstrap over contexts, NaN with fewer than two
+    contexts), ``n_contexts``, ``n_undefined`` (contexts with constant predictions or gold scores,
+    left out of the mean), ``n_unscored`` (candidates without a prediction, e.g. no parseable
+    sample: they are left out of their context's correlation). For every model, method and aspect a
+    row with ``template == "mean"`` averages the per-template values (the paper's figure); its
+    interval resamples contexts of the per-context template means.
+    """
+    _require(predictions, PREDICTION_COLUMNS, "predictions")
+    gold = _gold_lookup(ds)
+    records = []
+    per_context: dict[tuple[object, ...], pd.Series] = {}
+    for key, part in predictions.groupby(GROUP_COLUMNS, sort=False):
+        aspect = key[4]
+        if aspect not in gold.columns:
+            raise KeyError(f"aspect {aspect!r} is not a score column of {ds.info.name}")
+        preds, golds, contexts = [], [], []
+        unscored = 0
+        for context_id, one in part.groupby("context_id", sort=False):
+            index = pd.MultiIndex.from_arrays([one["context_id"], one["candidate_id"]])
+            missing = index.difference(gold.index)
+            if len(missing):
+                raise KeyError(f"{len(missing)} predicted candidate(s) are not in {ds.info.name}, e.g. {missing[0]}")
+            scores = one["score"].to_numpy(dtype=float)
+            truth = gold.loc[index, aspect].to_numpy(dtype=float)
+            keep = ~np.isnan(scores) & ~np.isnan(truth)
+            unscored += int(np.isnan(scores).sum())
+            if keep.sum() >= 2:
+                preds.append(scores[keep])
+                golds.append(truth[keep])
+                contexts.append(context_id)
+        record = dict(zip(GROUP_COLUMNS, key, strict=True))
+        values = np.full(len(contexts), np.nan)
+        value = np.nan
+        if contexts:
+            try:  # contexts with an undefined correlation are left out of the mean, and counted
+                result = summary_level_correlation(preds, golds, method=method, undefined="exclude")
+                value = result.value_x100
+            except ValueError:  # undefined in every context: no figure at all
+                result = summary_level_correlation(preds, golds, method=method, undefined="zero")
+            values = result.per_context
+        record.update(spearman=value, n_contexts=len(contexts), n_undefined=int(np.isnan(values).sum()), n_unscored=unscored)
+        record.update(_interval(values, n_boot, confidence, seed))
+        records.append(record)
+        per_context[key] = pd.Series(values, index=contexts, dtype=float)
+    table = pd.DataFrame.from_records(records)
+    means = _template_means(table, per_context, n_boot, confidence, seed)
+    columns = [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high", "n_contexts", "n_undefined", "n_unscored"]
+    out = pd.concat([table, means], ignore_index=True)[columns]
+    out["template"] = out["template"].astype(object)
+    return out
+
+
+def _interval(per_context: np.ndarray, n_boot: int, confidence: float, seed: int) -> dict[str, float]:
+    finite = per_context[np.isfinite(per_context)]
+    if finite.size < 2:
+        return {"ci_low": np.nan, "ci_high": np.nan}
+    try:
+        ci = bootstrap_mean_ci(finite, n_boot=n_boot, confidence=confidence, seed=seed)
+    except ValueError:  # degenerate resamples: no interval rather than a made-up one
+        return {"ci_low": np.nan, "ci_high": np.nan}
+    return {"ci_low": 100.0 * ci.low, "ci_high": 100.0 * ci.high}
+
+
+def _template_means(
+    table: pd.DataFrame, per_context: Mapping[tuple[object, ...], pd.Series], n_boot: int, confidence: float, seed: int
+) -> pd.DataFrame:
+    records = []
+    keys = ["model", "dataset", "method", "aspect"]
+    for key, part in table.groupby(keys, sort=False):
+        record = dict(zip(keys, key, strict=True))
+        record["template"] = TEMPLATE_MEAN
+        record["spearman"] = float(part["spearman"].mean())  # the paper: mean of the per-prompt figures
+        series = [per_context[tuple(r[c] for c in GROUP_COLUMNS)] for r in part.to_dict("records")]
+        by_context = pd.concat(series, axis=1).mean(axis=1) if series else pd.Series(dtype=float)
+        record.update(
+            n_contexts=int(part["n_contexts"].max()),
+            n_undefined=int(part["n_undefined"].sum()),
+            n_unscored=int(part["n_unscored"].sum()),
+        )
+        record.update(_interval(by_context.to_numpy(dtype=float), n_boot, confidence, seed))
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+def comparative_correlations(
+    comparisons: pd.DataFrame,
+    ds: JudgeDataset,
+    debias: bool = False,
+    *,
+    debias_scope: str = "dataset",
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`correlations` of the comparative win ratios (see :func:`comparative_predictions`)."""
+    predictions = comparative_predictions(comparisons, debias=debias, debias_scope=debias_scope)
+    return correlations(predictions, ds, n_boot=n_boot, seed=seed)
+
+
+# --------------------------------------------------------------------------------------------
+# Reported beside ours
+
+
+def _our_row(method: str, model: str) -> str:
+    if method in (COMPARATIVE, GEVAL):
+        return model
+    if method == COMPARATIVE_DEBIASED:
+        return f"{model} (debiased)"
+    if method == SCORING_SAMPLED:
+        return f"{model} (sampled)"
+    if method == SCORING_EXPECTED:
+        return f"{model} (expected score)"
+    return f"{method} ({model})"  # baselines: the metric and its implementation
+
+
+def side_by_side(
+    ours: pd.DataFrame,
+    reported: pd.DataFrame,
+    *,
+    table: int,
+    our_note: str = "",
+) -> pd.DataFrame:
+    """One long frame: the paper's cells (``source == "reported"``) and our template means (``"ours"``).
+
+    ``ours`` is :func:`correlations`' output (only its ``template == "mean"`` rows are used: the
+    paper's figures average the two prompts); ``reported`` is ``load_reported("liusie2024", table)``.
+    Columns: ``section`` (the paper's section of the table), ``source``, ``row`` (the paper's row
+    label, or our model with the reading), ``system`` (the paper's row label, or our model),
+    ``method`` (ours only: which of our methods), ``aspect``, ``spearman``, ``ci_low``, ``ci_high`` (ours
+    only) and ``reference`` ("seed 000 Table N" or ``our_note``).
+    """
+    _require(ours, [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high"], "ours")
+    _require(reported, ["table", "row_group", "row", "column", "value"], "reported")
+    if set(reported["table"]) != {table}:
+        raise ValueError(f"reported holds tables {sorted(set(reported['table']))}, expected only table {table}")
+    paper = pd.DataFrame(
+        {
+            "section": reported["row_group"].to_numpy(),
+            "source": REPORTED,
+            "row": reported["row"].to_numpy(),
+            "system": reported["row"].to_numpy(),
+            "method": "",
+            "aspect": reported["column"].to_numpy(),
+            "spearman": reported["value"].astype(float).to_numpy(),
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+            "reference": f"seed 000 Table {table}",
+        }
+    )
+    mine = ours[ours["template"].astype(str) == TEMPLATE_MEAN]
+    computed = pd.DataFrame(
+        {
+            "section": [SECTIONS.get(m, BASELINE_SECTION) for m in mine["method"]],
+            "source": OURS,
+            "row": [_our_row(m, mo) for m, mo in zip(mine["method"], mine["model"], strict=True)],
+            "system": mine["model"].to_numpy(),
+            "method": mine["method"].to_numpy(),
+            "aspect": mine["aspect"].to_numpy(),
+            "spearman": mine["spearman"].to_numpy(dtype=float),
+            "ci_low": mine["ci_low"].to_numpy(dtype=float),
+            "ci_high": mine["ci_high"].to_numpy(dtype=float),
+            "reference": our_note,
+        }
+    )
+    return pd.concat([paper, computed], ignore_index=True)
+
+
+def side_by_side_table(long: pd.DataFrame, *, with_ci: bool = False, decimals: int = 1) -> pd.DataFrame:
+    """Display form of :func:`side_by_side`: rows (section, source, row), one column per aspect.
+
+    Sections in the paper's order; within a section the reported rows come first. With
+    ``with_ci`` our cells read "41.3 [30.2, 50.1]" (text), otherwise they are numbers.
+    """
+    _require(long, ["section", "source", "row", "aspect", "spearman"], "the side-by-side frame")
+    frame = long.copy()
+    if with_ci:
+        def cell(r: pd.Series) -> str:
+            if np.isnan(r["spearman"]):
+                return "-"
+            text = f"{r['spearman']:.{decimals}f}"
+            if np.isfinite(r.get("ci_low", np.nan)):
+                text += f" [{r['ci_low']:.{decimals}f}, {r['ci_high']:.{decimals}f}]"
+            return text
+
+        frame["cell"] = frame.apply(cell, axis=1)
+    else:
+        frame["cell"] = frame["spearman"].round(decimals)
+    aspects = list(dict.fromkeys(frame["aspect"]))
+    sections = [s for s in SECTION_ORDER if s in set(frame["section"])] + [
+        s for s in dict.fromkeys(frame["section"]) if s not in SECTION_ORDER
+    ]
+    order = []
+    for section in sections:
+        for source in (REPORTED, OURS):
+            rows = frame[(frame["section"] == section) & (frame["source"] == source)]["row"]
+            order.extend((section, source, r) for r in dict.fromkeys(rows))
+    wide = frame.pivot_table(index=["section", "source", "row"], columns="aspect", values="cell", aggfunc="first", sort=False)
+    wide = wide.reindex(index=pd.MultiIndex.from_tuples(order, names=["section", "source", "row"]), columns=aspects)
+    wide.columns.name = None
+    return wide

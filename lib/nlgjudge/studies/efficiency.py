@@ -1,0 +1,360 @@
+"""Fewer comparisons (seed 000 §3.4, §5.5-5.6, Appendix B; Fig. 4-5, Tables 8 and 11) on real judges.
+
+Thin wrappers around :mod:`nlgjudge.stats` that take the comparative study's tidy frame (all
+N(N-1) ordered comparisons of every context, see
+:func:`nlgjudge.studies.comparative.run_comparative`) and return tidy frames:
+
+* :func:`subset_curve_frame`: Spearman x100 against the number of comparisons R for each selection
+  strategy, with and without debiasing, the mean over draws with a confidence band
+  (:func:`nlgjudge.stats.subset_curves`). Subsets are *simulated* by reading the selected entries of
+  the full matrix, exactly what a judge asked only those comparisons would have answered (the
+  probabilities are deterministic). The ``active`` strategy uses the judge's answers as it goes
+  (it is sequential), which the full matrix also provides.
+* :func:`self_consistency_frame`: Table 8, ranking accuracy on random subsets of the candidates.
+* :func:`ranking_methods_frame`: Table 11, win ratio against maximum likelihood (eq. 11-13), plus
+  Bradley-Terry scores (choix).
+
+and seaborn figures of the curves (:func:`plot_subset_curves`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from nlgjudge.data import JudgeDataset
+from nlgjudge.stats import (
+    bradley_terry_scores,
+    hard_decisions,
+    max_likelihood_ranking,
+    max_likelihood_ranking_hard,
+    self_consistency,
+    subset_curves,
+    summary_level_correlation,
+    win_ratio,
+)
+from nlgjudge.stats.selection import STRATEGIES
+from nlgjudge.studies.comparative import gold_scores
+from nlgjudge.studies.positional import comparison_sets
+
+#: Plot order and names of the strategies.
+STRATEGY_ORDER = ("random", "no-repeat", "symmetric", "active", "full")
+
+
+def stacks_by_size(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset]
+) -> dict[tuple[str, str, int, str], dict[int, tuple[list[str], np.ndarray, np.ndarray]]]:
+    """Per comparison set, the contexts grouped by their number of candidates N:
+    ``{(model, dataset, template, aspect): {N: (context_ids, probs (C, N, N), gold (C, N))}}``.
+
+    The subset curves need equal N within a stack (a budget R means something different for other
+    N). Every context must have all its N(N-1) comparisons.
+    """
+    out: dict[tuple[str, str, int, str], dict[int, tuple[list[str], np.ndarray, np.ndarray]]] = {}
+    for key, matrices in comparison_sets(comparisons).items():
+        model, dataset, template, aspect = key
+        if dataset not in datasets:
+            raise ValueError(f"no human scores for dataset {dataset!r}: pass its JudgeDataset in datasets")
+        gold = gold_scores(datasets[dataset], aspect)
+        groups: dict[int, tuple[list[str], list[np.ndarray], list[np.ndarray]]] = {}
+        for context_id, matrix in matrices.items():
+            n = matrix.shape[0]
+            if context_id not in gold or gold[context_id].size != n:
+                raise ValueError(
+                    f"{dataset} context {context_id}: the comparisons cover {n} candidates but the dataset passed "
+                    "has a different set; pass the dataset the comparisons were run on"
+                )
+            if np.isnan(matrix[~np.eye(n, dtype=bool)]).any():
+                raise ValueError(
+                    f"{model} on {dataset} context {context_id} (prompt {template}, {aspect}) lacks some of the "
+                    f"{n * (n - 1)} ordered comparisons; the subset studies need the full matrix"
+                )
+            ids, probs, scores = groups.setdefault(n, ([], [], []))
+            ids.append(context_id)
+            probs.append(matrix)
+            scores.append(gold[context_id])
+        out[key] = {n: (ids, np.stack(p), np.stack(g)) for n, (ids, p, g) in groups.items()}
+    return out
+
+
+def subset_curve_frame(
+    comparisons: pd.DataFrame,
+    datasets: Mapping[str, JudgeDataset],
+    strategies: Sequence[str] = ("random", "no-repeat", "symmetric", "active"),
+    n_draws: int = 50,
+    debias: Sequence[bool] = (False, True),
+    budgets: Sequence[int] | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Tidy subset curves (Fig. 4-5): one row per set, strategy, debiasing flag and budget R.
+
+    Columns: model, dataset, template, aspect, n_candidates, n_contexts (used: contexts with
+    constant human scores are left out, counted in n_contexts_constant_gold), strategy, debiased,
+    budget, fraction (R / N(N-1)), spearman_x100 (mean over draws), sd_x100, ci_low_x100,
+    ci_high_x100, distinct_pairs, p_a (after debiasing when debiased), n_draws. ``attrs["seconds"]``
+    holds the total compute time. Each set gets its own seed derived from ``seed``, so adding a
+    model or aspect does not change the others' draws.
+    """
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or not strategies:
+        raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
+    rows = []
+    started = time.perf_counter()
+    for index, (key, groups) in enumerate(stacks_by_size(comparisons, datasets).items()):
+        model, dataset, template, aspect = key
+        for n, (ids, probs, gold) in groups.items():
+            usable = np.ptp(gold, axis=1) > 0
+            if not usable.any():
+                continue  # no context of this size has varying human scores: no correlation exists
+            curves = subset_curves(
+                probs, gold, list(strategies), budgets, n_draws, tuple(debias), confidence,
+                seed=np.random.default_rng([seed, index, n]),
+            )
+            for (strategy, debiased), curve in curves.curves.items():
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "model": model,
+                            "dataset": dataset,
+                            "template": template,
+                            "aspect": aspect,
+                            "n_candidates": n,
+                            "n_contexts": curves.n_contexts - curves.n_contexts_constant_gold,
+                            "n_contexts_constant_gold": curves.n_contexts_constant_gold,
+                            "strategy": strategy,
+                            "debiased": debiased,
+                            "budget": curve.budgets,
+                            "fraction": curve.budgets / (n * (n - 1)),
+                            "spearman_x100": curve.mean_x100,
+                            "sd_x100": curve.sd_x100,
+                            "ci_low_x100": curve.ci_low_x100,
+                            "ci_high_x100": curve.ci_high_x100,
+                            "distinct_pairs": curve.distinct_pairs,
+                            "p_a": curve.p_a,
+                            "n_draws": n_draws,
+                        }
+                    )
+                )
+    if not rows:
+        raise ValueError("no comparison set has contexts with varying human scores; nothing to plot")
+    frame = pd.concat(rows, ignore_index=True)
+    frame.attrs["seconds"] = time.perf_counter() - started
+    return frame
+
+
+def curve_summary(curves: pd.DataFrame, fractions: Sequence[float] = (0.1, 0.25, 0.5, 1.0)) -> pd.DataFrame:
+    """Spearman x100 at a few budgets (the largest budget at or below each fraction of N(N-1)) per
+    set, strategy and debiasing flag, as a long frame (for tables next to the figure)."""
+    keys = ["model", "dataset", "template", "aspect", "n_candidates", "strategy", "debiased"]
+    rows = []
+    for group_key, group in curves.groupby(keys, sort=False):
+        for fraction in fractions:
+            below = group[group["fraction"] <= fraction + 1e-12]
+            if below.empty:
+                continue
+            last = below.iloc[below["budget"].to_numpy().argmax()]
+            rows.append({**dict(zip(keys, group_key)), "target_fraction": fraction, "budget": int(last["budget"]),
+                         "spearman_x100": float(last["spearman_x100"])})
+    return pd.DataFrame(rows)
+
+
+def debiasing_gain(curves: pd.DataFrame) -> pd.DataFrame:
+    """Debiased minus plain Spearman x100 at every budget (one row per set, strategy and budget),
+    with the band half-widths of both curves to judge whether a gap is more than noise."""
+    keys = ["model", "dataset", "template", "aspect", "n_candidates", "strategy", "budget", "fraction"]
+    columns = [*keys, "spearman_x100", "ci_low_x100"]
+    joined = curves.loc[~curves["debiased"], columns].merge(
+        curves.loc[curves["debiased"], columns], on=keys, suffixes=("_plain", "_debiased"), how="inner"
+    )
+    return joined[keys].assign(
+        gain_x100=joined["spearman_x100_debiased"] - joined["spearman_x100_plain"],
+        half_band_plain=joined["spearman_x100_plain"] - joined["ci_low_x100_plain"],
+        half_band_debiased=joined["spearman_x100_debiased"] - joined["ci_low_x100_debiased"],
+    )
+
+
+def self_consistency_frame(
+    comparisons: pd.DataFrame,
+    datasets: Mapping[str, JudgeDataset],
+    sizes: Sequence[int],
+    n_draws: int = 20,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Table 8: agreement (%) of the win-ratio ranking of n random candidates (all n(n-1) comparisons
+    among them, eq. 2 decisions) with the ranking from all N ("Final") and with the human scores
+    ("Gold"). Sizes larger than a dataset's N are skipped there and N itself is always added (the
+    paper's last column, where "Final" is 100 by definition). Long frame: model, dataset, template,
+    aspect, n_candidates, size, reference, percent, n_draws.
+    """
+    if not sizes or min(sizes) < 2:
+        raise ValueError(f"sizes must be candidate counts of at least 2; got {list(sizes)}")
+    rows = []
+    for index, (key, groups) in enumerate(stacks_by_size(comparisons, datasets).items()):
+        model, dataset, template, aspect = key
+        for n, (_, probs, gold) in groups.items():
+            wanted = sorted({s for s in sizes if s <= n} | {n})
+            result = self_consistency(
+                np.stack([hard_decisions(m) for m in probs]), gold, wanted, n_draws,
+                seed=np.random.default_rng([seed, index, n]),
+            )
+            for size, final, human in zip(result.subset_sizes, result.final_percent, result.gold_percent, strict=True):
+                for reference, value in (("Final", final), ("Gold", human)):
+                    rows.append({"model": model, "dataset": dataset, "template": template, "aspect": aspect,
+                                 "n_candidates": n, "size": int(size), "reference": reference,
+                                 "percent": float(value), "n_draws": n_draws})
+    return pd.DataFrame(rows)
+
+
+def ranking_methods_frame(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset]) -> pd.DataFrame:
+    """Table 11 and beyond: Spearman x100 of four ways to turn the full comparison matrix into a ranking.
+
+    * ``win ratio``: eq. 6 on the eq. 2 hard decisions (the paper's default);
+    * ``max likelihood``: the ranking maximising eq. 12 with the judge's probabilities (exact search
+      up to 16 candidates, where the paper needed a greedy approximation);
+    * ``max likelihood (hard)``: eq. 13 on the hard decisions (a full tie where the likelihood is
+      flat, see :func:`_hard_likelihood_scores`);
+    * ``Bradley-Terry``: log-strengths fitted by choix on the probabilities as soft wins.
+
+    Contexts with constant human scores are left out; a method that ties every candidate of a
+    context scores 0 there. Long frame: model, dataset, template, aspect, method, spearman_x100,
+    n_contexts.
+    """
+    methods = {
+        "win ratio": lambda p: win_ratio(hard_decisions(p)),
+        "max likelihood": lambda p: -max_likelihood_ranking(p).ranks,
+        "max likelihood (hard)": _hard_likelihood_scores,
+        "Bradley-Terry": lambda p: bradley_terry_scores(p),
+    }
+    rows = []
+    for key, groups in stacks_by_size(comparisons, datasets).items():
+        model, dataset, template, aspect = key
+        probs = [m for _, stack, _ in groups.values() for m in stack]
+        gold = [g for _, _, scores in groups.values() for g in scores]
+        usable = [k for k, g in enumerate(gold) if np.ptp(g) > 0]
+        if not usable:
+            continue
+        for method, score in methods.items():
+            predictions = [score(probs[k]) for k in usable]
+            corr = summary_level_correlation(predictions, [gold[k] for k in usable], "spearman", undefined="zero")
+            rows.append({"model": model, "dataset": dataset, "template": template, "aspect": aspect,
+                         "method": method, "spearman_x100": corr.value_x100, "n_contexts": len(usable)})
+    return pd.DataFrame(rows)
+
+
+def _hard_likelihood_scores(probs: np.ndarray) -> np.ndarray:
+    """Scores from the eq. 13 ranking; all equal when every ordering is equally likely.
+
+    With hard decisions the likelihood can be flat: a judge that answers "A" to every comparison of
+    a symmetric set makes each pair one win each way, so every ranking explains the decisions
+    equally well. The exact search would still return one of them (the candidates' index order),
+    which can correlate with gold by accident; we return a full tie instead, as the win ratio does.
+    Partial ties (several but not all orderings optimal) are broken by the search, by index.
+    """
+    decisions = hard_decisions(probs)
+    made = ~np.isnan(decisions)
+    # Flat likelihood <=> for every pair, i's net wins over j equal j's over i.
+    wins = np.where(made, decisions, 0.0) + np.where(made, 1.0 - decisions, 0.0).T
+    if np.allclose(wins, wins.T):
+        return np.zeros(probs.shape[0])
+    return -max_likelihood_ranking_hard(decisions).ranks
+
+
+# --------------------------------------------------------------------------------------------------
+# Figures
+
+
+def _strategy_palette() -> dict[str, tuple[float, float, float]]:
+    # Fixed colours per strategy (colour-blind palette entries far apart: blue, orange, green, purple, grey).
+    colours = sns.color_palette("colorblind", 10)
+    return dict(zip(STRATEGY_ORDER, [colours[0], colours[1], colours[2], colours[4], colours[7]]))
+
+
+def plot_subset_curves(
+    curves: pd.DataFrame,
+    panel: str = "strategy",
+    title: str | None = None,
+    x: str = "budget",
+) -> Figure:
+    """Spearman x100 against the number of comparisons with confidence bands.
+
+    ``curves``: rows of :func:`subset_curve_frame` for ONE comparison set (or already averaged), i.e.
+    unique (strategy, debiased, budget). ``panel="strategy"``: one panel per strategy, plain and
+    debiased curves in each (seed 000 Fig. 4 split up); ``panel="debiased"``: two panels (plain,
+    debiased) with one line per strategy, to compare strategies at equal R. ``x``: "budget" (R) or
+    "fraction" (R / N(N-1)).
+    """
+    if panel not in ("strategy", "debiased"):
+        raise ValueError(f"panel must be 'strategy' or 'debiased'; got {panel!r}")
+    if x not in ("budget", "fraction"):
+        raise ValueError(f"x must be 'budget' or 'fraction'; got {x!r}")
+    if curves.duplicated(["strategy", "debiased", "budget"]).any():
+        raise ValueError("plot_subset_curves draws one comparison set: filter the frame to one model, dataset, "
+                         "template and aspect (or average it) first")
+    strategies = [s for s in STRATEGY_ORDER if s in set(curves["strategy"])]
+    palette = _strategy_palette()
+    if panel == "strategy":
+        panels = [(s, curves[curves["strategy"] == s]) for s in strategies]
+    else:
+        panels = [(("debiased" if flag else "plain (eq. 2)"), curves[curves["debiased"] == flag])
+                  for flag in sorted(set(curves["debiased"]))]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.6, 3.0), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax, (name, part) in zip(axes.flat, panels, strict=True):
+        if panel == "strategy":
+            lines = [((("debiased" if flag else "plain")), part[part["debiased"] == flag],
+                      "tab:orange" if flag else "tab:blue") for flag in sorted(set(part["debiased"]))]
+        else:
+            lines = [(s, part[part["strategy"] == s], palette[s]) for s in strategies]
+        for label, line, colour in lines:
+            line = line.sort_values("budget")
+            ax.plot(line[x], line["spearman_x100"], color=colour, label=label, linewidth=1.4)
+            ax.fill_between(line[x], line["ci_low_x100"], line["ci_high_x100"], color=colour, alpha=0.25, linewidth=0)
+        ax.set_title(str(name), fontsize="medium")
+        ax.set_xlabel("comparisons R" if x == "budget" else "fraction of all N(N-1) comparisons")
+        ax.set_ylabel("Spearman x100")
+    axes.flat[-1].legend(loc="lower right", fontsize="small", frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_curve_grid(curves: pd.DataFrame, debiased: bool = False, title: str | None = None) -> Figure:
+    """Seed 000 Fig. 5 style: one panel per (dataset, aspect), one line per strategy, x = fraction of
+    all comparisons (so datasets with different N share an axis). ``curves`` must hold one model;
+    the templates are averaged (mean curve and mean band; the band is indicative)."""
+    if curves["model"].nunique() != 1:
+        raise ValueError("plot_curve_grid draws one model; filter the frame first")
+    part = curves[curves["debiased"] == debiased]
+    if part.empty:
+        raise ValueError(f"no curves with debiased={debiased}")
+    averaged = part.groupby(["dataset", "aspect", "strategy", "budget", "fraction"], sort=False)[
+        ["spearman_x100", "ci_low_x100", "ci_high_x100"]].mean().reset_index()
+    cells = list(dict.fromkeys(zip(averaged["dataset"], averaged["aspect"])))
+    n_columns = min(4, len(cells))
+    n_rows = int(np.ceil(len(cells) / n_columns))
+    fig, axes = plt.subplots(n_rows, n_columns, figsize=(3.0 * n_columns + 0.6, 2.6 * n_rows), squeeze=False,
+                             layout="constrained")
+    palette = _strategy_palette()
+    for ax, (dataset, aspect) in zip(axes.flat, cells):
+        cell = averaged[(averaged["dataset"] == dataset) & (averaged["aspect"] == aspect)]
+        for strategy in [s for s in STRATEGY_ORDER if s in set(cell["strategy"])]:
+            line = cell[cell["strategy"] == strategy].sort_values("budget")
+            ax.plot(line["fraction"], line["spearman_x100"], color=palette[strategy], label=strategy, linewidth=1.2)
+            ax.fill_between(line["fraction"], line["ci_low_x100"], line["ci_high_x100"], color=palette[strategy],
+                            alpha=0.2, linewidth=0)
+        ax.set_title(f"{dataset} {aspect}", fontsize="medium")
+        ax.set_xlabel("fraction of N(N-1)")
+        ax.set_ylabel("Spearman x100")
+    for ax in list(axes.flat)[len(cells):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize="x-small", frameon=False, loc="lower right")
+    fig.suptitle(title or f"{curves['model'].iloc[0]}: {'debiased' if debiased else 'plain'} decisions, "
+                 "mean over prompts")
+    return fig

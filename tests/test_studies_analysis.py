@@ -1,0 +1,175 @@
+"""Known-answer tests for the comparative-vs-scoring analysis (pure functions on small frames)."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import pandas as pd
+import pytest
+from studies_utils import tiny_dataset
+
+from nlgjudge.studies import analysis
+from nlgjudge.studies.analysis import (
+    COMPARATIVE,
+    COMPARATIVE_DEBIASED,
+    OURS,
+    REPORTED,
+    TEMPLATE_MEAN,
+    comparative_correlations,
+    comparative_predictions,
+    correlations,
+    scoring_predictions,
+    side_by_side,
+    side_by_side_table,
+    unparseable_counts,
+)
+
+
+def comparisons_from(ds, prob, templates=(1, 2), aspects=("COH",), model="m") -> pd.DataFrame:
+    """A full comparison frame whose P(A) is ``prob(context, template, aspect, gold_i, gold_j)``."""
+    rows = []
+    for cid in ds.context_ids():
+        cands = ds.candidates(cid)
+        for template in templates:
+            for aspect in aspects:
+                gold = cands[aspect].to_numpy()
+                for i, j in permutations(range(len(cands)), 2):
+                    rows.append({
+                        "model": model, "dataset": ds.info.name, "context_id": cid, "template": template,
+                        "aspect": aspect, "i": i, "j": j, "candidate_a": cands["candidate_id"].iloc[i],
+                        "candidate_b": cands["candidate_id"].iloc[j],
+                        "p_a": prob(cid, template, aspect, gold[i], gold[j]), "from_cache": True,
+                    })
+    return pd.DataFrame(rows)
+
+
+def perfect(cid, template, aspect, gi, gj):
+    return 0.9 if gi > gj else 0.1
+
+
+def test_a_perfect_judge_has_spearman_100_per_template_and_on_average() -> None:
+    ds = tiny_dataset(3, 4)
+    table = comparative_correlations(comparisons_from(ds, perfect), ds)
+    assert set(table["template"].astype(str)) == {"1", "2", TEMPLATE_MEAN}
+    np.testing.assert_allclose(table["spearman"], 100.0)
+    assert (table["n_contexts"] == 3).all() and (table["n_undefined"] == 0).all()
+
+
+def test_the_template_mean_averages_the_per_template_figures() -> None:
+    ds = tiny_dataset(2, 4)
+    # template 1 ranks perfectly (+100), template 2 exactly backwards (-100): the mean is 0
+    table = comparative_correlations(
+        comparisons_from(ds, lambda c, t, a, gi, gj: perfect(c, t, a, gi, gj) if t == 1 else 1 - perfect(c, t, a, gi, gj)), ds
+    )
+    by_template = table.set_index(table["template"].astype(str))["spearman"]
+    assert by_template["1"] == pytest.approx(100.0)
+    assert by_template["2"] == pytest.approx(-100.0)
+    assert by_template[TEMPLATE_MEAN] == pytest.approx(0.0)
+
+
+def test_win_ratio_uses_hard_decisions_and_both_positions() -> None:
+    ds = tiny_dataset(1, 3)
+    # probabilities barely above 0.5 count as full wins (eq. 2): the scores are 2/4, 4/4 ... in gold order
+    frame = comparisons_from(ds, lambda c, t, a, gi, gj: 0.51 if gi > gj else 0.49, templates=(1,))
+    pred = comparative_predictions(frame).sort_values("candidate_id")
+    np.testing.assert_allclose(pred["score"], [0.0, 0.5, 1.0])  # gold COH is 1, 2, 3
+
+
+def test_debiasing_removes_a_constant_pull_towards_position_a() -> None:
+    ds = tiny_dataset(2, 4)
+    # a judge that always prefers A (every p_a > 0.5) but is still more confident for the better candidate
+    biased = comparisons_from(ds, lambda c, t, a, gi, gj: 0.95 if gi > gj else 0.7, templates=(1,))
+    plain = comparative_correlations(biased, ds)
+    debiased = comparative_correlations(biased, ds, debias=True)
+    # without debiasing every candidate wins exactly when it is first: all tie, correlation undefined
+    assert plain["n_undefined"].iloc[0] == 2 and np.isnan(plain["spearman"].iloc[0])
+    assert (debiased["method"] == COMPARATIVE_DEBIASED).all()
+    np.testing.assert_allclose(debiased["spearman"], 100.0)
+
+
+def test_an_incomplete_matrix_is_an_error_not_a_guess() -> None:
+    ds = tiny_dataset(1, 3)
+    frame = comparisons_from(ds, perfect, templates=(1,)).iloc[1:]
+    with pytest.raises(ValueError, match="5 of the 6 ordered comparisons"):
+        comparative_predictions(frame)
+
+
+def scoring_frame(ds, values, n_parsed=None) -> pd.DataFrame:
+    frame = ds.frame[["context_id", "candidate_id", "system"]].copy()
+    frame["template"], frame["aspect"] = 1, "COH"
+    frame["score"] = values
+    frame["expected"] = values
+    frame["n_parsed"] = n_parsed if n_parsed is not None else 2
+    frame["n_unparsed"] = 2 - frame["n_parsed"]
+    return frame
+
+
+def test_unscored_candidates_are_counted_and_left_out() -> None:
+    ds = tiny_dataset(2, 3)
+    # context 0: the middle candidate has no parseable sample; the other two are in gold order
+    values = [1.0, np.nan, 3.0, 3.0, 2.0, 1.0]
+    frame = scoring_frame(ds, values, n_parsed=[2, 0, 2, 2, 1, 2])
+    pred = scoring_predictions(frame, "sampled", model="m", dataset="tiny")
+    table = correlations(pred, ds)
+    row = table[table["template"] == 1].iloc[0]
+    assert row["n_unscored"] == 1
+    assert row["spearman"] == pytest.approx(0.0)  # +1 in context 0 (two candidates), -1 in context 1
+    counts = unparseable_counts(frame).iloc[0]
+    assert counts["samples"] == 12 and counts["unparseable"] == 3
+    assert counts["percent_unparseable"] == pytest.approx(25.0)
+    assert counts["candidates_without_score"] == 1
+
+
+def test_constant_predictions_are_undefined_not_zero() -> None:
+    ds = tiny_dataset(2, 3)
+    pred = scoring_predictions(scoring_frame(ds, [5.0, 5.0, 5.0, 1.0, 2.0, 3.0]), "expected", model="m", dataset="tiny")
+    row = correlations(pred, ds).iloc[0]
+    assert row["n_undefined"] == 1 and row["spearman"] == pytest.approx(100.0)
+
+
+def test_bootstrap_interval_brackets_the_mean_and_needs_two_contexts() -> None:
+    ds = tiny_dataset(4, 4)
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=len(ds.frame))
+    table = correlations(scoring_predictions(scoring_frame(ds, values), "expected", model="m", dataset="tiny"), ds)
+    row = table.iloc[0]
+    assert row["ci_low"] <= row["spearman"] <= row["ci_high"]
+    one = ds.select_contexts(1)
+    single = correlations(scoring_predictions(scoring_frame(one, values[:4]), "expected", model="m", dataset="tiny"), one)
+    assert np.isnan(single["ci_low"].iloc[0])
+
+
+def reported_cells() -> pd.DataFrame:
+    return pd.DataFrame({
+        "table": 1, "row_group": ["Comparative Assessment (§3)"] * 2, "row": ["FlanT5-3B"] * 2,
+        "column": ["COH", "FLU"], "value": [51.2, 32.5],
+    })
+
+
+def test_side_by_side_keeps_reported_and_ours_apart() -> None:
+    ds = tiny_dataset(3, 4)
+    ours = comparative_correlations(comparisons_from(ds, perfect, aspects=("COH", "FLU")), ds)
+    long = side_by_side(ours, reported_cells(), table=1, our_note="ours: 3 contexts")
+    assert set(long["source"]) == {REPORTED, OURS}
+    assert (long.loc[long["source"] == REPORTED, "reference"] == "seed 000 Table 1").all()
+    # only our template means enter, one per aspect
+    assert len(long[long["source"] == OURS]) == 2
+    wide = side_by_side_table(long)
+    assert wide.loc[("Comparative Assessment (§3)", REPORTED, "FlanT5-3B"), "COH"] == pytest.approx(51.2)
+    assert wide.loc[("Comparative Assessment (§3)", OURS, "m"), "COH"] == pytest.approx(100.0)
+    assert list(wide.index.get_level_values("source")) == [REPORTED, OURS]
+    text = side_by_side_table(long, with_ci=True)
+    assert text.loc[("Comparative Assessment (§3)", REPORTED, "FlanT5-3B"), "FLU"] == "32.5"
+
+
+def test_side_by_side_rejects_another_table() -> None:
+    ds = tiny_dataset(2, 3)
+    ours = comparative_correlations(comparisons_from(ds, perfect), ds)
+    with pytest.raises(ValueError, match="expected only table 3"):
+        side_by_side(ours, reported_cells(), table=3)
+
+
+def test_methods_map_to_the_papers_sections() -> None:
+    assert analysis.SECTIONS[COMPARATIVE] == "Comparative Assessment (§3)"
+    assert set(analysis.SECTIONS.values()) | {analysis.BASELINE_SECTION} == set(analysis.SECTION_ORDER)

@@ -1,0 +1,140 @@
+"""Positional bias tables on synthetic comparison frames (no model): P(A), tau, debiasing, layout."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+from studies_utils import tiny_dataset
+
+from nlgjudge.reported import load_reported
+from nlgjudge.studies.positional import (
+    average_over_templates,
+    bias_figure,
+    bias_table,
+    debiasing_table,
+    reported_tidy,
+    side_by_side,
+)
+
+
+def synthetic_comparisons(ds, pull: float, sharpness: float = 0.5, model: str = "toy", templates=(1,)) -> pd.DataFrame:
+    """A judge with P(A) = sigmoid(sharpness (gold_i - gold_j) + pull): a constant log-odds pull to A."""
+    rows = []
+    for context_id in ds.context_ids():
+        cands = ds.candidates(context_id)
+        for template in templates:
+            for aspect in ds.info.aspects:
+                gold = cands[aspect].to_numpy(float)
+                for i, j in permutations(range(len(cands)), 2):
+                    p = float(expit(sharpness * (gold[i] - gold[j]) + pull))
+                    rows.append((model, ds.info.name, context_id, template, aspect, i, j, p))
+    return pd.DataFrame(rows, columns=["model", "dataset", "context_id", "template", "aspect", "i", "j", "p_a"])
+
+
+def test_p_a_is_the_fraction_of_comparisons_won_by_position_a() -> None:
+    ds = tiny_dataset(n_contexts=2, n_candidates=6)
+    frame = synthetic_comparisons(ds, pull=1.2)
+    table = bias_table(frame)
+    assert len(table) == 2  # one row per aspect
+    expected = float((frame[frame["aspect"] == "COH"]["p_a"] > 0.5).mean())
+    row = table.set_index("aspect").loc["COH"]
+    assert row["p_a"] == pytest.approx(expected)
+    assert 0.5 < row["p_a"] < 1.0  # pulled towards A
+    assert row["n_comparisons"] == 2 * 30 and row["symmetric"]
+    # the exact threshold recovers the constant pull: tau = sigmoid(pull), alpha = exp(-pull)
+    assert row["tau"] == pytest.approx(expit(1.2))
+    assert row["alpha"] == pytest.approx(np.exp(-1.2))
+
+
+def test_an_order_blind_judge_has_p_a_one_half_and_tau_one_half() -> None:
+    ds = tiny_dataset(n_contexts=1, n_candidates=5)
+    row = bias_table(synthetic_comparisons(ds, pull=0.0)).iloc[0]
+    assert row["p_a"] == pytest.approx(0.5) and row["tau"] == pytest.approx(0.5) and row["alpha"] == pytest.approx(1.0)
+
+
+def test_debiasing_recovers_the_perfect_ranking_that_a_strong_pull_hides() -> None:
+    ds = tiny_dataset(n_contexts=3, n_candidates=6)
+    # pull 5: every comparison goes to A, so every candidate wins half its games
+    table = debiasing_table(synthetic_comparisons(ds, pull=5.0), {"tiny": ds})
+    plain = table[~table["debiased"]].set_index("aspect")
+    fixed = table[table["debiased"]].set_index("aspect")
+    assert (plain["p_a"] == 1.0).all()
+    assert (plain["spearman_x100"] == 0.0).all() and (plain["n_contexts_tied_prediction"] == 3).all()
+    assert plain.loc["COH", "accuracy_pct"] == pytest.approx(50.0)  # right exactly when the better one is in A
+    assert fixed["spearman_x100"].to_numpy() == pytest.approx([100.0, 100.0])
+    assert fixed["accuracy_pct"].to_numpy() == pytest.approx([100.0, 100.0])
+    assert (fixed["p_a"] == 0.5).all()
+    assert plain.loc["COH", "n_pairs"] == 3 * 30
+
+
+def test_debiasing_does_not_change_an_unbiased_perfect_judge() -> None:
+    ds = tiny_dataset(n_contexts=2, n_candidates=4)
+    table = debiasing_table(synthetic_comparisons(ds, pull=0.0), {"tiny": ds})
+    assert table["spearman_x100"].to_numpy() == pytest.approx(100.0)
+    assert table["accuracy_pct"].to_numpy() == pytest.approx(100.0)
+
+
+def test_constant_gold_contexts_are_left_out_and_counted() -> None:
+    ds = tiny_dataset(n_contexts=2, n_candidates=4)
+    frame = ds.frame.copy()
+    frame.loc[frame["context_id"] == "ctx1", "COH"] = 3.0
+    flat = type(ds)(frame, ds.info)
+    table = debiasing_table(synthetic_comparisons(ds, pull=0.0), {"tiny": flat})
+    coh = table[(table["aspect"] == "COH") & ~table["debiased"]].iloc[0]
+    assert coh["n_contexts"] == 1 and coh["n_contexts_constant_gold"] == 1
+    assert coh["n_pairs"] == 12  # only ctx0's comparisons differ in gold
+
+
+def test_average_over_templates_averages_and_counts() -> None:
+    ds = tiny_dataset(n_contexts=1, n_candidates=4)
+    both = pd.concat([synthetic_comparisons(ds, pull=0.0), synthetic_comparisons(ds, pull=5.0).assign(template=2)])
+    table = debiasing_table(both, {"tiny": ds})
+    mean = average_over_templates(table, ["spearman_x100"])
+    plain = mean[(mean["aspect"] == "COH") & ~mean["debiased"]].iloc[0]
+    assert plain["spearman_x100"] == pytest.approx(50.0) and plain["n_templates"] == 2
+
+
+def test_bad_frames_are_errors_with_a_reason() -> None:
+    ds = tiny_dataset(n_contexts=1, n_candidates=3)
+    frame = synthetic_comparisons(ds, pull=0.0)
+    with pytest.raises(ValueError, match="lacks columns"):
+        bias_table(frame.drop(columns="p_a"))
+    with pytest.raises(ValueError, match="twice"):
+        bias_table(pd.concat([frame, frame]))
+    with pytest.raises(ValueError, match="no human scores"):
+        debiasing_table(frame, {})
+
+
+def test_reported_and_ours_sit_in_separate_columns() -> None:
+    reported = reported_tidy(load_reported("liusie2024", table=9), "p_a")
+    assert set(reported["dataset"]) == {"summeval", "topicalchat", "webnlg", "podcast"}
+    cell = reported[(reported["model"] == "FlanT5 3B") & (reported["row"] == "1") & (reported["dataset"] == "webnlg")
+                    & (reported["aspect"] == "SEM")]
+    assert cell["p_a"].tolist() == [0.89]  # seed 000 Table 9
+    ds = tiny_dataset(n_contexts=1, n_candidates=4)
+    ours = bias_table(synthetic_comparisons(ds, pull=1.0).assign(dataset="summeval"))
+    table = side_by_side(reported.rename(columns={"row": "template"}), ours, "p_a", ["model", "template"],
+                         "reported (Table 9)")
+    assert set(table.columns.get_level_values("source")) == {"reported (Table 9)", "ours"}
+    assert table.loc[("summeval", "COH"), ("reported (Table 9)", "FlanT5 3B", "1")] == 0.37
+    assert table.loc[("summeval", "COH"), ("ours", "toy", 1)] == pytest.approx(ours.iloc[0]["p_a"])
+    assert list(table.index[:2]) == [("summeval", "COH"), ("summeval", "FLU")]  # our rows first
+
+
+def test_bias_figure_draws_paper_and_ours_in_separate_rows() -> None:
+    ds = tiny_dataset(n_contexts=1, n_candidates=4)
+    ours = bias_table(synthetic_comparisons(ds, pull=1.0).assign(dataset="summeval"))
+    reported = reported_tidy(load_reported("liusie2024", table=9), "p_a").rename(columns={"row": "template"})
+    fig = bias_figure(ours, reported)
+    assert len(fig.axes) == 2
+    assert sum(len(c.get_offsets()) for c in fig.axes[1].collections) == len(ours)
+    with pytest.raises(ValueError, match="lacks columns"):
+        bias_figure(ours.drop(columns="p_a"))
