@@ -141,7 +141,7 @@ def test_every_aspect_has_wording_in_both_templates() -> None:
     [
         (lambda: comparative_prompt(3, ARTICLE, S1, S2, "COH"), "templates 1 and 2"),
         (lambda: comparative_prompt(1, ARTICLE, S1, S2, "XYZ"), "unknown aspect 'XYZ'"),
-        (lambda: comparative_prompt(1, ARTICLE, "  ", S2, "COH"), "candidate_a is empty"),
+        (lambda: comparative_prompt(1, "  ", S1, S2, "COH"), "source is empty"),
         (lambda: scoring_prompt(1, "", S1, "COH"), "source is empty"),
         (lambda: Wording("summary ", "passage"), "Wording.noun"),
     ],
@@ -189,3 +189,10 @@ def test_scoring_ending_labels_are_whole_numbers() -> None:
         scoring_ending(low=5, high=5)
     with pytest.raises(ValueError, match="labels must differ"):
         PromptEnding("x", labels=(" A", " A"))
+
+
+def test_an_empty_candidate_is_judged_as_it_is() -> None:
+    # WebNLG 2017 has empty system outputs that annotators rated; they stay in the comparisons.
+    prompt = comparative_prompt(1, ARTICLE, S1, "", "COH")
+    assert "Summary B: \n\nWhich Summary" in prompt
+    assert scoring_prompt(1, ARTICLE, "", "COH").count("Summary: \n\n") == 1

@@ -127,10 +127,12 @@ def _template(template: int) -> int:
     return template
 
 
-def _text(name: str, value: str) -> str:
+def _text(name: str, value: str, allow_empty: bool = False) -> str:
+    """Check a prompt part. Candidates may be empty: a system that produced nothing (WebNLG 2017
+    has such outputs, rated by the annotators) is judged as it is, with its heading followed by nothing."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    if not value.strip():
+    if not allow_empty and not value.strip():
         raise ValueError(f"{name} is empty; a prompt needs its text")
     return value
 
@@ -177,7 +179,8 @@ def comparative_segments(
     """
     template = _template(template)
     spec = _aspect(aspect)
-    source, a, b = _text("source", source), _text("candidate_a", candidate_a), _text("candidate_b", candidate_b)
+    source = _text("source", source)
+    a, b = _text("candidate_a", candidate_a, allow_empty=True), _text("candidate_b", candidate_b, allow_empty=True)
     N = wording.Noun
     labelled = template == 2 and spec.adjective is not None
     context = (f"{wording.Label}:\n{source}" if labelled else source) + "\n\n"
@@ -216,7 +219,7 @@ def scoring_segments(template: int, source: str, candidate: str, aspect: str, wo
     """
     template = _template(template)
     spec = _aspect(aspect)
-    source, x = _text("source", source), _text("candidate", candidate)
+    source, x = _text("source", source), _text("candidate", candidate, allow_empty=True)
     labelled = template == 2 and spec.adjective is not None
     context = (f"{wording.Label}: {source}" if labelled else source) + "\n\n"
     return PromptSegments(

@@ -58,3 +58,27 @@ def restrict(ds: JudgeDataset, context_ids: Sequence[str]) -> JudgeDataset:
         )
     frame = ds.frame[ds.frame["context_id"].isin(wanted)].reset_index(drop=True)
     return JudgeDataset(frame, ds.info)
+
+
+def usable_subset(
+    judge: Judge,
+    ds: JudgeDataset,
+    checks: Sequence[tuple[str, Callable[[JudgeDataset], Sequence[object]]]],
+    *,
+    released_only: bool,
+    what: str,
+) -> tuple[JudgeDataset | None, str]:
+    """The contexts of ``ds`` whose outputs for every ``(operation, build)`` check are all there.
+
+    Returns the restricted dataset (``None`` when no context is complete) and a sentence for the
+    reader. With ``released_only=False`` every planned context is used (missing outputs will be
+    computed, which loads the model).
+    """
+    if not released_only:
+        return ds, f"{what}: all {ds.n_contexts} contexts (missing outputs are computed)"
+    available = set(ds.context_ids())
+    for operation, build in checks:
+        available &= set(available_contexts(judge, ds, operation, build).available)
+    kept = [c for c in ds.context_ids() if c in available]
+    message = f"{what}: {len(kept)} of {ds.n_contexts} planned contexts have every output (released or cached)"
+    return (restrict(ds, kept) if kept else None), message

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
-from nlgjudge.engine import Judge
+from nlgjudge.engine import ClassifyRequest, Judge, SampleRequest
+from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import SCORE_SUFFIX, Wording, parse_score, scoring_ending, scoring_prompt
 from nlgjudge.prompts.templates import PromptEnding
 from nlgjudge.studies.comparative import _only, check_aspects, check_templates
@@ -50,16 +53,10 @@ def expected_scores(
     score_suffix: bool = False,
 ) -> pd.DataFrame:
     """Score distribution over 1..10 per candidate (prompt classification) and its expectation."""
-    aspects = check_aspects(ds, aspects)
-    templates = check_templates(templates)
-    style = prompt_style(judge.handle, style)
-    ending = scoring_ending(user_suffix=SCORE_SUFFIX if score_suffix else "")
-    end = answer_end(judge.handle, style)
-    texts, frame = _prompts(ds, aspects, templates)
-    requests = [
-        classify_request(t, ending, style, {**row, "reading": "expected"}, label_end=end)
-        for t, row in zip(texts, frame.to_dict("records"), strict=True)
-    ]
+    requests, frame = expected_requests(
+        judge.handle, ds, aspects=aspects, templates=templates, style=style, score_suffix=score_suffix
+    )
+    ending, style, end = frame.attrs["ending_obj"], frame.attrs["prompt_style"], frame.attrs["label_end"]
     results = judge.label_probs(requests)
     values = np.array([float(d) for d in ending.decisions])
     probs = np.stack([r.probs for r in results]) if results else np.zeros((0, len(values)))
@@ -67,8 +64,33 @@ def expected_scores(
     frame["argmax"] = values[probs.argmax(axis=1)] if len(probs) else []
     frame["probs"] = [p.tolist() for p in probs]
     frame["from_cache"] = [r.from_cache for r in results]
-    frame.attrs.update(prompt_style=style, ending=ending.describe(), label_end=end)
+    frame.attrs.update(ending=ending.describe())
+    del frame.attrs["ending_obj"]
     return frame
+
+
+def expected_requests(
+    handle: ModelHandle,
+    ds: JudgeDataset,
+    *,
+    aspects: Sequence[str] | None = None,
+    templates: Sequence[int] = (1, 2),
+    style: str = "auto",
+    score_suffix: bool = False,
+) -> tuple[list[ClassifyRequest], pd.DataFrame]:
+    """The requests of :func:`expected_scores` and a frame describing each (same order)."""
+    aspects = check_aspects(ds, aspects)
+    templates = check_templates(templates)
+    style = prompt_style(handle, style)
+    ending = scoring_ending(user_suffix=SCORE_SUFFIX if score_suffix else "")
+    end = answer_end(handle, style)
+    texts, frame = _prompts(ds, aspects, templates)
+    requests = [
+        classify_request(t, ending, style, {**row, "reading": "expected"}, label_end=end)
+        for t, row in zip(texts, frame.to_dict("records"), strict=True)
+    ]
+    frame.attrs.update(prompt_style=style, label_end=end, ending_obj=ending)
+    return requests, frame
 
 
 def sampled_scores(
@@ -88,18 +110,11 @@ def sampled_scores(
     ``score`` is the mean of the parsed samples (NaN when none parsed: such candidates are
     reported, not filled in).
     """
-    aspects = check_aspects(ds, aspects)
-    templates = check_templates(templates)
-    style = prompt_style(judge.handle, style)
-    ending = PromptEnding(name="scoring[sampled]")
-    texts, frame = _prompts(ds, aspects, templates)
-    requests = [
-        sample_request(
-            t, ending, style, {**row, "reading": "sampled"},
-            n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
-        )
-        for t, row in zip(texts, frame.to_dict("records"), strict=True)
-    ]
+    requests, frame = sampled_requests(
+        judge.handle, ds, aspects=aspects, templates=templates, style=style, n_samples=n_samples,
+        temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
+    )
+    style = frame.attrs["prompt_style"]
     results = judge.sample(requests)
     parsed = [[parse_score(text, 1, 10) for text in r.texts] for r in results]
     frame["samples"] = [r.texts for r in results]
@@ -107,8 +122,47 @@ def sampled_scores(
     frame["n_unparsed"] = [sum(v is None for v in p) for p in parsed]
     frame["score"] = [float(np.mean([v for v in p if v is not None])) if any(v is not None for v in p) else np.nan for p in parsed]
     frame["from_cache"] = [r.from_cache for r in results]
-    frame.attrs.update(prompt_style=style, n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens)
+    frame.attrs.update(n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens)
     return frame
+
+
+def sampled_requests(
+    handle: ModelHandle,
+    ds: JudgeDataset,
+    *,
+    aspects: Sequence[str] | None = None,
+    templates: Sequence[int] = (1, 2),
+    style: str = "auto",
+    n_samples: int = 10,
+    temperature: float = 1.0,
+    max_new_tokens: int = 5,
+    seed: int = 0,
+) -> tuple[list[SampleRequest], pd.DataFrame]:
+    """The requests of :func:`sampled_scores` and a frame describing each (same order).
+
+    Each request gets its own seed, derived from ``seed`` and the row (context, candidate,
+    template, aspect), so that candidates do not share one random stream.
+    """
+    aspects = check_aspects(ds, aspects)
+    templates = check_templates(templates)
+    style = prompt_style(handle, style)
+    ending = PromptEnding(name="scoring[sampled]")
+    texts, frame = _prompts(ds, aspects, templates)
+    requests = [
+        sample_request(
+            t, ending, style, {**row, "reading": "sampled"},
+            n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens, seed=row_seed(seed, row),
+        )
+        for t, row in zip(texts, frame.to_dict("records"), strict=True)
+    ]
+    frame.attrs.update(prompt_style=style)
+    return requests, frame
+
+
+def row_seed(seed: int, row: dict[str, object]) -> int:
+    """A deterministic per-request seed: ``seed`` mixed with the row's identity (31-bit)."""
+    text = "|".join([str(seed)] + [str(row[c]) for c in SCORING_COLUMNS])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def geval_scores(
@@ -120,10 +174,29 @@ def geval_scores(
     data_dir: str | None = None,
 ) -> pd.DataFrame:
     """G-Eval (Liu et al. 2023) as the paper applies it: expected score over the prompt's range."""
+    requests, frame = geval_requests(judge.handle, ds, aspects=aspects, style=style, data_dir=data_dir)
+    ranges = frame.attrs["score_ranges"]
+    results = judge.label_probs(requests)
+    frame["expected"] = [
+        float(r.probs @ np.arange(ranges[a][0], ranges[a][1] + 1)) for r, a in zip(results, frame["aspect"], strict=True)
+    ]
+    frame["from_cache"] = [r.from_cache for r in results]
+    return frame
+
+
+def geval_requests(
+    handle: ModelHandle,
+    ds: JudgeDataset,
+    *,
+    aspects: Sequence[str] | None = None,
+    style: str = "auto",
+    data_dir: str | None = None,
+) -> tuple[list[ClassifyRequest], pd.DataFrame]:
+    """The requests of :func:`geval_scores` and a frame describing each (same order)."""
     from nlgjudge.prompts.geval import load_geval_prompt
 
     aspects = check_aspects(ds, aspects)
-    style = prompt_style(judge.handle, style)
+    style = prompt_style(handle, style)
     requests, rows = [], []
     ranges = {}
     for aspect in aspects:
@@ -141,14 +214,9 @@ def geval_scores(
                 row = {"context_id": context_id, "candidate_id": cand.candidate_id, "system": cand.system, "template": 0, "aspect": aspect}
                 requests.append(classify_request(prompt.fill(source, str(cand.text)), ending, style, {**row, "reading": "geval"}))
                 rows.append(row)
-    results = judge.label_probs(requests)
     frame = pd.DataFrame(rows, columns=SCORING_COLUMNS)
-    frame["expected"] = [
-        float(r.probs @ np.arange(ranges[a][0], ranges[a][1] + 1)) for r, a in zip(results, frame["aspect"], strict=True)
-    ]
-    frame["from_cache"] = [r.from_cache for r in results]
-    frame.attrs.update(prompt_style=style)
-    return frame
+    frame.attrs.update(prompt_style=style, score_ranges=ranges)
+    return requests, frame
 
 
 def run_scoring(
