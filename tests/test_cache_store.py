@@ -37,8 +37,15 @@ def test_nothing_happens_until_first_use(tmp_path: Path) -> None:
 
 
 def test_default_path_follows_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NLGJUDGE_OUTPUT_CACHE", raising=False)
     monkeypatch.setenv("NLGJUDGE_CACHE_DIR", str(tmp_path / "user-cache"))
     assert OutputCache().path == tmp_path / "user-cache" / "outputs.sqlite"
+
+
+def test_output_cache_setting_overrides_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NLGJUDGE_CACHE_DIR", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", str(tmp_path / "elsewhere" / "o.sqlite"))
+    assert OutputCache().path == tmp_path / "elsewhere" / "o.sqlite"
 
 
 def test_round_trip(cache: OutputCache) -> None:
