@@ -290,3 +290,13 @@ def test_a_remote_or_unexpected_mathjax_path_is_a_configuration_error(offline_bo
 def test_the_installed_mathjax_is_version_3(offline_book) -> None:
     entry = offline_book.mathjax_distribution() / offline_book.ENTRY_POINT
     assert re.search(r"""VERSION\s*=\s*["']3\.""", entry.read_text(encoding="utf-8", errors="replace"))
+
+
+def test_executed_notebooks_carry_no_machine_paths(tmp_path, monkeypatch) -> None:
+    from nlgjudge.book import scrub_machine_paths
+
+    monkeypatch.setenv("NLGJUDGE_DATA_DIR", str(tmp_path / "data"))
+    text = f'"input_path": "{tmp_path}/repo/notebooks/x.ipynb", "missing {tmp_path}/data/podcast/x.json"'
+    out = scrub_machine_paths(text, tmp_path / "repo")
+    assert str(tmp_path) not in out
+    assert "<repo>/notebooks/x.ipynb" in out and "$NLGJUDGE_DATA_DIR/podcast/x.json" in out

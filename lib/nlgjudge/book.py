@@ -141,6 +141,25 @@ def _check_kernel(kernel_name: str) -> None:
         ) from None
 
 
+def scrub_machine_paths(text: str, root: Path) -> str:
+    """Replace this machine's paths in an executed notebook (committed, read on other machines).
+
+    Papermill records absolute input/output paths, and messages may print the data directory;
+    both become placeholders (``<repo>``, ``$NLGJUDGE_DATA_DIR``) so no machine path is committed.
+    """
+    from nlgjudge.config import data_dir
+
+    replacements = [(str(Path(root).resolve()), "<repo>")]
+    data = data_dir()
+    if data is not None:
+        replacements.insert(0, (str(Path(data).resolve()), "$NLGJUDGE_DATA_DIR"))
+        replacements.insert(1, (str(data), "$NLGJUDGE_DATA_DIR"))
+    for old, new in replacements:
+        if old and old != "/":
+            text = text.replace(json.dumps(old)[1:-1], new)
+    return text
+
+
 def execute_chapter(
     chapter: Chapter,
     overrides: Mapping[str, Any] | None = None,
@@ -192,6 +211,7 @@ def execute_chapter(
         "stamp": compute_stamp(chapter, parameters, root),
     }
     nbformat.write(notebook, scratch)
+    scratch.write_text(scrub_machine_paths(scratch.read_text(encoding="utf-8"), root), encoding="utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(scratch, target)
     print(f"[nlgjudge.book] {chapter.name} done in {time.perf_counter() - started:.1f} s")
