@@ -22,6 +22,7 @@ from nlgjudge.book import (
     parse_parameter_value,
     remote_urls_in_css,
     remote_urls_in_html,
+    rerun_overrides,
 )
 from nlgjudge.chapters import Chapter, ParameterError
 from nlgjudge.config import REPO_ROOT
@@ -60,6 +61,17 @@ def test_overrides_reject_a_repeated_name() -> None:
     assert parse_overrides([("n_contexts", "10"), ("seed", "1")]) == {"n_contexts": 10, "seed": 1}
     with pytest.raises(ParameterError, match="twice"):
         parse_overrides([("seed", "1"), ("seed", "2")])
+
+
+def test_a_rerun_with_new_parameters_computes_unless_told_otherwise() -> None:
+    from nlgjudge.chapters import get_chapter
+
+    judge_chapter, plain_chapter = get_chapter("comparative"), get_chapter("datasets")
+    assert judge_chapter.defaults["released_only"] is True  # the book itself never loads a model
+    assert rerun_overrides(judge_chapter, {"model": "x"}) == {"model": "x", "released_only": False}
+    assert rerun_overrides(judge_chapter, {"model": "x", "released_only": True})["released_only"] is True
+    assert rerun_overrides(judge_chapter, {}) == {}  # no new parameter: the book's run, released only
+    assert rerun_overrides(plain_chapter, {"seed": 1}) == {"seed": 1}  # a chapter without the switch
 
 
 # --------------------------------------------------------------------------------------------

@@ -361,6 +361,23 @@ def build(root: Path = REPO_ROOT, force: bool = False) -> Path:
     return build_html(root)
 
 
+def rerun_overrides(chapter: Chapter, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The overrides of ``make chapter``: a rerun with new parameters computes what it lacks.
+
+    The book's defaults read released outputs only (``released_only=True``, no model is loaded).
+    A reader who changes a parameter (another model, other contexts) wants that run done, so
+    unless the overrides set ``released_only`` themselves it becomes False for the rerun.
+    """
+    merged = dict(overrides)
+    if merged and "released_only" in chapter.defaults and "released_only" not in merged:
+        merged["released_only"] = False
+        print(
+            f"[nlgjudge.book] {chapter.name}: released_only=False for this rerun, so outputs missing from the "
+            "cache are computed (a model is loaded); add `-p released_only true` to use released outputs only"
+        )
+    return merged
+
+
 def _format_parameters(parameters: Mapping[str, Any]) -> str:
     return ", ".join(f"{name}={value!r}" for name, value in parameters.items())
 
@@ -389,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{'':<14} defaults: {_format_parameters(chapter.defaults)}")
         elif args.command == "chapter":
             chapter = get_chapter(args.name)
-            execute_chapter(chapter, parse_overrides(args.parameter))
+            execute_chapter(chapter, rerun_overrides(chapter, parse_overrides(args.parameter)))
         elif args.command == "html":
             build_html()
         elif args.command == "build":

@@ -17,6 +17,7 @@ import time
 from nlgjudge.cache import OutputCache
 from nlgjudge.data import load_dataset
 from nlgjudge.engine import Judge
+from nlgjudge.studies.coverage import restrict
 from nlgjudge.studies.released import export_released, import_released, study_name
 
 
@@ -27,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="short name of a packaged model, hub id or local folder")
     parser.add_argument("--n-contexts", type=int, default=None, help="seeded subset of contexts (default: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--max-contexts", type=int, default=None, help="compute only the first N contexts of the subset (in its order)"
+    )
     parser.add_argument("--aspects", nargs="*", default=None)
     parser.add_argument("--templates", nargs="*", type=int, default=[1, 2])
     parser.add_argument("--samples", type=int, default=10, help="scoring: samples per prompt (K)")
@@ -41,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_plan(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.max_contexts is not None and args.max_contexts < 1:
+        raise SystemExit(f"--max-contexts must be at least 1, got {args.max_contexts}")
     ds = load_dataset(args.dataset, n_contexts=args.n_contexts, seed=args.seed)
+    if args.max_contexts is not None:
+        ds = restrict(ds, ds.context_ids()[: args.max_contexts])
     study = study_name(args.study, ds.info.name)
     cache = OutputCache(args.db)
     imported = import_released(study, cache)

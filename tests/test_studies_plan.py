@@ -1,0 +1,41 @@
+"""The released-outputs plan and its runner's command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlgjudge.data import list_datasets
+from nlgjudge.models import PACKAGED_MODELS
+from nlgjudge.studies.__main__ import _parser, main
+from nlgjudge.studies.plan import FIRST_PASS, N_CONTEXTS, PLAN
+
+
+def test_every_job_parses_and_names_known_datasets_and_models() -> None:
+    for job in PLAN:
+        args = _parser().parse_args(job.argv())
+        assert args.study == job.study
+        assert args.dataset in list_datasets()
+        assert args.model in PACKAGED_MODELS
+        assert args.n_contexts == N_CONTEXTS[job.dataset]
+        assert args.max_contexts is None or args.max_contexts <= args.n_contexts
+
+
+def test_first_pass_jobs_come_before_the_jobs_that_finish_their_subset() -> None:
+    """An interrupted run has covered the same first contexts for every model and study."""
+    first = [k for k, job in enumerate(PLAN) if job.max_contexts == FIRST_PASS]
+    full_summeval = [k for k, job in enumerate(PLAN) if job.dataset == "summeval" and job.max_contexts is None]
+    assert first and full_summeval and max(first) < min(full_summeval)
+    # every (study, model) finished later was started in the first pass
+    assert {(PLAN[k].study, PLAN[k].model) for k in full_summeval} <= {(PLAN[k].study, PLAN[k].model) for k in first}
+
+
+def test_plan_list_prints_every_job_without_running(capsys) -> None:
+    assert main(["plan", "--list"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(PLAN)
+    assert all(line.startswith(f"job {k}/{len(PLAN)}: ") for k, line in enumerate(printed, 1))
+
+
+def test_max_contexts_below_one_is_refused() -> None:
+    with pytest.raises(SystemExit, match="at least 1"):
+        main(["comparative", "--dataset", "summeval", "--model", "smollm2-135m-instruct", "--max-contexts", "0"])
