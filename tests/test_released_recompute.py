@@ -167,3 +167,71 @@ def test_released_manifest_counts_match_the_files():
         for entry in manifest["files"]:
             lines = (manifest_path.parent / entry["file"]).read_text().splitlines()
             assert len(lines) == entry["records"], f"{manifest_path.parent.name}/{entry['file']}"
+
+
+def test_comparative_chapter_figure_is_the_mean_over_templates(independent, summeval, tmp_path):
+    """The comparative chapter's Table 1 row (template mean of per-template Spearman)."""
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.studies import analysis
+    from nlgjudge.studies.coverage import restrict
+    from nlgjudge.studies.positional import collect_comparisons
+    from nlgjudge.studies.released import import_released
+
+    contexts = sorted(next(iter(independent.values())))
+    ds = restrict(summeval, contexts)
+    cache = OutputCache(tmp_path / "outputs.sqlite")
+    import_released(STUDY, cache)
+    frame = collect_comparisons([JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True).frame
+    table = analysis.comparative_correlations(frame, ds, n_boot=10)
+    for aspect in ("COH", "CON", "FLU", "REL"):
+        ours = np.mean([_win_ratio_spearman(independent[(t, aspect)], 0.5) for t in (1, 2)])
+        row = table[(table["aspect"] == aspect) & (table["template"] == analysis.TEMPLATE_MEAN)]
+        assert len(row) == 1
+        assert float(row["spearman"].iloc[0]) == pytest.approx(ours, abs=1e-6)
+
+
+def test_expected_score_spearman_matches_an_independent_computation(summeval, tmp_path):
+    """Prompt scoring's expected score, sum over s of s * P(s), from the released label probabilities."""
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies import analysis
+    from nlgjudge.studies.coverage import restrict
+    from nlgjudge.studies.released import import_released
+    from nlgjudge.studies.scoring import expected_scores
+
+    frame = summeval.frame
+    text = {(r.context_id, r.candidate_id): r.text for r in frame.itertuples()}
+    expected: dict[tuple, float] = {}
+    for record in _records("scoring-summeval", JUDGE):
+        meta = record["meta"]
+        if meta["reading"] != "expected":
+            continue
+        logprobs = np.asarray(record["value"]["logprobs"], dtype=float)
+        assert logprobs.shape == (10,)  # the score words 1..10, in order
+        probs = np.exp(logprobs - logprobs.max())
+        probs /= probs.sum()
+        key = (meta["template"], meta["aspect"], meta["context_id"], text[(meta["context_id"], meta["candidate_id"])])
+        expected[key] = float(probs @ np.arange(1, 11))
+    complete = [
+        c for c in sorted({k[2] for k in expected})
+        if all((t, a, c, x) in expected for t in (1, 2) for a in ("COH", "CON", "FLU", "REL")
+               for x in frame.loc[frame["context_id"] == c, "text"])
+    ]
+    if not complete:
+        pytest.skip("no complete released scoring context")
+    ds = restrict(summeval, complete)
+    cache = OutputCache(tmp_path / "outputs.sqlite")
+    import_released("scoring-summeval", cache)
+    judge = Judge(JUDGE, cache=cache, study="scoring-summeval")
+    scores = expected_scores(judge, ds, aspects=["COH", "CON", "FLU", "REL"], templates=(1, 2))
+    assert scores["from_cache"].all()  # read back, nothing computed
+    table = analysis.correlations(analysis.scoring_predictions(scores, "expected", model=JUDGE, dataset="summeval"), ds, n_boot=10)
+    for template in (1, 2):
+        for aspect in ("COH", "CON", "FLU", "REL"):
+            values = []
+            for c in complete:
+                rows = ds.frame[ds.frame["context_id"] == c]
+                pred = [expected[(template, aspect, c, x)] for x in rows["text"]]
+                values.append(spearmanr(pred, rows[aspect].to_numpy(dtype=float)).statistic)
+            row = table[(table["template"] == template) & (table["aspect"] == aspect)]
+            assert float(row["spearman"].iloc[0]) == pytest.approx(100.0 * np.nanmean(values), abs=1e-6)
