@@ -7,6 +7,10 @@ clone without loading a model.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from nlgjudge.cache import OutputCache
@@ -29,3 +33,22 @@ def import_released(study: str, cache: OutputCache, root: Path | None = None) ->
 def export_released(study: str, cache: OutputCache, root: Path | None = None) -> list[Path]:
     """Write the study's outputs to ``<outputs>/<study>`` (unchanged files are left untouched)."""
     return list(cache.export_study(study, (root or outputs_dir()) / study))
+
+
+def chapter_cache(released_only: bool, studies: Iterable[str], root: Path | None = None) -> tuple[OutputCache, dict[str, int]]:
+    """The output cache a chapter reads, with the released outputs of ``studies`` imported.
+
+    ``released_only=True`` (how the book is built): a new temporary database that holds exactly
+    the released outputs, so the chapter shows the same numbers on every machine whatever the
+    user's own cache holds (outputs of other runs, a context half computed). Otherwise the user's
+    cache, so that what was computed before is reused and what is computed now is kept.
+    Returns the cache and, per study, how many released outputs were new to it.
+    """
+    if released_only:
+        folder = Path(tempfile.mkdtemp(prefix="nlgjudge-released-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        cache = OutputCache(folder / "outputs.sqlite")
+    else:
+        cache = OutputCache()
+    imported = {study: import_released(study, cache, root) for study in dict.fromkeys(studies)}
+    return cache, imported
