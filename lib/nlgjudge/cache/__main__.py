@@ -20,7 +20,7 @@ def _parser() -> argparse.ArgumentParser:
     db_help = "cache database (default: $NLGJUDGE_CACHE_DIR/outputs.sqlite or ~/.cache/nlgjudge/outputs.sqlite)"
 
     export = commands.add_parser("export", help="write a study's outputs as deterministic JSONL files")
-    export.add_argument("study", help="study name, e.g. comparative_summeval")
+    export.add_argument("study", help="study name, e.g. comparative-summeval")
     export.add_argument("--out", type=Path, default=None, help="folder to write (default: data/outputs/STUDY)")
     export.add_argument("--db", type=Path, default=None, help=db_help)
 

@@ -116,7 +116,7 @@ def validate_study_name(study: object) -> str:
     if study.startswith(".") or not set(study) <= allowed:
         raise ValueError(
             f"study name {study!r} is not usable as a folder name; use letters, digits, '.', '_' and '-' "
-            "(not starting with '.'), e.g. 'comparative_summeval'"
+            "(not starting with '.'), e.g. 'comparative-summeval'"
         )
     return study
 
