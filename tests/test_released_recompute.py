@@ -103,20 +103,29 @@ def _accuracy(matrices: dict, threshold: float) -> float:
 
 
 @pytest.fixture(scope="module")
-def library_tables(summeval, independent, tmp_path_factory):
+def released_comparisons(summeval, independent, tmp_path_factory):
+    """The library's comparison frame, read from the released outputs, on the complete contexts."""
     from nlgjudge.cache import OutputCache
     from nlgjudge.studies.coverage import restrict
-    from nlgjudge.studies.positional import bias_table, collect_comparisons, debiasing_table
+    from nlgjudge.studies.positional import collect_comparisons
     from nlgjudge.studies.released import import_released
 
     cache = OutputCache(tmp_path_factory.mktemp("recompute") / "outputs.sqlite")
     import_released(STUDY, cache)
     contexts = sorted(next(iter(independent.values())))
-    ds = {"summeval": restrict(summeval, contexts)}
-    collected = collect_comparisons([JUDGE], ds, cache=cache, aspects=None, templates=(1, 2), released_only=True)
+    ds = restrict(summeval, contexts)
+    collected = collect_comparisons([JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True)
     frame = collected.frame
     assert sorted(frame["context_id"].unique()) == contexts
-    return bias_table(frame), debiasing_table(frame, ds)
+    return frame, ds
+
+
+@pytest.fixture(scope="module")
+def library_tables(released_comparisons):
+    from nlgjudge.studies.positional import bias_table, debiasing_table
+
+    frame, ds = released_comparisons
+    return bias_table(frame), debiasing_table(frame, {"summeval": ds})
 
 
 def _row(table, template: int, aspect: str, **extra):
@@ -169,19 +178,11 @@ def test_released_manifest_counts_match_the_files():
             assert len(lines) == entry["records"], f"{manifest_path.parent.name}/{entry['file']}"
 
 
-def test_comparative_chapter_figure_is_the_mean_over_templates(independent, summeval, tmp_path):
+def test_comparative_chapter_figure_is_the_mean_over_templates(independent, released_comparisons):
     """The comparative chapter's Table 1 row (template mean of per-template Spearman)."""
-    from nlgjudge.cache import OutputCache
     from nlgjudge.studies import analysis
-    from nlgjudge.studies.coverage import restrict
-    from nlgjudge.studies.positional import collect_comparisons
-    from nlgjudge.studies.released import import_released
 
-    contexts = sorted(next(iter(independent.values())))
-    ds = restrict(summeval, contexts)
-    cache = OutputCache(tmp_path / "outputs.sqlite")
-    import_released(STUDY, cache)
-    frame = collect_comparisons([JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True).frame
+    frame, ds = released_comparisons
     table = analysis.comparative_correlations(frame, ds, n_boot=10)
     for aspect in ("COH", "CON", "FLU", "REL"):
         ours = np.mean([_win_ratio_spearman(independent[(t, aspect)], 0.5) for t in (1, 2)])

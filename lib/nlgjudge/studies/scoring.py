@@ -56,7 +56,7 @@ def expected_scores(
     requests, frame = expected_requests(
         judge.handle, ds, aspects=aspects, templates=templates, style=style, score_suffix=score_suffix
     )
-    ending, style, end = frame.attrs["ending_obj"], frame.attrs["prompt_style"], frame.attrs["label_end"]
+    ending = frame.attrs["ending_obj"]
     results = judge.label_probs(requests)
     values = np.array([float(d) for d in ending.decisions])
     probs = np.stack([r.probs for r in results]) if results else np.zeros((0, len(values)))
@@ -114,7 +114,6 @@ def sampled_scores(
         judge.handle, ds, aspects=aspects, templates=templates, style=style, n_samples=n_samples,
         temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
     )
-    style = frame.attrs["prompt_style"]
     results = judge.sample(requests)
     parsed = [[parse_score(text, 1, 10) for text in r.texts] for r in results]
     frame["samples"] = [r.texts for r in results]
