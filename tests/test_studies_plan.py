@@ -7,7 +7,7 @@ import pytest
 from nlgjudge.data import list_datasets
 from nlgjudge.models import PACKAGED_MODELS
 from nlgjudge.studies.__main__ import _parser, main
-from nlgjudge.studies.plan import FIRST_PASS, N_CONTEXTS, PLAN
+from nlgjudge.studies.plan import FIRST_PASS, JUDGE, N_CONTEXTS, PLAN
 
 
 def test_every_job_parses_and_names_known_datasets_and_models() -> None:
@@ -39,3 +39,14 @@ def test_plan_list_prints_every_job_without_running(capsys) -> None:
 def test_max_contexts_below_one_is_refused() -> None:
     with pytest.raises(SystemExit, match="at least 1"):
         main(["comparative", "--dataset", "summeval", "--model", "smollm2-135m-instruct", "--max-contexts", "0"])
+
+
+def test_the_judge_finishes_summeval_with_comparative_and_scoring_in_step() -> None:
+    """Stopped after any job past the first pass, the judge's two SummEval rows differ by one article at most."""
+    covered = {"comparative": 0, "scoring": 0}
+    for job in PLAN:
+        if job.dataset == "summeval" and job.model == JUDGE:
+            covered[job.study] = max(covered[job.study], job.max_contexts or job.n_contexts or 0)
+            if min(covered.values()) >= FIRST_PASS:
+                assert abs(covered["comparative"] - covered["scoring"]) <= 1, job
+    assert covered == {"comparative": N_CONTEXTS["summeval"], "scoring": N_CONTEXTS["summeval"]}

@@ -58,8 +58,13 @@ PLAN: tuple[Job, ...] = (
     Job("scoring", "webnlg", JUDGE, N_CONTEXTS["webnlg"]),
     Job("scoring", "summeval", SMALL_JUDGES[1], _SE, max_contexts=FIRST_PASS),
     Job("scoring", "summeval", SMALL_JUDGES[0], _SE, max_contexts=FIRST_PASS),
-    Job("comparative", "summeval", JUDGE, _SE),
-    Job("scoring", "summeval", JUDGE, _SE),
+    # The judge then finishes SummEval one article at a time, comparative and scoring together,
+    # so that whenever the run stops both of its rows cover the same articles.
+    *(
+        Job(study, "summeval", JUDGE, _SE, max_contexts=k if k < _SE else None)
+        for k in range(FIRST_PASS + 1, _SE + 1)
+        for study in ("comparative", "scoring")
+    ),
     Job("comparative", "summeval", SMALL_JUDGES[1], _SE),
     Job("comparative", "summeval", SMALL_JUDGES[0], _SE),
     Job("scoring", "summeval", SMALL_JUDGES[1], _SE),
