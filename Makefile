@@ -19,13 +19,14 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install book chapter html test bench outputs clean
+.PHONY: help install book chapter html test bench bench-sharing outputs clean
 
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
 	@echo "make test                              set up, run all tests"
 	@echo "make chapter NAME=<chapter> PARAMS=\"-p name value ...\"   rerun one chapter, rebuild the book"
 	@echo "make bench [BENCH_ARGS=--quick]        judge-engine benchmark (naive loop vs engine)"
+	@echo "make bench-sharing [BENCH_ARGS=--quick] prompt scoring with and without shared prompt states"
 	@echo "make outputs                           compute the released model outputs (hours; resumable)"
 
 $(STAMP): environment.yml pyproject.toml .ci/install.py
@@ -53,6 +54,9 @@ test: install
 
 bench: install
 	$(PY) -m nlgjudge.bench $(BENCH_ARGS)
+
+bench-sharing: install
+	$(PY) -m nlgjudge.bench_sharing $(BENCH_ARGS)
 
 outputs: install
 	$(PY) -m nlgjudge.studies plan

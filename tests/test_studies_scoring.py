@@ -30,3 +30,21 @@ def test_sampled_scores_count_what_they_cannot_parse(tmp_path) -> None:
     # A random model rarely writes a score: rows without one keep NaN, never a made-up value.
     assert frame.loc[frame["n_parsed"] == 0, "score"].isna().all()
     assert all(len(s) == 3 for s in frame["samples"])
+
+
+def test_run_scoring_shares_prompts_and_matches_separate_calls(tmp_path) -> None:
+    """The runner computes each prompt once for both readings; the results are those of separate calls."""
+    from nlgjudge.bench_sharing import run_side
+    from nlgjudge.studies.scoring import run_scoring
+
+    ds = tiny_dataset(1, 2)
+    handle = tiny_handle("qwen2")
+    judge = Judge(handle, cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
+    parts = run_scoring(judge, ds, templates=[1], n_samples=3, geval=False)
+    _, plain_tokens, expected, sampled = run_side(handle, ds, False, None, 3, templates=[1])
+    _, shared_tokens, expected_shared, sampled_shared = run_side(handle, ds, True, None, 3, templates=[1])
+    assert list(parts["sampled"]["samples"]) == list(sampled["samples"]) == list(sampled_shared["samples"])
+    np.testing.assert_allclose(parts["expected"]["expected"], expected["expected"], atol=1e-9)
+    np.testing.assert_allclose(expected_shared["expected"], expected["expected"], atol=1e-9)
+    assert shared_tokens < plain_tokens
+    assert sum(r.stats.tokens_computed for r in judge.reports) == shared_tokens

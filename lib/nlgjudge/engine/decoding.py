@@ -9,7 +9,7 @@ prefixes computed once); their key/values are then padded into one decoding batc
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,15 +49,36 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def decode_causal(runner: CausalRunner, tokenizer: Any, jobs: Sequence[DecodeJob]) -> list[list[list[int]]]:
-    """Generated token ids: one list per job, one entry per sample (stop token excluded)."""
+@dataclass
+class PromptState:
+    """Key/values and next-token log-probs at the end of a prompt, computed earlier (never modified)."""
+
+    state: Any
+    last_logprobs: torch.Tensor
+
+
+def decode_causal(
+    runner: CausalRunner, tokenizer: Any, jobs: Sequence[DecodeJob], known: Mapping[tuple[int, ...], PromptState] | None = None
+) -> list[list[list[int]]]:
+    """Generated token ids: one list per job, one entry per sample (stop token excluded).
+
+    ``known``: prompt states already computed (by a label-probability call on the same prompts);
+    those prompts are not run again.
+    """
     if not jobs:
         return []
     stop = _stop_ids(runner.model, tokenizer)
     tree = PrefixTree()
-    indices = [tree.insert(job.prompt_ids) for job in jobs]
-    ends = [tree.keep(index) for index in indices]
-    runner.run(tree)
+    known = known or {}
+    reused = {j: known[tuple(job.prompt_ids)] for j, job in enumerate(jobs) if tuple(job.prompt_ids) in known}
+    indices = {j: tree.insert(job.prompt_ids) for j, job in enumerate(jobs) if j not in reused}
+    kept = {j: tree.keep(index) for j, index in indices.items()}
+    if kept:
+        runner.run(tree)
+    # Stand-ins for reused prompts: fresh objects over the shared tensors, which decoding only reads.
+    ends: list[Any] = [
+        PromptState(reused[j].state, reused[j].last_logprobs) if j in reused else kept[j] for j in range(len(jobs))
+    ]
     results: list[list[list[int]]] = [[] for _ in jobs]
     # Group jobs so that rows x (longest prompt + new tokens) stays within the state budget.
     order = sorted(range(len(jobs)), key=lambda j: len(jobs[j].prompt_ids))

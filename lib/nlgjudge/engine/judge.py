@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,9 @@ class Judge:
         from nlgjudge.cache import CacheStats
 
         self.cache_stats = CacheStats()  # computed vs cached over this judge's lifetime, per operation
+        # Prompt key/values shared from label_probs to sample/generate, only inside sharing_prompts().
+        self._shared_prompts: dict[tuple[int, ...], Any] | None = None
+        self._shared_bytes_left = 0
 
     # ---- public operations ------------------------------------------------------------------
     def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
@@ -168,6 +172,42 @@ class Judge:
         keys = [self._key(operation, k) for k in _keyed(operation, requests)]
         found = self.cache.get_many(keys)
         return [k in found for k in keys]
+
+    @contextmanager
+    def sharing_prompts(self, max_bytes: int = 3 * 2**30) -> Iterator[None]:
+        """Within this block, a prompt whose label probabilities are computed keeps its key/values,
+        and sampling or generation from the same prompt starts from them instead of computing the
+        prompt again (prompt scoring reads one prompt both ways: about a third of its compute).
+
+        At most ``max_bytes`` of key/values are held (prompts beyond that are simply recomputed);
+        all are released when the block ends. Decoder-only models without sliding-window layers
+        only; elsewhere the block changes nothing. Results equal those computed without it up to
+        floating-point reassociation (the same tokens, positions and attended keys).
+        """
+        if self._shared_prompts is not None:
+            raise RuntimeError("sharing_prompts() blocks cannot be nested")
+        self._shared_prompts, self._shared_bytes_left = {}, int(max_bytes)
+        try:
+            yield
+        finally:
+            self._shared_prompts, self._shared_bytes_left = None, 0
+
+    def _prompts_to_keep(self, prompts: Sequence[list[int]], model: Any, runner: CausalRunner) -> list[list[int]]:
+        """Prompts whose key/values fit in what is left of the sharing budget (none outside a block)."""
+        if self._shared_prompts is None or runner.sliding_window is not None:
+            return []
+        per_token = _kv_bytes_per_token(model)
+        chosen: dict[tuple[int, ...], list[int]] = {}
+        for ids in prompts:
+            key = tuple(ids)
+            if key in chosen or key in self._shared_prompts:
+                continue
+            cost = per_token * len(ids)
+            if cost > self._shared_bytes_left:
+                break
+            self._shared_bytes_left -= cost
+            chosen[key] = ids
+        return list(chosen.values())
 
     # ---- the cache-first driver ---------------------------------------------------------------
     def _key(self, operation: str, request: dict[str, Any]) -> str:
@@ -313,9 +353,15 @@ class Judge:
         if self.handle.kind == "seq2seq":
             scores = self._seq2seq_runner(model, report).score(items)
         else:
-            from nlgjudge.engine.prefix_tree import score_continuations
+            from nlgjudge.engine.decoding import PromptState
+            from nlgjudge.engine.prefix_tree import score_continuations_keeping
 
-            scores = score_continuations(self._causal_runner(model, report), items)
+            runner = self._causal_runner(model, report)
+            prompts = [items[start][0][: items[start][1]] for start, _ in spans]
+            scores, kept = score_continuations_keeping(runner, items, self._prompts_to_keep(prompts, model, runner))
+            if self._shared_prompts is not None:
+                for key, node in kept.items():
+                    self._shared_prompts[key] = PromptState(node.state, node.last_logprobs)
         return [
             {"logprobs": [float(sum(scores[start + j])) for j in range(count)]}
             for start, count in spans
@@ -361,7 +407,7 @@ class Judge:
             jobs.append(jobs_of(r, self._fit(prepared, prompt_ids, extra, model)))
         if self.handle.kind == "seq2seq":
             return decode_seq2seq(self._seq2seq_runner(model, report), tokenizer, jobs)
-        return decode_causal(self._causal_runner(model, report), tokenizer, jobs)
+        return decode_causal(self._causal_runner(model, report), tokenizer, jobs, known=self._shared_prompts)
 
     def _compute_samples(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
         from nlgjudge.engine.decoding import DecodeJob
@@ -451,3 +497,13 @@ _KEYED_FIELDS: dict[str, Callable[[Any], dict[str, Any]]] = {
 
 def _keyed(operation: str, requests: Sequence[Any]) -> list[dict[str, Any]]:
     return [_KEYED_FIELDS[operation](r) for r in requests]
+
+
+def _kv_bytes_per_token(model: Any) -> int:
+    """Bytes of key/values one token occupies in every layer (keys and values)."""
+    cfg = model.config
+    heads = getattr(cfg, "num_key_value_heads", None) or getattr(cfg, "num_attention_heads", None) or cfg.n_head
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // (getattr(cfg, "num_attention_heads", None) or cfg.n_head)
+    layers = getattr(cfg, "num_hidden_layers", None) or cfg.n_layer
+    element = next(model.parameters()).element_size()
+    return 2 * int(layers) * int(heads) * int(head_dim) * element

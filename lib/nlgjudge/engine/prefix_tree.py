@@ -396,15 +396,29 @@ def score_continuations(runner: CausalRunner, items: Sequence[tuple[Sequence[int
     computed once. The last token of each sequence is never run through the model: only the
     hidden states before each scored token are needed.
     """
+    return score_continuations_keeping(runner, items, ())[0]
+
+
+def score_continuations_keeping(
+    runner: CausalRunner, items: Sequence[tuple[Sequence[int], int]], keep: Sequence[Sequence[int]]
+) -> tuple[list[list[float]], dict[tuple[int, ...], TreeNode]]:
+    """:func:`score_continuations`, also keeping the key/values at the end of each ``keep`` prefix.
+
+    The kept nodes (``state`` and ``last_logprobs`` set) are returned by prefix, so that decoding
+    can start from them without computing the prefix again. A prefix that is not itself inside the
+    tree (no item starts with it) adds its own tokens to the run.
+    """
     tree = PrefixTree()
     indices = []
     for tokens, first in items:
         if not 1 <= first < len(tokens):
             raise ValueError(f"scored span must start after the first token and inside the sequence (first={first}, length={len(tokens)})")
         indices.append(tree.insert(list(tokens[:-1])))
+    kept_indices = {tuple(prefix): tree.insert(list(prefix)) for prefix in keep}
     for index, (tokens, first) in zip(indices, items, strict=True):
         for t in range(first, len(tokens)):
             tree.want(index, t - 1, int(tokens[t]))
+    kept = {prefix: tree.keep(index) for prefix, index in kept_indices.items()}
     runner.run(tree)
     results = []
     for index, (tokens, first) in zip(indices, items, strict=True):
@@ -413,4 +427,4 @@ def score_continuations(runner: CausalRunner, items: Sequence[tuple[Sequence[int
             node, offset = tree.locate(index, t - 1)
             values.append(node.logprobs[(offset, int(tokens[t]))])
         results.append(values)
-    return results
+    return results, kept

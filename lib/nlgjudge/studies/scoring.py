@@ -233,8 +233,9 @@ def run_scoring(
     parts: dict[str, list[pd.DataFrame]] = {"expected": [], "sampled": [], "geval": []}
     for context_id in ds.context_ids():
         one = _only(ds, context_id)
-        parts["expected"].append(expected_scores(judge, one, aspects=aspects, templates=templates))
-        parts["sampled"].append(sampled_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples))
+        with judge.sharing_prompts():  # sampling starts from the prompts the expected reading computed
+            parts["expected"].append(expected_scores(judge, one, aspects=aspects, templates=templates))
+            parts["sampled"].append(sampled_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples))
         if geval:
             parts["geval"].append(geval_scores(judge, one, aspects=aspects))
         if on_context_done is not None:
