@@ -218,6 +218,23 @@ def geval_requests(
     return requests, frame
 
 
+def prompt_scores(
+    judge: Judge,
+    ds: JudgeDataset,
+    *,
+    aspects: Sequence[str] | None = None,
+    templates: Sequence[int] = (1, 2),
+    n_samples: int = 10,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """The expected and the sampled reading of the same prompts, each prompt computed once."""
+    with judge.sharing_prompts():  # sampling starts from the prompts the expected reading computed
+        return {
+            "expected": expected_scores(judge, ds, aspects=aspects, templates=templates),
+            "sampled": sampled_scores(judge, ds, aspects=aspects, templates=templates, n_samples=n_samples, seed=seed),
+        }
+
+
 def run_scoring(
     judge: Judge,
     ds: JudgeDataset,
@@ -233,9 +250,9 @@ def run_scoring(
     parts: dict[str, list[pd.DataFrame]] = {"expected": [], "sampled": [], "geval": []}
     for context_id in ds.context_ids():
         one = _only(ds, context_id)
-        with judge.sharing_prompts():  # sampling starts from the prompts the expected reading computed
-            parts["expected"].append(expected_scores(judge, one, aspects=aspects, templates=templates))
-            parts["sampled"].append(sampled_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples))
+        readings = prompt_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples)
+        parts["expected"].append(readings["expected"])
+        parts["sampled"].append(readings["sampled"])
         if geval:
             parts["geval"].append(geval_scores(judge, one, aspects=aspects))
         if on_context_done is not None:
