@@ -7,7 +7,7 @@ from nlgjudge.stats.bias import debiased_decisions
 from nlgjudge.stats.decisions import hard_decisions, win_ratio
 from nlgjudge.stats.metrics import summary_level_correlation
 from nlgjudge.stats.selection import restrict_to, selection_orders
-from nlgjudge.stats.subset_curves import subset_curves, synthetic_judge, synthetic_subset_demo
+from nlgjudge.stats.subset_curves import compare_strategies, subset_curves, synthetic_judge, synthetic_subset_demo
 
 NAN = np.nan
 
@@ -109,20 +109,20 @@ def test_synthetic_demo_behaves_as_the_paper_reports() -> None:
     print(
         f"\nsubset-curve demo: {demo.details['seconds']:.1f} s for 50 draws x all budgets x 100 contexts"
         f" x 16 candidates; P(A)={demo.details['p_a']:.3f};"
-        f" no-repeat - symmetric at equal R = {demo.gap_no_repeat_minus_symmetric_equal_r:.2f};"
-        f" symmetric(2m) - no-repeat(m) = {demo.gap_symmetric_minus_no_repeat_equal_pairs:.2f};"
-        f" debias gain: R<N {demo.debias_gain_tiny_budgets:.2f},"
-        f" N<=R<=N(N-1)/4 {demo.debias_gain_small_budgets:.2f}, full {demo.debias_gain_full:.2f}"
+        f" no-repeat - symmetric at equal R = {demo.comparison.no_repeat_minus_symmetric_equal_r:.2f};"
+        f" symmetric(2m) - no-repeat(m) = {demo.comparison.symmetric_minus_no_repeat_equal_pairs:.2f};"
+        f" debias gain: R<N {demo.comparison.debias_gain_tiny_budgets:.2f},"
+        f" N<=R<=N(N-1)/4 {demo.comparison.debias_gain_small_budgets:.2f}, full {demo.comparison.debias_gain_full:.2f}"
     )
     assert demo.judge.p_a < 0.35  # a clearly biased judge
     # §5.6: at the same number of comparisons, symmetric (half the distinct pairs) trails no-repeat by
     # only about one point of Spearman.
-    assert 0.0 < demo.gap_no_repeat_minus_symmetric_equal_r < 2.5
+    assert 0.0 < demo.comparison.no_repeat_minus_symmetric_equal_r < 2.5
     # With the same distinct pairs, symmetric's extra reverse comparisons can only help.
-    assert demo.gap_symmetric_minus_no_repeat_equal_pairs > 0.0
+    assert demo.comparison.symmetric_minus_no_repeat_equal_pairs > 0.0
     # Debiasing helps, and helps most when few comparisons are made.
-    assert demo.debias_gain_small_budgets > 1.0
-    assert demo.debias_gain_small_budgets > demo.debias_gain_full + 0.5
+    assert demo.comparison.debias_gain_small_budgets > 1.0
+    assert demo.comparison.debias_gain_small_budgets > demo.comparison.debias_gain_full + 0.5
     total = 16 * 15
     assert demo.curves.curve("random").at(total) == pytest.approx(demo.curves.curve("symmetric").at(total))
 
@@ -138,3 +138,32 @@ def test_debiasing_helps_a_biased_judge_but_not_an_unbiased_one() -> None:
         curves = subset_curves(judge.probs, judge.gold, ["random"], budgets, n_draws=10, seed=1)
         gains.append(float(np.mean(curves.curve("random", True).mean_x100 - curves.curve("random").mean_x100)))
     assert gains[0] > 1.0 and gains[1] < 0.5 and gains[0] > gains[1] + 1.5
+
+
+def test_compare_strategies_on_hand_made_curves() -> None:
+    # N = 4: R runs to 12, half is 6, a quarter is 3. Flat curves make every mean a known number.
+    budgets = np.arange(1, 13)
+    curves = {
+        ("random", False): (budgets, np.full(12, 10.0)),
+        ("random", True): (budgets, np.where(budgets < 4, 9.0, 13.0)),  # -1 below N, +3 from N on
+        ("no-repeat", False): (np.arange(1, 7), np.arange(1, 7) * 2.0),  # 2R, to N(N-1)/2 only
+        ("symmetric", False): (np.arange(2, 13, 2), np.full(6, 5.0)),
+    }
+    result = compare_strategies(curves, n_candidates=4)
+    assert result.no_repeat_minus_random == pytest.approx(np.mean(np.arange(1, 7) * 2.0) - 10.0)  # 7 - 10
+    assert result.no_repeat_minus_symmetric_equal_r == pytest.approx(np.mean([4.0, 8.0, 12.0]) - 5.0)
+    assert result.symmetric_minus_no_repeat_equal_pairs == pytest.approx(5.0 - 7.0)  # m = 1..6
+    assert result.debias_gain_tiny_budgets == pytest.approx(-1.0)  # R = 1..3 < N
+    assert np.isnan(result.debias_gain_small_budgets)  # N = 4 > N(N-1)/4 = 3: the range is empty
+    assert result.debias_gain_full == pytest.approx(3.0)
+    # A strategy that was not run gives NaN for the comparisons that need it, nothing else.
+    without_symmetric = compare_strategies({k: v for k, v in curves.items() if k[0] != "symmetric"}, 4)
+    assert np.isnan(without_symmetric.no_repeat_minus_symmetric_equal_r)
+    assert without_symmetric.no_repeat_minus_random == pytest.approx(-3.0)
+
+
+def test_compare_strategies_rejects_mismatched_curves() -> None:
+    with pytest.raises(ValueError, match="one length"):
+        compare_strategies({("random", False): (np.arange(1, 5), np.zeros(3))}, n_candidates=4)
+    with pytest.raises(ValueError, match="n_candidates"):
+        compare_strategies({}, n_candidates=1)

@@ -18,6 +18,7 @@ from nlgjudge.studies.efficiency import (
     plot_subset_curves,
     ranking_methods_frame,
     self_consistency_frame,
+    strategy_comparison_frame,
     subset_curve_frame,
 )
 
@@ -44,6 +45,19 @@ def test_debiasing_helps_a_strongly_pulled_judge_at_small_budgets() -> None:
     assert full["gain_x100"].to_numpy() == pytest.approx(100.0)  # 0 (all tied) -> 100
     mid = gain[(gain["budget"] >= 10) & (gain["budget"] <= 20)]
     assert (mid["gain_x100"] > 20).all()
+
+
+def test_strategy_comparisons_per_set_of_a_strongly_pulled_judge() -> None:
+    ds = tiny_dataset(n_contexts=4, n_candidates=6)
+    curves = subset_curve_frame(synthetic_comparisons(ds, pull=5.0), {"tiny": ds}, ["random", "symmetric"], n_draws=6)
+    table = strategy_comparison_frame(curves)
+    assert len(table) == curves.groupby(["dataset", "template", "aspect"]).ngroups
+    gain = table["debias gain, all comparisons"].to_numpy()
+    assert gain == pytest.approx(100.0)  # always A: all win ratios tie (0); debiased: the perfect order (100)
+    assert (table["debias gain, random, N <= R <= N(N-1)/4"] > 20).all()
+    assert table["no-repeat - random (R <= N(N-1)/2)"].isna().all()  # no-repeat was not run
+    with pytest.raises(ValueError, match="lacks columns"):
+        strategy_comparison_frame(curves.drop(columns="budget"))
 
 
 def test_curve_summary_picks_budgets_at_or_below_each_fraction() -> None:

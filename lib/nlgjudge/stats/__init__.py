@@ -85,10 +85,12 @@ from nlgjudge.stats.selection import (
     valid_budgets,
 )
 from nlgjudge.stats.subset_curves import (
+    StrategyComparison,
     SubsetCurve,
     SubsetCurves,
     SubsetDemo,
     SyntheticJudge,
+    compare_strategies,
     subset_curves,
     synthetic_judge,
     synthetic_subset_demo,
@@ -106,6 +108,7 @@ __all__ = [
     "PairwiseAccuracy",
     "PositionalBias",
     "SelfConsistency",
+    "StrategyComparison",
     "SubsetCurve",
     "SubsetCurves",
     "SubsetDemo",
@@ -118,6 +121,7 @@ __all__ = [
     "bradley_terry_bootstrap",
     "bradley_terry_scores",
     "cohen_kappa",
+    "compare_strategies",
     "comparison_mask",
     "correlation",
     "debias_threshold",

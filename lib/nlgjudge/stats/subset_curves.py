@@ -320,22 +320,74 @@ def synthetic_judge(
 
 
 @dataclass(frozen=True)
+class StrategyComparison:
+    """The comparisons seed 000 §5.6 makes on its Fig. 4, as Spearman x100 differences.
+
+    Each is a mean over the budgets both curves share in the stated range; NaN where a curve needed
+    for it is missing (the strategy was not run) or the range holds no shared budget.
+    """
+
+    no_repeat_minus_random: float
+    """Mean over R <= N(N-1)/2 of no-repeat(R) - random(R) (paper: no-repeat marginally better)."""
+    no_repeat_minus_symmetric_equal_r: float
+    """Mean over even R <= N(N-1)/2 of no-repeat(R) - symmetric(R) (paper: about 1 point)."""
+    symmetric_minus_no_repeat_equal_pairs: float
+    """Mean over m of symmetric(2m) - no-repeat(m): same distinct pairs, symmetric shows each twice."""
+    debias_gain_small_budgets: float
+    """Mean of debiased - plain (random strategy) over budgets N <= R <= N(N-1)/4."""
+    debias_gain_tiny_budgets: float
+    """Mean of debiased - plain (random strategy) over budgets R < N, where tau is fitted on so few
+    comparisons that forcing P(A) = 0.5 can cost more than the bias."""
+    debias_gain_full: float
+    """Debiased - plain (random strategy) with all N(N-1) comparisons."""
+
+
+def compare_strategies(
+    curves: Mapping[tuple[str, bool], tuple[ArrayLike, ArrayLike]], n_candidates: int
+) -> StrategyComparison:
+    """Seed 000 §5.6's comparisons of Fig. 4 curves for one comparison set of N candidates.
+
+    ``curves`` maps ``(strategy, debiased)`` to ``(budgets, mean Spearman x100 at those budgets)``,
+    e.g. ``{key: (c.budgets, c.mean_x100) for key, c in subset_curves(...).curves.items()}``.
+    """
+    if n_candidates < check.MIN_CANDIDATES:
+        raise ValueError(f"n_candidates must be at least {check.MIN_CANDIDATES}; got {n_candidates}.")
+    series: dict[tuple[str, bool], dict[int, float]] = {}
+    for key, (budgets, means) in curves.items():
+        budget_array, mean_array = np.asarray(budgets, dtype=int), np.asarray(means, dtype=float)
+        if budget_array.shape != mean_array.shape or budget_array.ndim != 1:
+            raise ValueError(f"curve {key}: budgets and means must be 1-d arrays of one length; "
+                             f"got shapes {budget_array.shape} and {mean_array.shape}.")
+        series[key] = dict(zip(budget_array.tolist(), mean_array.tolist(), strict=True))
+    total = n_candidates * (n_candidates - 1)
+
+    def mean_gap(first: tuple[str, bool], second: tuple[str, bool], budgets: range, scale: int = 1) -> float:
+        """Mean over budgets b of first(scale * b) - second(b), where both curves have them."""
+        if first not in series or second not in series:
+            return float("nan")
+        gaps = [series[first][scale * b] - series[second][b] for b in budgets
+                if scale * b in series[first] and b in series[second]]
+        return float(np.mean(gaps)) if gaps else float("nan")
+
+    random, no_repeat, symmetric = ("random", False), ("no-repeat", False), ("symmetric", False)
+    half = range(1, total // 2 + 1)
+    return StrategyComparison(
+        no_repeat_minus_random=mean_gap(no_repeat, random, half),
+        no_repeat_minus_symmetric_equal_r=mean_gap(no_repeat, symmetric, range(2, total // 2 + 1, 2)),
+        symmetric_minus_no_repeat_equal_pairs=mean_gap(symmetric, no_repeat, half, scale=2),
+        debias_gain_small_budgets=mean_gap(("random", True), random, range(n_candidates, total // 4 + 1)),
+        debias_gain_tiny_budgets=mean_gap(("random", True), random, range(1, n_candidates)),
+        debias_gain_full=mean_gap(("random", True), random, range(total, total + 1)),
+    )
+
+
+@dataclass(frozen=True)
 class SubsetDemo:
     """The synthetic demonstration and the comparisons the paper makes in §5.6."""
 
     judge: SyntheticJudge
     curves: SubsetCurves
-    gap_no_repeat_minus_symmetric_equal_r: float
-    """Mean over even budgets R <= N(N-1)/2 of no-repeat(R) - symmetric(R) (paper: about 1 point)."""
-    gap_symmetric_minus_no_repeat_equal_pairs: float
-    """Mean over m of symmetric(2m) - no-repeat(m): same distinct pairs, symmetric shows each twice."""
-    debias_gain_small_budgets: float
-    """Mean of debiased - plain (random strategy) over budgets N <= R <= N(N-1)/4."""
-    debias_gain_full: float
-    """Debiased - plain with all N(N-1) comparisons."""
-    debias_gain_tiny_budgets: float
-    """Mean of debiased - plain (random strategy) over budgets R < N, where tau is fitted on so few
-    comparisons that forcing P(A) = 0.5 can cost more than the bias."""
+    comparison: StrategyComparison
     details: dict[str, float] = field(default_factory=dict)
 
 
@@ -355,27 +407,15 @@ def synthetic_subset_demo(
     judge = synthetic_judge(n_contexts, n_candidates, position_pull=position_pull, seed=rng)
     curves = subset_curves(judge.probs, judge.gold, DEFAULT_STRATEGIES, None, n_draws, (False, True), seed=rng)
     total = n_candidates * (n_candidates - 1)
-    no_repeat = curves.curve("no-repeat")
-    symmetric = curves.curve("symmetric")
     random_plain = curves.curve("random")
     random_debiased = curves.curve("random", True)
-    equal_r = [b for b in symmetric.budgets if b <= total // 2]
-    gap_equal_r = float(np.mean([no_repeat.at(b) - symmetric.at(b) for b in equal_r]))
-    gap_equal_pairs = float(np.mean([symmetric.at(2 * m) - no_repeat.at(m) for m in no_repeat.budgets]))
-    gain = random_debiased.mean_x100 - random_plain.mean_x100
-    small = (random_plain.budgets >= n_candidates) & (random_plain.budgets <= total // 4)
-    tiny = random_plain.budgets < n_candidates
-    gain_small = float(gain[small].mean())
-    gain_tiny = float(gain[tiny].mean())
-    gain_full = random_debiased.at(total) - random_plain.at(total)
+    comparison = compare_strategies(
+        {key: (curve.budgets, curve.mean_x100) for key, curve in curves.curves.items()}, n_candidates
+    )
     return SubsetDemo(
         judge=judge,
         curves=curves,
-        gap_no_repeat_minus_symmetric_equal_r=gap_equal_r,
-        gap_symmetric_minus_no_repeat_equal_pairs=gap_equal_pairs,
-        debias_gain_small_budgets=gain_small,
-        debias_gain_full=gain_full,
-        debias_gain_tiny_budgets=gain_tiny,
+        comparison=comparison,
         details={
             "seconds": curves.seconds,
             "p_a": judge.p_a,

@@ -10,6 +10,7 @@ N(N-1) ordered comparisons of every context, see
   the full matrix, exactly what a judge asked only those comparisons would have answered (the
   probabilities are deterministic). The ``active`` strategy uses the judge's answers as it goes
   (it is sequential), which the full matrix also provides.
+* :func:`strategy_comparison_frame`: the comparisons seed 000 §5.6 makes on Fig. 4, per set.
 * :func:`self_consistency_frame`: Table 8, ranking accuracy on random subsets of the candidates.
 * :func:`ranking_methods_frame`: Table 11, win ratio against maximum likelihood (eq. 11-13), plus
   Bradley-Terry scores (choix).
@@ -31,6 +32,7 @@ from matplotlib.figure import Figure
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
     bradley_terry_scores,
+    compare_strategies,
     hard_decisions,
     max_likelihood_ranking,
     max_likelihood_ranking_hard,
@@ -178,6 +180,39 @@ def debiasing_gain(curves: pd.DataFrame) -> pd.DataFrame:
         half_band_plain=joined["spearman_x100_plain"] - joined["ci_low_x100_plain"],
         half_band_debiased=joined["spearman_x100_debiased"] - joined["ci_low_x100_debiased"],
     )
+
+
+#: Column labels of :func:`strategy_comparison_frame`, by field of
+#: :class:`nlgjudge.stats.StrategyComparison` (Spearman x100 points).
+STRATEGY_COMPARISON_LABELS = {
+    "no_repeat_minus_random": "no-repeat - random (R <= N(N-1)/2)",
+    "no_repeat_minus_symmetric_equal_r": "no-repeat - symmetric, equal R",
+    "symmetric_minus_no_repeat_equal_pairs": "symmetric(2m) - no-repeat(m), equal pairs",
+    "debias_gain_small_budgets": "debias gain, random, N <= R <= N(N-1)/4",
+    "debias_gain_tiny_budgets": "debias gain, random, R < N",
+    "debias_gain_full": "debias gain, all comparisons",
+}
+
+
+def strategy_comparison_frame(curves: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 §5.6's comparisons (:func:`nlgjudge.stats.compare_strategies`) for every comparison
+    set of a :func:`subset_curve_frame`: one row per model, dataset, template, aspect and N, one
+    column per comparison (labels in :data:`STRATEGY_COMPARISON_LABELS`), NaN where a strategy the
+    comparison needs was not run."""
+    keys = ["model", "dataset", "template", "aspect", "n_candidates"]
+    missing = sorted((set(keys) | {"strategy", "debiased", "budget", "spearman_x100"}) - set(curves.columns))
+    if missing:
+        raise ValueError(f"curves lacks columns {missing}; pass the frame subset_curve_frame() returns.")
+    rows = []
+    for key, group in curves.groupby(keys, sort=False):
+        means = {
+            (strategy, bool(debiased)): (part["budget"].to_numpy(), part["spearman_x100"].to_numpy())
+            for (strategy, debiased), part in group.groupby(["strategy", "debiased"], sort=False)
+        }
+        comparison = compare_strategies(means, n_candidates=int(key[-1]))
+        rows.append({**dict(zip(keys, key)),
+                     **{label: getattr(comparison, name) for name, label in STRATEGY_COMPARISON_LABELS.items()}})
+    return pd.DataFrame(rows)
 
 
 def self_consistency_frame(
