@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from studies_utils import tiny_dataset
 
+from nlgjudge.data import JudgeDataset
 from nlgjudge.studies import analysis
 from nlgjudge.studies.analysis import (
     COMPARATIVE,
@@ -18,6 +19,7 @@ from nlgjudge.studies.analysis import (
     TEMPLATE_MEAN,
     comparative_correlations,
     comparative_predictions,
+    comparative_vs_scoring,
     correlations,
     scoring_predictions,
     side_by_side,
@@ -53,7 +55,7 @@ def test_a_perfect_judge_has_spearman_100_per_template_and_on_average() -> None:
     table = comparative_correlations(comparisons_from(ds, perfect), ds)
     assert set(table["template"].astype(str)) == {"1", "2", TEMPLATE_MEAN}
     np.testing.assert_allclose(table["spearman"], 100.0)
-    assert (table["n_contexts"] == 3).all() and (table["n_undefined"] == 0).all()
+    assert (table["n_contexts"] == 3).all() and (table["n_tied"] == 0).all() and (table["n_constant_gold"] == 0).all()
 
 
 def test_the_template_mean_averages_the_per_template_figures() -> None:
@@ -82,8 +84,8 @@ def test_debiasing_removes_a_constant_pull_towards_position_a() -> None:
     biased = comparisons_from(ds, lambda c, t, a, gi, gj: 0.95 if gi > gj else 0.7, templates=(1,))
     plain = comparative_correlations(biased, ds)
     debiased = comparative_correlations(biased, ds, debias=True)
-    # without debiasing every candidate wins exactly when it is first: all tie, correlation undefined
-    assert plain["n_undefined"].iloc[0] == 2 and np.isnan(plain["spearman"].iloc[0])
+    # without debiasing every candidate wins exactly when it is first: all tie, no ranking (chance, 0)
+    assert plain["n_tied"].iloc[0] == 2 and plain["spearman"].iloc[0] == pytest.approx(0.0)
     assert (debiased["method"] == COMPARATIVE_DEBIASED).all()
     np.testing.assert_allclose(debiased["spearman"], 100.0)
 
@@ -121,11 +123,37 @@ def test_unscored_candidates_are_counted_and_left_out() -> None:
     assert counts["candidates_without_score"] == 1
 
 
-def test_constant_predictions_are_undefined_not_zero() -> None:
+def test_tied_predictions_count_as_chance_and_constant_gold_is_left_out() -> None:
     ds = tiny_dataset(2, 3)
+    # context 0: every candidate scored 5 (no ranking: 0); context 1: in gold order (+100)
     pred = scoring_predictions(scoring_frame(ds, [5.0, 5.0, 5.0, 1.0, 2.0, 3.0]), "expected", model="m", dataset="tiny")
     row = correlations(pred, ds).iloc[0]
-    assert row["n_undefined"] == 1 and row["spearman"] == pytest.approx(100.0)
+    assert row["n_tied"] == 1 and row["n_constant_gold"] == 0 and row["n_contexts"] == 2
+    assert row["spearman"] == pytest.approx(50.0)
+    # with context 0's human scores all equal, no method can be judged there: it is left out, not 0
+    flat = ds.frame.copy()
+    flat.loc[flat["context_id"] == flat["context_id"].iloc[0], "COH"] = 2.0
+    flat_ds = JudgeDataset(flat, ds.info)
+    row = correlations(pred, flat_ds).iloc[0]
+    assert row["n_tied"] == 0 and row["n_constant_gold"] == 1 and row["n_contexts"] == 1
+    assert row["spearman"] == pytest.approx(100.0)
+
+
+def test_comparative_vs_scoring_compares_within_each_model() -> None:
+    ds = tiny_dataset(2, 3)
+    # comparative: perfect (100) for model m, backwards (-100) for model w; expected scores: +100 / -100 per context
+    frames = [comparisons_from(ds, perfect, templates=(1,)),
+              comparisons_from(ds, lambda *a: 1 - perfect(*a), templates=(1,), model="w")]
+    ours = [comparative_predictions(f) for f in frames]
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "expected", model="m", dataset="tiny"))
+    table = correlations(pd.concat(ours, ignore_index=True), ds, n_boot=10)
+    result = comparative_vs_scoring(table).set_index("model")
+    assert list(result.index) == ["m", "w"]  # one row per model with a comparative figure
+    assert result.loc["m", COMPARATIVE] == pytest.approx(100.0)
+    assert result.loc["m", analysis.SCORING_EXPECTED] == pytest.approx(0.0)  # +100 and -100
+    assert np.isnan(result.loc["m", analysis.SCORING_SAMPLED])  # not run
+    assert result.loc["m", "gap"] == pytest.approx(100.0)
+    assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
 
 
 def test_bootstrap_interval_brackets_the_mean_and_needs_two_contexts() -> None:

@@ -202,13 +202,16 @@ def correlations(
 ) -> pd.DataFrame:
     """Summary-level correlation x100 per model, dataset, method, template and aspect.
 
-    Columns: the :data:`GROUP_COLUMNS`, ``spearman`` (x100, the mean over contexts where it is
-    defined), ``ci_low``/``ci_high`` (percentile bootstrap over contexts, NaN with fewer than two
-    contexts), ``n_contexts``, ``n_undefined`` (contexts with constant predictions or gold scores,
-    left out of the mean), ``n_unscored`` (candidates without a prediction, e.g. no parseable
-    sample: they are left out of their context's correlation). For every model, method and aspect a
-    row with ``template == "mean"`` averages the per-template values (the paper's figure); its
-    interval resamples contexts of the per-context template means.
+    Columns: the :data:`GROUP_COLUMNS`, ``spearman`` (x100, the mean over the contexts counted),
+    ``ci_low``/``ci_high`` (percentile bootstrap over contexts, NaN with fewer than two contexts),
+    ``n_contexts`` (contexts counted), ``n_tied`` (counted contexts where the method gave every
+    candidate the same score: it expressed no ranking, so they count as 0, chance, as in the bias
+    and subset chapters), ``n_constant_gold`` (contexts whose human scores are all equal: no
+    correlation exists whatever the method does, so they are left out), ``n_unscored`` (candidates
+    without a prediction, e.g. no parseable sample: they are left out of their context's
+    correlation). For every model, method and aspect a row with ``template == "mean"`` averages the
+    per-template values (the paper's figure); its interval resamples contexts of the per-context
+    template means.
     """
     _require(predictions, PREDICTION_COLUMNS, "predictions")
     gold = _gold_lookup(ds)
@@ -219,7 +222,7 @@ def correlations(
         if aspect not in gold.columns:
             raise KeyError(f"aspect {aspect!r} is not a score column of {ds.info.name}")
         preds, golds, contexts = [], [], []
-        unscored = 0
+        unscored = constant_gold = 0
         for context_id, one in part.groupby("context_id", sort=False):
             index = pd.MultiIndex.from_arrays([one["context_id"], one["candidate_id"]])
             missing = index.difference(gold.index)
@@ -229,27 +232,30 @@ def correlations(
             truth = gold.loc[index, aspect].to_numpy(dtype=float)
             keep = ~np.isnan(scores) & ~np.isnan(truth)
             unscored += int(np.isnan(scores).sum())
-            if keep.sum() >= 2:
-                preds.append(scores[keep])
-                golds.append(truth[keep])
-                contexts.append(context_id)
+            if keep.sum() < 2:
+                continue
+            if np.ptp(truth[keep]) == 0:
+                constant_gold += 1
+                continue
+            preds.append(scores[keep])
+            golds.append(truth[keep])
+            contexts.append(context_id)
         record = dict(zip(GROUP_COLUMNS, key, strict=True))
         values = np.full(len(contexts), np.nan)
         value = np.nan
-        if contexts:
-            try:  # contexts with an undefined correlation are left out of the mean, and counted
-                result = summary_level_correlation(preds, golds, method=method, undefined="exclude")
-                value = result.value_x100
-            except ValueError:  # undefined in every context: no figure at all
-                result = summary_level_correlation(preds, golds, method=method, undefined="zero")
-            values = result.per_context
-        record.update(spearman=value, n_contexts=len(contexts), n_undefined=int(np.isnan(values).sum()), n_unscored=unscored)
+        tied = 0
+        if contexts:  # gold varies in every context left, so an undefined correlation means tied predictions
+            result = summary_level_correlation(preds, golds, method=method, undefined="zero")
+            value, tied = result.value_x100, result.n_undefined
+            values = np.where(np.isnan(result.per_context), 0.0, result.per_context)
+        record.update(spearman=value, n_contexts=len(contexts), n_tied=tied, n_constant_gold=constant_gold,
+                      n_unscored=unscored)
         record.update(_interval(values, n_boot, confidence, seed))
         records.append(record)
         per_context[key] = pd.Series(values, index=contexts, dtype=float)
     table = pd.DataFrame.from_records(records)
     means = _template_means(table, per_context, n_boot, confidence, seed)
-    columns = [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high", "n_contexts", "n_undefined", "n_unscored"]
+    columns = [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high", "n_contexts", "n_tied", "n_constant_gold", "n_unscored"]
     out = pd.concat([table, means], ignore_index=True)[columns]
     out["template"] = out["template"].astype(object)
     return out
@@ -279,7 +285,8 @@ def _template_means(
         by_context = pd.concat(series, axis=1).mean(axis=1) if series else pd.Series(dtype=float)
         record.update(
             n_contexts=int(part["n_contexts"].max()),
-            n_undefined=int(part["n_undefined"].sum()),
+            n_tied=int(part["n_tied"].sum()),
+            n_constant_gold=int(part["n_constant_gold"].sum()),
             n_unscored=int(part["n_unscored"].sum()),
         )
         record.update(_interval(by_context.to_numpy(dtype=float), n_boot, confidence, seed))
@@ -299,6 +306,36 @@ def comparative_correlations(
     """:func:`correlations` of the comparative win ratios (see :func:`comparative_predictions`)."""
     predictions = comparative_predictions(comparisons, debias=debias, debias_scope=debias_scope)
     return correlations(predictions, ds, n_boot=n_boot, seed=seed)
+
+
+# --------------------------------------------------------------------------------------------
+# The paper's claim, within one model
+
+#: The absolute-scoring methods that comparative assessment is measured against, in display order.
+SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
+
+
+def comparative_vs_scoring(table: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000's main claim checked within each model: comparative assessment against the same
+    model's absolute scoring, on the same contexts.
+
+    ``table``: :func:`correlations` output (one or more datasets). One row per model, dataset and
+    aspect that has a comparative figure: the template-mean Spearman x100 of comparative and of
+    each prompt-scoring reading (NaN where not run), ``best_scoring`` (the highest of those) and
+    ``gap`` (comparative minus ``best_scoring``; positive where comparing beats every scoring).
+    """
+    _require(table, [*GROUP_COLUMNS, "spearman"], "correlation table")
+    figures = table[(table["template"].astype(str) == TEMPLATE_MEAN) | (table["template"] == NO_TEMPLATE)]
+    figures = figures[figures["method"].isin([COMPARATIVE, *SCORING_METHODS])]
+    wide = figures.pivot_table(index=["model", "dataset", "aspect"], columns="method", values="spearman",
+                               sort=False, dropna=False)
+    wide = wide.reindex(columns=[COMPARATIVE, *SCORING_METHODS])
+    wide = wide[wide[COMPARATIVE].notna()]
+    scoring = wide[list(SCORING_METHODS)]
+    wide["best_scoring"] = scoring.max(axis=1)
+    wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
+    wide.columns.name = None
+    return wide.reset_index()
 
 
 # --------------------------------------------------------------------------------------------
