@@ -325,7 +325,7 @@ def comparative_vs_scoring(table: pd.DataFrame) -> pd.DataFrame:
     ``gap`` (comparative minus ``best_scoring``; positive where comparing beats every scoring).
     """
     _require(table, [*GROUP_COLUMNS, "spearman"], "correlation table")
-    figures = table[(table["template"].astype(str) == TEMPLATE_MEAN) | (table["template"] == NO_TEMPLATE)]
+    figures = table[table["template"].astype(str) == TEMPLATE_MEAN]  # every method has one, G-Eval too
     figures = figures[figures["method"].isin([COMPARATIVE, *SCORING_METHODS])]
     wide = figures.pivot_table(index=["model", "dataset", "aspect"], columns="method", values="spearman",
                                sort=False, dropna=False)
