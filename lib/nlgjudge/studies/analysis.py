@@ -241,9 +241,7 @@ def correlations(
             golds.append(truth[keep])
             contexts.append(context_id)
         record = dict(zip(GROUP_COLUMNS, key, strict=True))
-        values = np.full(len(contexts), np.nan)
-        value = np.nan
-        tied = 0
+        value, tied, values = np.nan, 0, np.empty(0)
         if contexts:  # gold varies in every context left, so an undefined correlation means tied predictions
             result = summary_level_correlation(preds, golds, method=method, undefined="zero")
             value, tied = result.value_x100, result.n_undefined

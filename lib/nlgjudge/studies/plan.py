@@ -5,8 +5,9 @@ exactly what ``make outputs`` computes (and what is committed under ``data/outpu
 Sizes are chosen for a 2-core CPU. Measured with the 1.5B judge (prefix sharing, fp32): one
 SummEval article takes about 24 minutes comparative (240 ordered pairs x 4 aspects x 2 templates,
 1.3 comparisons a second) and 9 minutes of prompt scoring (expected score, 10 samples per
-prompt sharing the expected score's prompt computation, and G-Eval; 11 minutes without sharing); a TopicalChat dialogue about 2.2 minutes comparative; SmolLM2-135M does a
-SummEval article in about 2 minutes. The whole plan is about 7 CPU-hours. Jobs are ordered so
+prompt sharing the expected score's prompt computation, and G-Eval; 11 minutes without
+sharing); a TopicalChat dialogue about 2.2 minutes comparative; SmolLM2-135M does a SummEval
+article in about 2 minutes. The whole plan is about 7 CPU-hours. Jobs are ordered so
 that an interrupted run has released the most useful outputs first. Readers with a GPU or more
 time raise ``N_CONTEXTS`` (subsets are nested, so released outputs are reused).
 """
