@@ -1,7 +1,6 @@
 """Judge operations over one model: label probabilities, sampling, log-likelihoods, generation."""
 
 from nlgjudge.engine.judge import Judge, RunReport, normalise
-from nlgjudge.engine.likelihood import Affixes, scoring_condition, seed003_affixes, weighted_loglikelihood
 from nlgjudge.engine.requests import (
     ClassifyRequest,
     ClassifyResult,
@@ -17,7 +16,6 @@ from nlgjudge.engine.requests import (
 )
 
 __all__ = [
-    "Affixes",
     "ClassifyRequest",
     "ClassifyResult",
     "ContextTooLongError",
@@ -32,7 +30,4 @@ __all__ = [
     "SampleRequest",
     "SampleResult",
     "normalise",
-    "scoring_condition",
-    "seed003_affixes",
-    "weighted_loglikelihood",
 ]

@@ -80,7 +80,7 @@ class LoglikRequest:
     """Per-token log p(target | condition) (BARTScore / T5Score / GPTScore, seed 003 eq. 2).
 
     ``condition`` is the full conditioning text, prefix and suffix included (see
-    :func:`nlgjudge.engine.likelihood.scoring_condition`). For decoder-only models the condition
+    :func:`nlgjudge.prompts.narcissism.likelihood_condition`). For decoder-only models the condition
     and target are tokenised separately and concatenated, so the target's tokens never depend on
     where the condition ends. For encoder-decoder models the condition is the encoder input and
     the target (with the end-of-sequence token, as BARTScore does) the decoder output.
@@ -100,7 +100,7 @@ class LoglikResult:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def score(self, weights: Sequence[float] | np.ndarray | None = None) -> float:
-        from nlgjudge.engine.likelihood import weighted_loglikelihood
+        from nlgjudge.stats.likelihood import weighted_loglikelihood
 
         return weighted_loglikelihood(self.token_logprobs, weights)
 

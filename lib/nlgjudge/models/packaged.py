@@ -31,6 +31,13 @@ class PackagedModel:
     sha256: str  # of the assembled file (GGUF) or of the weights file (folders)
     gguf_file: str | None  # the assembled file's name; None for a ready Hugging Face folder
     folder: str | None = None  # sub-folder holding a ready Hugging Face model
+    #: How prompts are rendered for this model (see nlgjudge.studies.prompting): "chat" for
+    #: instruction-tuned models with a chat template, "plain" for base models; None for encoders.
+    prompt_style: str | None = None
+    #: Text that closes a complete answer (so that score "1" is not a prefix of "10").
+    answer_end: str | None = None
+    #: Model family, for warnings when a judge rates its own family's outputs.
+    family: str = ""
 
     def pip_install_line(self) -> str:
         names = " ".join(f"{p}=={self.version}" for p in self.pip_names)
@@ -61,6 +68,9 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             pattern="data/part*.bin",
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             gguf_file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            prompt_style="chat",
+            answer_end="<|im_end|>",
+            family="qwen",
         ),
         PackagedModel(
             name="qwen2.5-coder-0.5b-instruct",
@@ -72,6 +82,9 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             pattern="data/part*.bin",
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            prompt_style="chat",
+            answer_end="<|im_end|>",
+            family="qwen",
         ),
         PackagedModel(
             name="smollm2-135m-instruct",
@@ -83,6 +96,9 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             pattern="SmolLM2-135M-Instruct.Q4_1.gguf",
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+            prompt_style="chat",
+            answer_end="<|im_end|>",
+            family="smollm",
         ),
         PackagedModel(
             name="gemma-3-270m",
@@ -95,6 +111,9 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             # sha256 of the four parts concatenated (each part verified by pip against its RECORD).
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
             gguf_file="gemma-3-270m-q4_k_m.gguf",
+            prompt_style="plain",
+            answer_end="\n",
+            family="gemma",
         ),
         PackagedModel(
             name="minilm-l6",
@@ -107,6 +126,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
             gguf_file=None,
             folder="model",
+            family="minilm",
         ),
     )
 }

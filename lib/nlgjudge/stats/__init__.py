@@ -12,6 +12,7 @@ Modules, one concept each:
 - :mod:`~nlgjudge.stats.max_likelihood`  maximum-likelihood ranking (Appendix B, eq. 11-13)
 - :mod:`~nlgjudge.stats.bradley_terry`   Bradley-Terry scores via choix, bootstrap intervals
 - :mod:`~nlgjudge.stats.elo`             Elo by stochastic gradient ascent (seed 004 Annex)
+- :mod:`~nlgjudge.stats.likelihood`      seed 003 eq. 2: token log-likelihoods -> one score
 - :mod:`~nlgjudge.stats.metrics`         correlations, pairwise accuracy, self-consistency, kappa, ...
 - :mod:`~nlgjudge.stats.subset_curves`   Spearman against the number of comparisons (Fig. 4-5)
 """
@@ -48,6 +49,7 @@ from nlgjudge.stats.elo import (
     outcomes_from_codes,
     step_schedule,
 )
+from nlgjudge.stats.likelihood import weighted_loglikelihood
 from nlgjudge.stats.max_likelihood import (
     LikelihoodRanking,
     agreement_from_consistency,
@@ -164,5 +166,6 @@ __all__ = [
     "win_counts",
     "win_matrix",
     "win_ratio",
+    "weighted_loglikelihood",
     "win_ratio_full_matrix",
 ]

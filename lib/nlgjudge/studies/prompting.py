@@ -19,18 +19,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlgjudge.engine import ClassifyRequest, SampleRequest
-from nlgjudge.models import ModelHandle
+from nlgjudge.models import PACKAGED_MODELS, ModelHandle, PackagedModel
 from nlgjudge.prompts import PromptEnding
 
 PROMPT_STYLES = ("chat", "plain", "seq2seq")
 
-#: Styles and end-of-answer markers of the packaged models, known without loading anything.
-_PACKAGED_STYLE = {
-    "qwen2.5-coder-1.5b-instruct": ("chat", "<|im_end|>"),
-    "qwen2.5-coder-0.5b-instruct": ("chat", "<|im_end|>"),
-    "smollm2-135m-instruct": ("chat", "<|im_end|>"),
-    "gemma-3-270m": ("plain", "\n"),
-}
+
+def _packaged(handle: ModelHandle) -> PackagedModel | None:
+    """The registry entry of a packaged model with a known prompt style (known without loading)."""
+    if handle.source != "packaged":
+        return None
+    spec = PACKAGED_MODELS.get(handle.location)
+    return spec if spec is not None and spec.prompt_style is not None else None
 
 
 def prompt_style(handle: ModelHandle, style: str = "auto") -> str:
@@ -39,8 +39,9 @@ def prompt_style(handle: ModelHandle, style: str = "auto") -> str:
         if style not in PROMPT_STYLES:
             raise ValueError(f"unknown prompt style {style!r}; choose one of {PROMPT_STYLES} or 'auto'")
         return style
-    if handle.location in _PACKAGED_STYLE:
-        return _PACKAGED_STYLE[handle.location][0]
+    spec = _packaged(handle)
+    if spec is not None:
+        return str(spec.prompt_style)
     if handle.kind == "seq2seq":
         return "seq2seq"
     _, tokenizer = _tokenizer_only(handle)
@@ -49,8 +50,9 @@ def prompt_style(handle: ModelHandle, style: str = "auto") -> str:
 
 def answer_end(handle: ModelHandle, style: str) -> str:
     """Text that closes a complete answer (so that score "1" is not a prefix of "10")."""
-    if handle.location in _PACKAGED_STYLE:
-        return _PACKAGED_STYLE[handle.location][1]
+    spec = _packaged(handle)
+    if spec is not None and spec.answer_end is not None:
+        return spec.answer_end
     if style == "plain":
         return "\n"
     _, tokenizer = _tokenizer_only(handle)
