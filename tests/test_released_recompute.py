@@ -106,14 +106,13 @@ def _accuracy(matrices: dict, threshold: float) -> float:
 def released_comparisons(summeval, independent, tmp_path_factory):
     """The library's comparison frame, read from the released outputs, on the complete contexts."""
     from nlgjudge.cache import OutputCache
-    from nlgjudge.studies.coverage import restrict
-    from nlgjudge.studies.positional import collect_comparisons
+    from nlgjudge.studies.collect import collect_comparisons
     from nlgjudge.studies.released import import_released
 
     cache = OutputCache(tmp_path_factory.mktemp("recompute") / "outputs.sqlite")
     import_released(STUDY, cache)
     contexts = sorted(next(iter(independent.values())))
-    ds = restrict(summeval, contexts)
+    ds = summeval.restrict(contexts)
     collected = collect_comparisons([JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True)
     frame = collected.frame
     assert sorted(frame["context_id"].unique()) == contexts
@@ -122,7 +121,7 @@ def released_comparisons(summeval, independent, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def library_tables(released_comparisons):
-    from nlgjudge.studies.positional import bias_table, debiasing_table
+    from nlgjudge.analysis.bias import bias_table, debiasing_table
 
     frame, ds = released_comparisons
     return bias_table(frame), debiasing_table(frame, {"summeval": ds})
@@ -180,7 +179,7 @@ def test_released_manifest_counts_match_the_files():
 
 def test_comparative_chapter_figure_is_the_mean_over_templates(independent, released_comparisons):
     """The comparative chapter's Table 1 row (template mean of per-template Spearman)."""
-    from nlgjudge.studies import analysis
+    from nlgjudge.analysis import comparative as analysis
 
     frame, ds = released_comparisons
     table = analysis.comparative_correlations(frame, ds, n_boot=10)
@@ -195,8 +194,7 @@ def test_expected_score_spearman_matches_an_independent_computation(summeval, tm
     """Prompt scoring's expected score, sum over s of s * P(s), from the released label probabilities."""
     from nlgjudge.cache import OutputCache
     from nlgjudge.engine import Judge
-    from nlgjudge.studies import analysis
-    from nlgjudge.studies.coverage import restrict
+    from nlgjudge.analysis import comparative as analysis
     from nlgjudge.studies.released import import_released
     from nlgjudge.studies.scoring import expected_scores
 
@@ -220,7 +218,7 @@ def test_expected_score_spearman_matches_an_independent_computation(summeval, tm
     ]
     if not complete:
         pytest.skip("no complete released scoring context")
-    ds = restrict(summeval, complete)
+    ds = summeval.restrict(complete)
     cache = OutputCache(tmp_path / "outputs.sqlite")
     import_released("scoring-summeval", cache)
     judge = Judge(JUDGE, cache=cache, study="scoring-summeval")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_utils import tiny_handle
-from studies_utils import tiny_dataset
 
 from nlgjudge.cache import OutputCache
 from nlgjudge.engine import Judge
-from nlgjudge.studies.comparative import comparative_requests, comparison_matrices, run_comparative
+from nlgjudge.analysis.frames import comparison_matrices
+from nlgjudge.studies.comparative import comparative_requests, run_comparative
 
 
-def test_requests_cover_every_ordered_pair_template_and_aspect() -> None:
+def test_requests_cover_every_ordered_pair_template_and_aspect(tiny_dataset) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=3)
     requests, frame = comparative_requests(ds, style="chat")
     assert len(requests) == len(frame) == 2 * 2 * 3 * 2 * 2  # contexts x templates x N(N-1) x aspects
@@ -24,7 +24,7 @@ def test_requests_cover_every_ordered_pair_template_and_aspect() -> None:
     assert content.endswith("Which Summary is more coherent, Summary A or Summary B?")
 
 
-def test_plain_and_seq2seq_styles_write_the_ending_out() -> None:
+def test_plain_and_seq2seq_styles_write_the_ending_out(tiny_dataset) -> None:
     ds = tiny_dataset(1, 2)
     plain, _ = comparative_requests(ds, style="plain", answer_suffix=True)
     assert plain[0].prompt.endswith("Summary B?\n\nAnswer: Summary") and plain[0].labels == (" A", " B")
@@ -32,7 +32,7 @@ def test_plain_and_seq2seq_styles_write_the_ending_out() -> None:
     assert seq[0].labels == ("Summary A", "Summary B")
 
 
-def test_bad_aspect_template_and_style_are_errors() -> None:
+def test_bad_aspect_template_and_style_are_errors(tiny_dataset) -> None:
     ds = tiny_dataset(1, 2)
     with pytest.raises(ValueError, match="unknown aspect"):
         comparative_requests(ds, aspects=["XYZ"])
@@ -42,7 +42,7 @@ def test_bad_aspect_template_and_style_are_errors() -> None:
         comparative_requests(ds, style="fancy")
 
 
-def test_run_gives_probabilities_matrices_and_is_cached(tmp_path) -> None:
+def test_run_gives_probabilities_matrices_and_is_cached(tiny_dataset, tmp_path) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=3)
     handle = tiny_handle("qwen2")
     cache = OutputCache(tmp_path / "c.sqlite")

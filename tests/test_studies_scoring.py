@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from engine_utils import tiny_handle
-from studies_utils import tiny_dataset
 
 from nlgjudge.cache import OutputCache
 from nlgjudge.engine import Judge
 from nlgjudge.studies.scoring import expected_scores, sampled_scores
 
 
-def test_expected_scores_are_a_distribution_over_1_to_10(tmp_path) -> None:
+def test_expected_scores_are_a_distribution_over_1_to_10(tiny_dataset, tmp_path) -> None:
     ds = tiny_dataset(1, 3)
     judge = Judge(tiny_handle("llama"), cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
     frame = expected_scores(judge, ds)
@@ -22,7 +21,7 @@ def test_expected_scores_are_a_distribution_over_1_to_10(tmp_path) -> None:
     assert frame["expected"].between(1, 10).all()
 
 
-def test_sampled_scores_count_what_they_cannot_parse(tmp_path) -> None:
+def test_sampled_scores_count_what_they_cannot_parse(tiny_dataset, tmp_path) -> None:
     ds = tiny_dataset(1, 2)
     judge = Judge(tiny_handle("gpt2"), cache=OutputCache(tmp_path / "c.sqlite"), progress=False)
     frame = sampled_scores(judge, ds, n_samples=3, templates=[1])
@@ -32,7 +31,7 @@ def test_sampled_scores_count_what_they_cannot_parse(tmp_path) -> None:
     assert all(len(s) == 3 for s in frame["samples"])
 
 
-def test_run_scoring_shares_prompts_and_matches_separate_calls(tmp_path) -> None:
+def test_run_scoring_shares_prompts_and_matches_separate_calls(tiny_dataset, tmp_path) -> None:
     """The runner computes each prompt once for both readings; the results are those of separate calls."""
     from nlgjudge.bench_sharing import run_side
     from nlgjudge.studies.scoring import run_scoring

@@ -58,12 +58,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from nlgjudge.data import load_dataset
     from nlgjudge.models import resolve_model
-    from nlgjudge.studies.coverage import restrict
 
     name = args.model or ("smollm2-135m-instruct" if args.quick else "qwen2.5-coder-1.5b-instruct")
     full = load_dataset(args.dataset)
     context_id = full.context_ids()[args.context]
-    ds = restrict(full, [context_id])
+    ds = full.only(context_id)
     handle = resolve_model(name)
     handle.load()
     print(f"model {name}; {args.dataset} context {context_id}: {len(ds.frame)} candidates, "

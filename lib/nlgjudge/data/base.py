@@ -11,7 +11,7 @@ the unit the container exposes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -176,9 +176,42 @@ class JudgeDataset:
 
     def select_contexts(self, n: int, seed: int = 0) -> JudgeDataset:
         """A deterministic seeded subset of ``n`` contexts, in their original order."""
-        chosen = set(select_context_ids(self._context_ids, n, seed))
-        mask = self._frame["context_id"].isin(chosen)
+        return self.restrict(select_context_ids(self._context_ids, n, seed))
+
+    def restrict(self, context_ids: Sequence[str]) -> JudgeDataset:
+        """This dataset limited to ``context_ids`` (kept in the dataset's order, same info).
+
+        An empty selection or an id that is not a context of this dataset is an error: a
+        narrowed dataset never silently loses or invents contexts.
+        """
+        if isinstance(context_ids, str):
+            raise TypeError(f"context_ids must be a sequence of ids, not the single string {context_ids!r}")
+        wanted = [str(c) for c in context_ids]
+        if not wanted:
+            raise ValueError(f"{self._info.name}: no contexts selected (an empty list of context ids)")
+        unknown = sorted(set(wanted) - set(self._context_ids))
+        if unknown:
+            raise KeyError(
+                f"{self._info.name}: {len(unknown)} unknown context id(s), e.g. {unknown[0]!r} "
+                f"(see .context_ids() for the {self.n_contexts} available)"
+            )
+        mask = self._frame["context_id"].isin(set(wanted))
         return JudgeDataset(self._frame[mask].copy(), self._info)
+
+    def only(self, context_id: str) -> JudgeDataset:
+        """This dataset limited to one context."""
+        return self.restrict([context_id])
+
+    def first_contexts(self, k: int) -> JudgeDataset:
+        """The first ``k`` contexts in the dataset's order (a run that stops early covers these)."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"the number of contexts to keep must be an integer of at least 1, got {k!r}")
+        return self.restrict(self._context_ids[: int(k)])
+
+    def per_context(self) -> Iterator[tuple[str, JudgeDataset]]:
+        """``(context_id, one-context dataset)`` in order: how the studies run, context by context."""
+        for context_id in self._context_ids:
+            yield context_id, self.only(context_id)
 
     def score_matrix(self, aspect: str) -> np.ndarray:
         """Human scores as a ``(n_contexts, n_candidates)`` array (candidates in frame order).

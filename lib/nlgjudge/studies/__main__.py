@@ -1,10 +1,13 @@
 """Background runner: compute a study's model outputs, resumable, exporting as it goes.
 
+    python -m nlgjudge.studies list
     python -m nlgjudge.studies comparative --dataset summeval --model qwen2.5-coder-1.5b-instruct --n-contexts 6
+    python -m nlgjudge.studies plan [--list]
 
-Released outputs already in ``data/outputs/<study>`` are imported first, so nothing is computed
-twice; after every context the study is exported again, so a run killed at any moment loses at
-most the context in progress (and the cache keeps even that part).
+Studies are looked up in the registry (:mod:`nlgjudge.studies.registry`). Released outputs already
+in ``data/outputs/<study>-<dataset>`` are imported first, so nothing is computed twice; after every
+context the study is exported again, so a run killed at any moment loses at most the context in
+progress (and the cache keeps even that part).
 """
 
 from __future__ import annotations
@@ -14,26 +17,27 @@ import logging
 import sys
 import time
 
-from nlgjudge.cache import OutputCache
-from nlgjudge.data import load_dataset
-from nlgjudge.engine import Judge
-from nlgjudge.studies.coverage import restrict
-from nlgjudge.studies.released import export_released, import_released, study_name
+from nlgjudge.studies.registry import StudyOptions, get_study, list_studies, released_folder, run_study, study_names
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.studies", description=__doc__.split("\n\n")[0])
-    parser.add_argument("study", choices=["comparative", "scoring"], help="which computation")
+    parser = argparse.ArgumentParser(
+        prog="python -m nlgjudge.studies",
+        description=__doc__.split("\n\n")[0],
+        epilog="Also: `list` (the registered studies) and `plan [--list]` (the released-outputs plan).",
+    )
+    parser.add_argument("study", choices=study_names(), help="which registered study")
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--model", required=True, help="short name of a packaged model, hub id or local folder")
     parser.add_argument("--n-contexts", type=int, default=None, help="seeded subset of contexts (default: all)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the context subset and of sampled readings")
     parser.add_argument(
         "--max-contexts", type=int, default=None, help="compute only the first N contexts of the subset (in its order)"
     )
     parser.add_argument("--aspects", nargs="*", default=None)
     parser.add_argument("--templates", nargs="*", type=int, default=[1, 2])
-    parser.add_argument("--samples", type=int, default=10, help="scoring: samples per prompt (K)")
+    parser.add_argument("--samples", type=int, default=10, help="sampled readings: samples per prompt (K)")
+    parser.add_argument("--data-dir", default=None, help="data directory (default: $NLGJUDGE_DATA_DIR)")
     parser.add_argument("--db", default=None, help="cache database (default: the user cache)")
     parser.add_argument("--no-export", action="store_true", help="do not write data/outputs")
     return parser
@@ -43,18 +47,33 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["plan"]:
         return run_plan(argv[1:])
+    if argv[:1] == ["list"]:
+        for study in list_studies():
+            print(f"{study.name:<12} {study.description}  [operations: {', '.join(study.operations)}]")
+        return 0
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.max_contexts is not None and args.max_contexts < 1:
         raise SystemExit(f"--max-contexts must be at least 1, got {args.max_contexts}")
-    ds = load_dataset(args.dataset, n_contexts=args.n_contexts, seed=args.seed)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.data import load_dataset
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.released import export_released, import_released
+
+    study = get_study(args.study)
+    ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
     if args.max_contexts is not None:
-        ds = restrict(ds, ds.context_ids()[: args.max_contexts])
-    study = study_name(args.study, ds.info.name)
+        ds = ds.first_contexts(min(args.max_contexts, ds.n_contexts))
+    folder = released_folder(study, ds.info.name)
     cache = OutputCache(args.db)
-    imported = import_released(study, cache)
-    print(f"{study}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
-    judge = Judge(args.model, cache=cache, study=study)
+    imported = import_released(folder, cache)
+    print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
+    judge = Judge(args.model, cache=cache, study=folder)
+    options = StudyOptions(
+        aspects=args.aspects, templates=tuple(args.templates), n_samples=args.samples, seed=args.seed,
+        data_dir=args.data_dir,
+    )
     started = time.time()
     done = 0
 
@@ -62,19 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal done
         done += 1
         if not args.no_export:
-            export_released(study, cache)
+            export_released(folder, cache)
         elapsed = time.time() - started
         print(f"[{done}/{ds.n_contexts}] {context_id} done; {elapsed / 60:.1f} min so far", flush=True)
 
-    if args.study == "comparative":
-        from nlgjudge.studies.comparative import run_comparative
-
-        run_comparative(judge, ds, aspects=args.aspects, templates=args.templates, on_context_done=exported)
-    else:
-        from nlgjudge.studies.scoring import run_scoring
-
-        run_scoring(judge, ds, aspects=args.aspects, templates=args.templates, n_samples=args.samples, on_context_done=exported)
-    print(judge.cache_stats.summary() if hasattr(judge, "cache_stats") else "", flush=True)
+    run_study(study, judge, ds, options, on_context_done=exported)
+    print(judge.cache_stats.summary(), flush=True)
     return 0
 
 

@@ -12,18 +12,21 @@ computes each context once, each (context, A) once, and each (context, A, B) onc
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import permutations
 
 import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
+from nlgjudge.analysis.frames import COMPARISON_COLUMNS
 from nlgjudge.engine import ClassifyRequest, Judge
+from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import ANSWER_SUFFIX, Wording, comparative_ending, comparative_prompt
 from nlgjudge.studies.prompting import classify_request, prompt_style
+from nlgjudge.studies.registry import Check, StudyOptions
 
 TEMPLATES = (1, 2)
-COMPARISON_COLUMNS = ["context_id", "template", "aspect", "i", "j", "candidate_a", "candidate_b"]
 
 
 def check_aspects(ds: JudgeDataset, aspects: Sequence[str] | None) -> list[str]:
@@ -97,8 +100,7 @@ def run_comparative(
     """
     style = prompt_style(judge.handle, style)
     frames = []
-    for context_id in ds.context_ids():
-        one = _only(ds, context_id)
+    for context_id, one in ds.per_context():
         requests, frame = comparative_requests(
             one, aspects=aspects, templates=templates, style=style, answer_suffix=answer_suffix
         )
@@ -115,23 +117,25 @@ def run_comparative(
     return out
 
 
-def _only(ds: JudgeDataset, context_id: str) -> JudgeDataset:
-    """A dataset restricted to one context (same info)."""
-    frame = ds.frame[ds.frame["context_id"] == context_id].reset_index(drop=True)
-    return JudgeDataset(frame, ds.info)
+@dataclass(frozen=True)
+class ComparativeStudy:
+    """The registry's ``comparative`` study: P(A) of every ordered pair, template and aspect."""
+
+    name: str = "comparative"
+    description: str = "pairwise label probabilities P(A), all ordered pairs of every context (seed 000 §3)"
+    operations: tuple[str, ...] = ("label_probs",)
+    depends_on: tuple[str, ...] = ()
+
+    def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
+        style = prompt_style(handle)
+
+        def build(one: JudgeDataset) -> list[ClassifyRequest]:
+            return comparative_requests(one, aspects=options.aspects, templates=options.templates, style=style)[0]
+
+        return [("label_probs", build)]
+
+    def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> pd.DataFrame:
+        return run_comparative(judge, ds, aspects=options.aspects, templates=options.templates)
 
 
-def comparison_matrices(comparisons: pd.DataFrame) -> dict[tuple[str, int, str], np.ndarray]:
-    """``{(context_id, template, aspect): P}`` with ``P[i, j]`` = P(A) for i in position A, NaN unseen."""
-    out: dict[tuple[str, int, str], np.ndarray] = {}
-    for (context_id, template, aspect), group in comparisons.groupby(["context_id", "template", "aspect"], sort=False):
-        n = int(max(group["i"].max(), group["j"].max())) + 1
-        matrix = np.full((n, n), np.nan)
-        matrix[group["i"].to_numpy(), group["j"].to_numpy()] = group["p_a"].to_numpy()
-        out[(str(context_id), int(template), str(aspect))] = matrix
-    return out
-
-
-def gold_scores(ds: JudgeDataset, aspect: str) -> dict[str, np.ndarray]:
-    """Human scores per context, in the candidates' order (the order used by the matrices)."""
-    return {cid: ds.candidates(cid)[aspect].to_numpy(dtype=float) for cid in ds.context_ids()}
+STUDY = ComparativeStudy()

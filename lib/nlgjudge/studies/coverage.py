@@ -4,16 +4,19 @@ The book's chapters default to ``released_only=True``: they use the planned cont
 output is available and say how many of the planned ones that is, so that ``make book`` never
 starts hours of computation on a fresh clone while ``make outputs`` is still filling
 ``data/outputs``. Readers who rerun a chapter with another model pass ``released_only=False``.
+
+The checks come from the study registry (:meth:`nlgjudge.studies.registry.Study.checks`): per
+judge operation, how to build one context's requests. Building requests loads no weights.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nlgjudge.data import JudgeDataset
 from nlgjudge.engine import Judge
-from nlgjudge.studies.comparative import _only
+from nlgjudge.studies.registry import Check, StudyOptions, get_study
 
 
 @dataclass(frozen=True)
@@ -33,42 +36,26 @@ class Coverage:
         return f"{self.dataset}: {state} {len(self.planned)} planned contexts have every output"
 
 
-def available_contexts(
-    judge: Judge,
-    ds: JudgeDataset,
-    operation: str,
-    build: Callable[[JudgeDataset], Sequence[object]],
-) -> Coverage:
-    """Contexts of ``ds`` whose requests (``build(one_context_dataset)``) are all in the judge's cache."""
+def available_contexts(judge: Judge, ds: JudgeDataset, checks: Sequence[Check]) -> Coverage:
+    """Contexts of ``ds`` whose requests, for every ``(operation, build)`` check, are all cached."""
+    if not checks:
+        raise ValueError("no coverage checks given: pass the study's checks (Study.checks)")
     available = []
-    for context_id in ds.context_ids():
-        requests = build(_only(ds, context_id))
-        if all(judge.cached_mask(operation, requests)):
+    for context_id, one in ds.per_context():
+        if all(all(judge.cached_mask(operation, build(one))) for operation, build in checks):
             available.append(context_id)
     return Coverage(ds.info.name, ds.context_ids(), available)
-
-
-def restrict(ds: JudgeDataset, context_ids: Sequence[str]) -> JudgeDataset:
-    """``ds`` limited to ``context_ids`` (kept in the dataset's order); empty selection is an error."""
-    wanted = set(context_ids)
-    if not wanted:
-        raise ValueError(
-            f"no context of {ds.info.name} has all its outputs yet: run `make outputs` (or rerun the chapter "
-            "with released_only=False to compute them now)"
-        )
-    frame = ds.frame[ds.frame["context_id"].isin(wanted)].reset_index(drop=True)
-    return JudgeDataset(frame, ds.info)
 
 
 def usable_subset(
     judge: Judge,
     ds: JudgeDataset,
-    checks: Sequence[tuple[str, Callable[[JudgeDataset], Sequence[object]]]],
+    checks: Sequence[Check],
     *,
     released_only: bool,
     what: str,
 ) -> tuple[JudgeDataset | None, str]:
-    """The contexts of ``ds`` whose outputs for every ``(operation, build)`` check are all there.
+    """The contexts of ``ds`` whose outputs for every check are all there.
 
     Returns the restricted dataset (``None`` when no context is complete) and a sentence for the
     reader. With ``released_only=False`` every planned context is used (missing outputs will be
@@ -76,9 +63,21 @@ def usable_subset(
     """
     if not released_only:
         return ds, f"{what}: all {ds.n_contexts} contexts (missing outputs are computed)"
-    available = set(ds.context_ids())
-    for operation, build in checks:
-        available &= set(available_contexts(judge, ds, operation, build).available)
-    kept = [c for c in ds.context_ids() if c in available]
+    kept = available_contexts(judge, ds, checks).available
     message = f"{what}: {len(kept)} of {ds.n_contexts} planned contexts have every output (released or cached)"
-    return (restrict(ds, kept) if kept else None), message
+    return (ds.restrict(kept) if kept else None), message
+
+
+def study_subset(
+    study: str,
+    judge: Judge,
+    ds: JudgeDataset,
+    options: StudyOptions,
+    *,
+    released_only: bool,
+    what: str | None = None,
+) -> tuple[JudgeDataset | None, str]:
+    """:func:`usable_subset` with the checks of the registered study called ``study``."""
+    checks = get_study(study).checks(judge.handle, ds, options)
+    label = what or f"{study}, {ds.info.name}, {judge.handle.name}"
+    return usable_subset(judge, ds, checks, released_only=released_only, what=label)

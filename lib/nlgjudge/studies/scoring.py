@@ -11,9 +11,9 @@ Three readings of a scoring prompt, per candidate, template and aspect:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,8 +23,9 @@ from nlgjudge.engine import ClassifyRequest, Judge, SampleRequest
 from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import SCORE_SUFFIX, Wording, parse_score, scoring_ending, scoring_prompt
 from nlgjudge.prompts.templates import PromptEnding
-from nlgjudge.studies.comparative import _only, check_aspects, check_templates
+from nlgjudge.studies.comparative import check_aspects, check_templates
 from nlgjudge.studies.prompting import answer_end, classify_request, prompt_style, sample_request
+from nlgjudge.studies.registry import Check, StudyOptions
 
 SCORING_COLUMNS = ["context_id", "candidate_id", "system", "template", "aspect"]
 
@@ -242,19 +243,56 @@ def run_scoring(
     aspects: Sequence[str] | None = None,
     templates: Sequence[int] = (1, 2),
     n_samples: int = 10,
+    seed: int = 0,
     geval: bool | None = None,
+    data_dir: str | None = None,
     on_context_done: Callable[[str], None] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every scoring reading, context by context (for the resumable runner)."""
-    geval = ds.info.name == "summeval" if geval is None else geval
+    geval = uses_geval(ds) if geval is None else geval
     parts: dict[str, list[pd.DataFrame]] = {"expected": [], "sampled": [], "geval": []}
-    for context_id in ds.context_ids():
-        one = _only(ds, context_id)
-        readings = prompt_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples)
+    for context_id, one in ds.per_context():
+        readings = prompt_scores(judge, one, aspects=aspects, templates=templates, n_samples=n_samples, seed=seed)
         parts["expected"].append(readings["expected"])
         parts["sampled"].append(readings["sampled"])
         if geval:
-            parts["geval"].append(geval_scores(judge, one, aspects=aspects))
+            parts["geval"].append(geval_scores(judge, one, aspects=aspects, data_dir=data_dir))
         if on_context_done is not None:
             on_context_done(context_id)
     return {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items() if frames}
+
+
+def uses_geval(ds: JudgeDataset) -> bool:
+    """G-Eval's detailed prompts exist for SummEval only (the paper's Table 1)."""
+    return ds.info.name == "summeval"
+
+
+@dataclass(frozen=True)
+class ScoringStudy:
+    """The registry's ``scoring`` study: expected and sampled prompt scores, and G-Eval on SummEval."""
+
+    name: str = "scoring"
+    description: str = "absolute prompt scores 1-10 (expected and K sampled) and G-Eval (seed 000 §4.3.2)"
+    operations: tuple[str, ...] = ("label_probs", "sample")
+    depends_on: tuple[str, ...] = ()
+
+    def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
+        common = dict(aspects=options.aspects, templates=options.templates)
+        checks: list[Check] = [
+            ("label_probs", lambda one: expected_requests(handle, one, **common)[0]),
+            ("sample", lambda one: sampled_requests(handle, one, n_samples=options.n_samples, seed=options.seed, **common)[0]),
+        ]
+        if uses_geval(ds):
+            checks.append(
+                ("label_probs", lambda one: geval_requests(handle, one, aspects=options.aspects, data_dir=options.data_dir)[0])
+            )
+        return checks
+
+    def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> dict[str, pd.DataFrame]:
+        return run_scoring(
+            judge, ds, aspects=options.aspects, templates=options.templates, n_samples=options.n_samples,
+            seed=options.seed, data_dir=options.data_dir,
+        )
+
+
+STUDY = ScoringStudy()

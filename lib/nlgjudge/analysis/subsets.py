@@ -15,22 +15,22 @@ N(N-1) ordered comparisons of every context, see
 * :func:`ranking_methods_frame`: Table 11, win ratio against maximum likelihood (eq. 11-13), plus
   Bradley-Terry scores (choix).
 
-and seaborn figures of the curves (:func:`plot_subset_curves`).
+The figures of the curves are in :mod:`nlgjudge.plotting.subsets`.
 """
+
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
-from matplotlib.figure import Figure
 
+from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
+    STRATEGIES,
     bradley_terry_scores,
     compare_strategies,
     hard_decisions,
@@ -41,9 +41,6 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
-from nlgjudge.stats.selection import STRATEGIES
-from nlgjudge.studies.comparative import gold_scores
-from nlgjudge.studies.positional import comparison_sets
 
 #: Plot order and names of the strategies.
 STRATEGY_ORDER = ("random", "no-repeat", "symmetric", "active", "full")
@@ -299,97 +296,3 @@ def _hard_likelihood_scores(probs: np.ndarray) -> np.ndarray:
     if np.allclose(wins, wins.T):
         return np.zeros(probs.shape[0])
     return -max_likelihood_ranking_hard(decisions).ranks
-
-
-# --------------------------------------------------------------------------------------------------
-# Figures
-
-
-def _strategy_palette() -> dict[str, tuple[float, float, float]]:
-    # Fixed colours per strategy (colour-blind palette entries far apart: blue, orange, green, purple, grey).
-    colours = sns.color_palette("colorblind", 10)
-    return dict(zip(STRATEGY_ORDER, [colours[0], colours[1], colours[2], colours[4], colours[7]]))
-
-
-def plot_subset_curves(
-    curves: pd.DataFrame,
-    panel: str = "strategy",
-    title: str | None = None,
-    x: str = "budget",
-) -> Figure:
-    """Spearman x100 against the number of comparisons with confidence bands.
-
-    ``curves``: rows of :func:`subset_curve_frame` for ONE comparison set (or already averaged), i.e.
-    unique (strategy, debiased, budget). ``panel="strategy"``: one panel per strategy, plain and
-    debiased curves in each (seed 000 Fig. 4 split up); ``panel="debiased"``: two panels (plain,
-    debiased) with one line per strategy, to compare strategies at equal R. ``x``: "budget" (R) or
-    "fraction" (R / N(N-1)).
-    """
-    if panel not in ("strategy", "debiased"):
-        raise ValueError(f"panel must be 'strategy' or 'debiased'; got {panel!r}")
-    if x not in ("budget", "fraction"):
-        raise ValueError(f"x must be 'budget' or 'fraction'; got {x!r}")
-    if curves.duplicated(["strategy", "debiased", "budget"]).any():
-        raise ValueError("plot_subset_curves draws one comparison set: filter the frame to one model, dataset, "
-                         "template and aspect (or average it) first")
-    strategies = [s for s in STRATEGY_ORDER if s in set(curves["strategy"])]
-    palette = _strategy_palette()
-    if panel == "strategy":
-        panels = [(s, curves[curves["strategy"] == s]) for s in strategies]
-    else:
-        panels = [(("debiased" if flag else "plain (eq. 2)"), curves[curves["debiased"] == flag])
-                  for flag in sorted(set(curves["debiased"]))]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.6, 3.0), squeeze=False,
-                             sharey=True, layout="constrained")
-    for ax, (name, part) in zip(axes.flat, panels, strict=True):
-        if panel == "strategy":
-            lines = [((("debiased" if flag else "plain")), part[part["debiased"] == flag],
-                      "tab:orange" if flag else "tab:blue") for flag in sorted(set(part["debiased"]))]
-        else:
-            lines = [(s, part[part["strategy"] == s], palette[s]) for s in strategies]
-        for label, line, colour in lines:
-            line = line.sort_values("budget")
-            ax.plot(line[x], line["spearman_x100"], color=colour, label=label, linewidth=1.4)
-            ax.fill_between(line[x], line["ci_low_x100"], line["ci_high_x100"], color=colour, alpha=0.25, linewidth=0)
-        ax.set_title(str(name), fontsize="medium")
-        ax.set_xlabel("comparisons R" if x == "budget" else "fraction of all N(N-1) comparisons")
-        ax.set_ylabel("Spearman x100")
-    axes.flat[-1].legend(loc="lower right", fontsize="small", frameon=False)
-    if title:
-        fig.suptitle(title)
-    return fig
-
-
-def plot_curve_grid(curves: pd.DataFrame, debiased: bool = False, title: str | None = None) -> Figure:
-    """Seed 000 Fig. 5 style: one panel per (dataset, aspect), one line per strategy, x = fraction of
-    all comparisons (so datasets with different N share an axis). ``curves`` must hold one model;
-    the templates are averaged (mean curve and mean band; the band is indicative)."""
-    if curves["model"].nunique() != 1:
-        raise ValueError("plot_curve_grid draws one model; filter the frame first")
-    part = curves[curves["debiased"] == debiased]
-    if part.empty:
-        raise ValueError(f"no curves with debiased={debiased}")
-    averaged = part.groupby(["dataset", "aspect", "strategy", "budget", "fraction"], sort=False)[
-        ["spearman_x100", "ci_low_x100", "ci_high_x100"]].mean().reset_index()
-    cells = list(dict.fromkeys(zip(averaged["dataset"], averaged["aspect"])))
-    n_columns = min(4, len(cells))
-    n_rows = int(np.ceil(len(cells) / n_columns))
-    fig, axes = plt.subplots(n_rows, n_columns, figsize=(3.0 * n_columns + 0.6, 2.6 * n_rows), squeeze=False,
-                             layout="constrained")
-    palette = _strategy_palette()
-    for ax, (dataset, aspect) in zip(axes.flat, cells):
-        cell = averaged[(averaged["dataset"] == dataset) & (averaged["aspect"] == aspect)]
-        for strategy in [s for s in STRATEGY_ORDER if s in set(cell["strategy"])]:
-            line = cell[cell["strategy"] == strategy].sort_values("budget")
-            ax.plot(line["fraction"], line["spearman_x100"], color=palette[strategy], label=strategy, linewidth=1.2)
-            ax.fill_between(line["fraction"], line["ci_low_x100"], line["ci_high_x100"], color=palette[strategy],
-                            alpha=0.2, linewidth=0)
-        ax.set_title(f"{dataset} {aspect}", fontsize="medium")
-        ax.set_xlabel("fraction of N(N-1)")
-        ax.set_ylabel("Spearman x100")
-    for ax in list(axes.flat)[len(cells):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize="x-small", frameon=False, loc="lower right")
-    fig.suptitle(title or f"{curves['model'].iloc[0]}: {'debiased' if debiased else 'plain'} decisions, "
-                 "mean over prompts")
-    return fig

@@ -1,4 +1,5 @@
-"""Reference-based baselines (seed 000 section 4.3): ROUGE and BERTScore against the references.
+"""ROUGE and BERTScore against references: the first paper's baselines (seed 000 §4.3), reused
+by every study that needs a reference-based score.
 
 * ROUGE-1/2/L F1 with Google's ``rouge-score`` package (Porter stemming on, as in its usual use);
 * BERTScore F1 with the ``bert-score`` library on the packaged MiniLM encoder (all-MiniLM-L6-v2,

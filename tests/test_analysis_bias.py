@@ -12,34 +12,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.special import expit
-from studies_utils import tiny_dataset
 
 from nlgjudge.reported import load_reported
-from nlgjudge.studies.positional import (
-    average_over_templates,
-    bias_figure,
-    bias_table,
-    debiasing_table,
-    reported_tidy,
-    side_by_side,
-)
+from nlgjudge.analysis.bias import average_over_templates, bias_table, debiasing_table
+from nlgjudge.analysis.side_by_side import reported_tidy, side_by_side
+from nlgjudge.plotting.bias import bias_figure
 
 
-def synthetic_comparisons(ds, pull: float, sharpness: float = 0.5, model: str = "toy", templates=(1,)) -> pd.DataFrame:
-    """A judge with P(A) = sigmoid(sharpness (gold_i - gold_j) + pull): a constant log-odds pull to A."""
-    rows = []
-    for context_id in ds.context_ids():
-        cands = ds.candidates(context_id)
-        for template in templates:
-            for aspect in ds.info.aspects:
-                gold = cands[aspect].to_numpy(float)
-                for i, j in permutations(range(len(cands)), 2):
-                    p = float(expit(sharpness * (gold[i] - gold[j]) + pull))
-                    rows.append((model, ds.info.name, context_id, template, aspect, i, j, p))
-    return pd.DataFrame(rows, columns=["model", "dataset", "context_id", "template", "aspect", "i", "j", "p_a"])
 
 
-def test_p_a_is_the_fraction_of_comparisons_won_by_position_a() -> None:
+def test_p_a_is_the_fraction_of_comparisons_won_by_position_a(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=6)
     frame = synthetic_comparisons(ds, pull=1.2)
     table = bias_table(frame)
@@ -54,13 +36,13 @@ def test_p_a_is_the_fraction_of_comparisons_won_by_position_a() -> None:
     assert row["alpha"] == pytest.approx(np.exp(-1.2))
 
 
-def test_an_order_blind_judge_has_p_a_one_half_and_tau_one_half() -> None:
+def test_an_order_blind_judge_has_p_a_one_half_and_tau_one_half(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=5)
     row = bias_table(synthetic_comparisons(ds, pull=0.0)).iloc[0]
     assert row["p_a"] == pytest.approx(0.5) and row["tau"] == pytest.approx(0.5) and row["alpha"] == pytest.approx(1.0)
 
 
-def test_debiasing_recovers_the_perfect_ranking_that_a_strong_pull_hides() -> None:
+def test_debiasing_recovers_the_perfect_ranking_that_a_strong_pull_hides(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=3, n_candidates=6)
     # pull 5: every comparison goes to A, so every candidate wins half its games
     table = debiasing_table(synthetic_comparisons(ds, pull=5.0), {"tiny": ds})
@@ -75,14 +57,14 @@ def test_debiasing_recovers_the_perfect_ranking_that_a_strong_pull_hides() -> No
     assert plain.loc["COH", "n_pairs"] == 3 * 30
 
 
-def test_debiasing_does_not_change_an_unbiased_perfect_judge() -> None:
+def test_debiasing_does_not_change_an_unbiased_perfect_judge(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=4)
     table = debiasing_table(synthetic_comparisons(ds, pull=0.0), {"tiny": ds})
     assert table["spearman_x100"].to_numpy() == pytest.approx(100.0)
     assert table["accuracy_pct"].to_numpy() == pytest.approx(100.0)
 
 
-def test_constant_gold_contexts_are_left_out_and_counted() -> None:
+def test_constant_gold_contexts_are_left_out_and_counted(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=4)
     frame = ds.frame.copy()
     frame.loc[frame["context_id"] == "ctx1", "COH"] = 3.0
@@ -93,7 +75,7 @@ def test_constant_gold_contexts_are_left_out_and_counted() -> None:
     assert coh["n_pairs"] == 12  # only ctx0's comparisons differ in gold
 
 
-def test_average_over_templates_averages_and_counts() -> None:
+def test_average_over_templates_averages_and_counts(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=4)
     both = pd.concat([synthetic_comparisons(ds, pull=0.0), synthetic_comparisons(ds, pull=5.0).assign(template=2)])
     table = debiasing_table(both, {"tiny": ds})
@@ -102,7 +84,7 @@ def test_average_over_templates_averages_and_counts() -> None:
     assert plain["spearman_x100"] == pytest.approx(50.0) and plain["n_templates"] == 2
 
 
-def test_bad_frames_are_errors_with_a_reason() -> None:
+def test_bad_frames_are_errors_with_a_reason(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=3)
     frame = synthetic_comparisons(ds, pull=0.0)
     with pytest.raises(ValueError, match="lacks columns"):
@@ -113,7 +95,7 @@ def test_bad_frames_are_errors_with_a_reason() -> None:
         debiasing_table(frame, {})
 
 
-def test_reported_and_ours_sit_in_separate_columns() -> None:
+def test_reported_and_ours_sit_in_separate_columns(tiny_dataset, synthetic_comparisons) -> None:
     reported = reported_tidy(load_reported("liusie2024", table=9), "p_a")
     assert set(reported["dataset"]) == {"summeval", "topicalchat", "webnlg", "podcast"}
     cell = reported[(reported["model"] == "FlanT5 3B") & (reported["row"] == "1") & (reported["dataset"] == "webnlg")
@@ -129,7 +111,7 @@ def test_reported_and_ours_sit_in_separate_columns() -> None:
     assert list(table.index[:2]) == [("summeval", "COH"), ("summeval", "FLU")]  # our rows first
 
 
-def test_bias_figure_draws_paper_and_ours_in_separate_rows() -> None:
+def test_bias_figure_draws_paper_and_ours_in_separate_rows(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=4)
     ours = bias_table(synthetic_comparisons(ds, pull=1.0).assign(dataset="summeval"))
     reported = reported_tidy(load_reported("liusie2024", table=9), "p_a").rename(columns={"row": "template"})

@@ -1,4 +1,4 @@
-"""nlgjudge.plotting: figures are built correctly, bad input is refused, nothing is left open."""
+"""nlgjudge.plotting.datasets (and the shared style): figures are built correctly, bad input is refused, nothing is left open."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from matplotlib.collections import QuadMesh
 
 from nlgjudge import plotting
+from nlgjudge.plotting import datasets as figures
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def scores() -> pd.DataFrame:
 
 
 def test_score_distributions_one_panel_per_aspect_on_the_full_scale(scores: pd.DataFrame) -> None:
-    fig = plotting.score_distributions(scores, {"COH": "coherence", "FLU": "fluency"}, {"COH": (1, 5), "FLU": (1, 5)})
+    fig = figures.score_distributions(scores, {"COH": "coherence", "FLU": "fluency"}, {"COH": (1, 5), "FLU": (1, 5)})
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 2
     assert "COH" in visible[0].get_title() and "coherence" in visible[0].get_title()
@@ -49,20 +50,20 @@ def test_score_distributions_one_panel_per_aspect_on_the_full_scale(scores: pd.D
 
 def test_four_aspects_are_laid_out_two_by_two(scores: pd.DataFrame) -> None:
     frame = scores.assign(CON=scores["COH"], REL=scores["COH"])
-    fig = plotting.score_distributions(frame, {"COH": "c", "FLU": "f", "CON": "n", "REL": "r"})
+    fig = figures.score_distributions(frame, {"COH": "c", "FLU": "f", "CON": "n", "REL": "r"})
     assert fig.axes[0].get_subplotspec().get_gridspec().get_geometry() == (2, 2)
 
 
 def test_score_distributions_refuses_unknown_columns_and_no_aspects(scores: pd.DataFrame) -> None:
     with pytest.raises(KeyError, match="REL"):
-        plotting.score_distributions(scores, {"REL": "relevance"})
+        figures.score_distributions(scores, {"REL": "relevance"})
     with pytest.raises(ValueError, match="at least one aspect"):
-        plotting.score_distributions(scores, {})
+        figures.score_distributions(scores, {})
 
 
 def test_correlation_heatmap_is_annotated_on_a_fixed_scale() -> None:
     matrix = pd.DataFrame([[1.0, 0.25], [0.25, 1.0]], index=["A", "B"], columns=["A", "B"])
-    fig = plotting.correlation_heatmap(matrix, title="t")
+    fig = figures.correlation_heatmap(matrix, title="t")
     ax = fig.axes[0]
     mesh = next(c for c in ax.collections if isinstance(c, QuadMesh))
     assert (mesh.norm.vmin, mesh.norm.vmax) == (-1.0, 1.0)  # colours comparable across datasets
@@ -72,27 +73,12 @@ def test_correlation_heatmap_is_annotated_on_a_fixed_scale() -> None:
 
 def test_correlation_heatmap_refuses_a_non_square_matrix() -> None:
     with pytest.raises(ValueError, match="square"):
-        plotting.correlation_heatmap(pd.DataFrame([[1.0, 0.5]], index=["A"], columns=["A", "B"]))
-
-
-def test_grouped_bars_leave_missing_values_as_gaps() -> None:
-    table = pd.DataFrame(
-        {
-            "aspect": ["COH", "COH", "FLU"],
-            "source": ["reported", "ours", "reported"],
-            "spearman": [50.0, 30.0, 40.0],
-        }
-    )
-    fig = plotting.grouped_bars(table, x="aspect", y="spearman", hue="source")
-    heights = [p.get_height() for p in fig.axes[0].patches if p.get_height() and not np.isnan(p.get_height())]
-    assert sorted(heights) == [30.0, 40.0, 50.0]
-    with pytest.raises(KeyError, match="model"):
-        plotting.grouped_bars(table, x="model", y="spearman", hue="source")
+        figures.correlation_heatmap(pd.DataFrame([[1.0, 0.5]], index=["A"], columns=["A", "B"]))
 
 
 def test_show_closes_the_figure(scores: pd.DataFrame) -> None:
     plotting.set_style()
-    fig = plotting.score_distributions(scores, {"COH": "coherence"})
+    fig = figures.score_distributions(scores, {"COH": "coherence"})
     number = fig.number
     plotting.show(fig)
     assert not plt.fignum_exists(number)
@@ -101,7 +87,7 @@ def test_show_closes_the_figure(scores: pd.DataFrame) -> None:
 def test_finely_spaced_means_become_a_histogram_on_the_scale_grid() -> None:
     # means over three or four raters (thirds and quarters) on a 1-3 scale: too many thin bars
     values = [1.0, 1.25, 1 + 1 / 3, 1.5, 1 + 2 / 3, 1.75, 2.0, 2.25, 2 + 1 / 3, 2.5, 2 + 2 / 3, 2.75, 3.0]
-    fig = plotting.score_distributions(pd.DataFrame({"FLU": values}), {"FLU": "fluency"}, {"FLU": (1, 3)})
+    fig = figures.score_distributions(pd.DataFrame({"FLU": values}), {"FLU": "fluency"}, {"FLU": (1, 3)})
     bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
     widths = {round(p.get_width(), 6) for p in bars}
     assert widths == {0.25}  # an eighth of the scale
@@ -116,9 +102,9 @@ def test_horizontal_boxplot_has_one_row_per_label_in_order() -> None:
             "dataset": ["b"] * 3 + ["a"] * 3,
         }
     )
-    fig = plotting.horizontal_boxplot(table, value="position", label="label", hue="dataset", xlim=(0, 1))
+    fig = figures.horizontal_boxplot(table, value="position", label="label", hue="dataset", xlim=(0, 1))
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["b FLU", "a COH"]
     assert ax.get_xlim() == (0.0, 1.0)
     with pytest.raises(KeyError, match="score"):
-        plotting.horizontal_boxplot(table, value="score", label="label")
+        figures.horizontal_boxplot(table, value="score", label="label")

@@ -7,11 +7,10 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 import pytest
-from studies_utils import tiny_dataset
 
 from nlgjudge.data import JudgeDataset
-from nlgjudge.studies import analysis
-from nlgjudge.studies.analysis import (
+from nlgjudge.analysis import comparative as analysis
+from nlgjudge.analysis.comparative import (
     COMPARATIVE,
     COMPARATIVE_DEBIASED,
     OURS,
@@ -50,7 +49,7 @@ def perfect(cid, template, aspect, gi, gj):
     return 0.9 if gi > gj else 0.1
 
 
-def test_a_perfect_judge_has_spearman_100_per_template_and_on_average() -> None:
+def test_a_perfect_judge_has_spearman_100_per_template_and_on_average(tiny_dataset) -> None:
     ds = tiny_dataset(3, 4)
     table = comparative_correlations(comparisons_from(ds, perfect), ds)
     assert set(table["template"].astype(str)) == {"1", "2", TEMPLATE_MEAN}
@@ -58,7 +57,7 @@ def test_a_perfect_judge_has_spearman_100_per_template_and_on_average() -> None:
     assert (table["n_contexts"] == 3).all() and (table["n_tied"] == 0).all() and (table["n_constant_gold"] == 0).all()
 
 
-def test_the_template_mean_averages_the_per_template_figures() -> None:
+def test_the_template_mean_averages_the_per_template_figures(tiny_dataset) -> None:
     ds = tiny_dataset(2, 4)
     # template 1 ranks perfectly (+100), template 2 exactly backwards (-100): the mean is 0
     table = comparative_correlations(
@@ -70,7 +69,7 @@ def test_the_template_mean_averages_the_per_template_figures() -> None:
     assert by_template[TEMPLATE_MEAN] == pytest.approx(0.0)
 
 
-def test_win_ratio_uses_hard_decisions_and_both_positions() -> None:
+def test_win_ratio_uses_hard_decisions_and_both_positions(tiny_dataset) -> None:
     ds = tiny_dataset(1, 3)
     # probabilities barely above 0.5 count as full wins (eq. 2): the scores are 2/4, 4/4 ... in gold order
     frame = comparisons_from(ds, lambda c, t, a, gi, gj: 0.51 if gi > gj else 0.49, templates=(1,))
@@ -78,7 +77,7 @@ def test_win_ratio_uses_hard_decisions_and_both_positions() -> None:
     np.testing.assert_allclose(pred["score"], [0.0, 0.5, 1.0])  # gold COH is 1, 2, 3
 
 
-def test_debiasing_removes_a_constant_pull_towards_position_a() -> None:
+def test_debiasing_removes_a_constant_pull_towards_position_a(tiny_dataset) -> None:
     ds = tiny_dataset(2, 4)
     # a judge that always prefers A (every p_a > 0.5) but is still more confident for the better candidate
     biased = comparisons_from(ds, lambda c, t, a, gi, gj: 0.95 if gi > gj else 0.7, templates=(1,))
@@ -90,7 +89,7 @@ def test_debiasing_removes_a_constant_pull_towards_position_a() -> None:
     np.testing.assert_allclose(debiased["spearman"], 100.0)
 
 
-def test_an_incomplete_matrix_is_an_error_not_a_guess() -> None:
+def test_an_incomplete_matrix_is_an_error_not_a_guess(tiny_dataset) -> None:
     ds = tiny_dataset(1, 3)
     frame = comparisons_from(ds, perfect, templates=(1,)).iloc[1:]
     with pytest.raises(ValueError, match="5 of the 6 ordered comparisons"):
@@ -107,7 +106,7 @@ def scoring_frame(ds, values, n_parsed=None) -> pd.DataFrame:
     return frame
 
 
-def test_unscored_candidates_are_counted_and_left_out() -> None:
+def test_unscored_candidates_are_counted_and_left_out(tiny_dataset) -> None:
     ds = tiny_dataset(2, 3)
     # context 0: the middle candidate has no parseable sample; the other two are in gold order
     values = [1.0, np.nan, 3.0, 3.0, 2.0, 1.0]
@@ -123,7 +122,7 @@ def test_unscored_candidates_are_counted_and_left_out() -> None:
     assert counts["candidates_without_score"] == 1
 
 
-def test_tied_predictions_count_as_chance_and_constant_gold_is_left_out() -> None:
+def test_tied_predictions_count_as_chance_and_constant_gold_is_left_out(tiny_dataset) -> None:
     ds = tiny_dataset(2, 3)
     # context 0: every candidate scored 5 (no ranking: 0); context 1: in gold order (+100)
     pred = scoring_predictions(scoring_frame(ds, [5.0, 5.0, 5.0, 1.0, 2.0, 3.0]), "expected", model="m", dataset="tiny")
@@ -139,7 +138,7 @@ def test_tied_predictions_count_as_chance_and_constant_gold_is_left_out() -> Non
     assert row["spearman"] == pytest.approx(100.0)
 
 
-def test_comparative_vs_scoring_compares_within_each_model() -> None:
+def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None:
     ds = tiny_dataset(2, 3)
     # comparative: perfect (100) for model m, backwards (-100) for model w; expected scores: +100 / -100 per context
     frames = [comparisons_from(ds, perfect, templates=(1,)),
@@ -156,7 +155,7 @@ def test_comparative_vs_scoring_compares_within_each_model() -> None:
     assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
 
 
-def test_bootstrap_interval_brackets_the_mean_and_needs_two_contexts() -> None:
+def test_bootstrap_interval_brackets_the_mean_and_needs_two_contexts(tiny_dataset) -> None:
     ds = tiny_dataset(4, 4)
     rng = np.random.default_rng(0)
     values = rng.normal(size=len(ds.frame))
@@ -175,7 +174,7 @@ def reported_cells() -> pd.DataFrame:
     })
 
 
-def test_side_by_side_keeps_reported_and_ours_apart() -> None:
+def test_side_by_side_keeps_reported_and_ours_apart(tiny_dataset) -> None:
     ds = tiny_dataset(3, 4)
     ours = comparative_correlations(comparisons_from(ds, perfect, aspects=("COH", "FLU")), ds)
     long = side_by_side(ours, reported_cells(), table=1, our_note="ours: 3 contexts")
@@ -191,7 +190,7 @@ def test_side_by_side_keeps_reported_and_ours_apart() -> None:
     assert text.loc[("Comparative Assessment (§3)", REPORTED, "FlanT5-3B"), "FLU"] == "32.5"
 
 
-def test_side_by_side_rejects_another_table() -> None:
+def test_side_by_side_rejects_another_table(tiny_dataset) -> None:
     ds = tiny_dataset(2, 3)
     ours = comparative_correlations(comparisons_from(ds, perfect), ds)
     with pytest.raises(ValueError, match="expected only table 3"):

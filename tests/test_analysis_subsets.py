@@ -8,22 +8,20 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pytest
-from studies_utils import tiny_dataset
-from test_studies_positional import synthetic_comparisons
 
-from nlgjudge.studies.efficiency import (
+from nlgjudge.analysis.subsets import (
+    _hard_likelihood_scores,
     curve_summary,
     debiasing_gain,
-    plot_curve_grid,
-    plot_subset_curves,
     ranking_methods_frame,
     self_consistency_frame,
     strategy_comparison_frame,
     subset_curve_frame,
 )
+from nlgjudge.plotting.subsets import plot_curve_grid, plot_subset_curves
 
 
-def test_curves_have_every_budget_of_every_strategy_and_end_at_the_full_matrix() -> None:
+def test_curves_have_every_budget_of_every_strategy_and_end_at_the_full_matrix(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=3, n_candidates=5)
     frame = synthetic_comparisons(ds, pull=0.0)
     curves = subset_curve_frame(frame, {"tiny": ds}, ["random", "no-repeat", "symmetric", "active"], n_draws=4)
@@ -37,7 +35,7 @@ def test_curves_have_every_budget_of_every_strategy_and_end_at_the_full_matrix()
     assert set(one["n_contexts"]) == {3} and (one["fraction"] <= 1).all()
 
 
-def test_debiasing_helps_a_strongly_pulled_judge_at_small_budgets() -> None:
+def test_debiasing_helps_a_strongly_pulled_judge_at_small_budgets(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=4, n_candidates=6)
     curves = subset_curve_frame(synthetic_comparisons(ds, pull=5.0), {"tiny": ds}, ["random"], n_draws=10)
     gain = debiasing_gain(curves)
@@ -47,7 +45,7 @@ def test_debiasing_helps_a_strongly_pulled_judge_at_small_budgets() -> None:
     assert (mid["gain_x100"] > 20).all()
 
 
-def test_strategy_comparisons_per_set_of_a_strongly_pulled_judge() -> None:
+def test_strategy_comparisons_per_set_of_a_strongly_pulled_judge(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=4, n_candidates=6)
     curves = subset_curve_frame(synthetic_comparisons(ds, pull=5.0), {"tiny": ds}, ["random", "symmetric"], n_draws=6)
     table = strategy_comparison_frame(curves)
@@ -60,7 +58,7 @@ def test_strategy_comparisons_per_set_of_a_strongly_pulled_judge() -> None:
         strategy_comparison_frame(curves.drop(columns="budget"))
 
 
-def test_curve_summary_picks_budgets_at_or_below_each_fraction() -> None:
+def test_curve_summary_picks_budgets_at_or_below_each_fraction(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=5)
     curves = subset_curve_frame(synthetic_comparisons(ds, pull=0.0), {"tiny": ds}, ["random", "symmetric"], n_draws=3)
     summary = curve_summary(curves, fractions=(0.25, 1.0))
@@ -70,7 +68,7 @@ def test_curve_summary_picks_budgets_at_or_below_each_fraction() -> None:
     assert symmetric["budget"].tolist() == [4, 20]
 
 
-def test_incomplete_matrices_and_unknown_strategies_are_errors() -> None:
+def test_incomplete_matrices_and_unknown_strategies_are_errors(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=4)
     frame = synthetic_comparisons(ds, pull=0.0)
     with pytest.raises(ValueError, match="full matrix"):
@@ -79,7 +77,7 @@ def test_incomplete_matrices_and_unknown_strategies_are_errors() -> None:
         subset_curve_frame(frame, {"tiny": ds}, ["greedy"], n_draws=3)
 
 
-def test_self_consistency_of_a_perfect_judge_is_complete_and_adds_n() -> None:
+def test_self_consistency_of_a_perfect_judge_is_complete_and_adds_n(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=6)
     table = self_consistency_frame(synthetic_comparisons(ds, pull=0.0), {"tiny": ds}, [3, 4, 12], n_draws=5)
     coh = table[table["aspect"] == "COH"]
@@ -88,7 +86,7 @@ def test_self_consistency_of_a_perfect_judge_is_complete_and_adds_n() -> None:
     assert set(coh["reference"]) == {"Final", "Gold"}
 
 
-def test_self_consistency_of_an_order_blind_coin_is_near_chance_against_gold() -> None:
+def test_self_consistency_of_an_order_blind_coin_is_near_chance_against_gold(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=6)
     frame = synthetic_comparisons(ds, pull=0.0)
     rng = np.random.default_rng(3)
@@ -100,7 +98,7 @@ def test_self_consistency_of_an_order_blind_coin_is_near_chance_against_gold() -
     assert gold < 100.0
 
 
-def test_ranking_methods_agree_on_a_perfect_judge_and_differ_on_a_noisy_one() -> None:
+def test_ranking_methods_agree_on_a_perfect_judge_and_differ_on_a_noisy_one(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=6)
     perfect = ranking_methods_frame(synthetic_comparisons(ds, pull=0.0), {"tiny": ds})
     assert set(perfect["method"]) == {"win ratio", "max likelihood", "max likelihood (hard)", "Bradley-Terry"}
@@ -113,7 +111,7 @@ def test_ranking_methods_agree_on_a_perfect_judge_and_differ_on_a_noisy_one() ->
     assert pulled.loc[("COH", "Bradley-Terry"), "spearman_x100"] == pytest.approx(100.0)
 
 
-def test_plots_draw_one_line_per_curve() -> None:
+def test_plots_draw_one_line_per_curve(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=2, n_candidates=4)
     curves = subset_curve_frame(synthetic_comparisons(ds, pull=1.0), {"tiny": ds}, ["random", "symmetric"], n_draws=3)
     one = curves[curves["aspect"] == "COH"]
@@ -127,7 +125,7 @@ def test_plots_draw_one_line_per_curve() -> None:
     assert sum(ax.get_visible() for ax in grid.axes) == 2
 
 
-def test_hard_likelihood_of_an_always_a_judge_is_a_full_tie_not_the_index_order() -> None:
+def test_hard_likelihood_of_an_always_a_judge_is_a_full_tie_not_the_index_order(tiny_dataset, synthetic_comparisons) -> None:
     ds = tiny_dataset(n_contexts=1, n_candidates=5)
     frame = synthetic_comparisons(ds, pull=8.0)  # every hard decision is "A"
     table = ranking_methods_frame(frame, {"tiny": ds}).set_index(["aspect", "method"])

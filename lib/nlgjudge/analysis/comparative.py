@@ -33,7 +33,7 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio_full_matrix,
 )
-from nlgjudge.studies.comparative import comparison_matrices
+from nlgjudge.analysis.frames import comparison_matrices
 
 PREDICTION_COLUMNS = ["model", "dataset", "method", "template", "aspect", "context_id", "candidate_id", "score"]
 GROUP_COLUMNS = ["model", "dataset", "method", "template", "aspect"]
@@ -79,7 +79,7 @@ def comparative_predictions(
 ) -> pd.DataFrame:
     """Win ratios (eq. 6) from the hard decisions (eq. 2) of every full comparison matrix.
 
-    ``comparisons`` is :func:`nlgjudge.studies.comparative.run_comparative`'s frame (one model
+    ``comparisons`` is the comparison frame (:mod:`nlgjudge.analysis.frames`) (one model
     and dataset per ``(model, dataset)`` group). With ``debias=True`` the decisions use the
     threshold of eq. 10, fitted so that P(A) = 0.5 over all comparisons of one model, dataset,
     template and aspect (``debias_scope="dataset"``, as the paper fits one threshold per
@@ -155,7 +155,7 @@ def scoring_predictions(scores: pd.DataFrame, reading: str, *, model: str, datas
 
 
 def baseline_predictions(baselines: pd.DataFrame, *, dataset: str) -> pd.DataFrame:
-    """Predictions from :func:`nlgjudge.studies.baselines.reference_baselines` (one per metric)."""
+    """Predictions from :func:`nlgjudge.metrics.reference.reference_baselines` (one per metric)."""
     _require(baselines, ["context_id", "candidate_id", "metric", "implementation", "score"], "the baseline scores")
     aspects = baselines.attrs.get("aspects")
     if not aspects:
@@ -437,3 +437,91 @@ def side_by_side_table(long: pd.DataFrame, *, with_ci: bool = False, decimals: i
     wide = wide.reindex(index=pd.MultiIndex.from_tuples(order, names=["section", "source", "row"]), columns=aspects)
     wide.columns.name = None
     return wide
+
+
+# --------------------------------------------------------------------------------------------
+# The comparative chapter's tables, from the runs it gathered
+
+
+def chapter_correlations(
+    comparisons: Mapping[tuple[str, str], pd.DataFrame],
+    scores: Mapping[tuple[str, str], Mapping[str, pd.DataFrame]],
+    baselines: Mapping[str, pd.DataFrame],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    seed: int = 0,
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Every method's :func:`correlations` per dataset, and the unparseable-sample counts.
+
+    ``comparisons`` and ``scores`` are keyed by ``(dataset, model)`` (the frames of
+    :func:`nlgjudge.studies.comparative.run_comparative` and the readings of
+    :func:`nlgjudge.studies.scoring.prompt_scores`, G-Eval included); ``baselines`` by dataset
+    (:func:`nlgjudge.metrics.reference.reference_baselines`). Returns ``{dataset: table}`` (only
+    datasets with at least one method) and one frame of :func:`unparseable_counts` rows with
+    ``dataset`` and ``model`` columns (empty when nothing was sampled).
+    """
+    tables: dict[str, pd.DataFrame] = {}
+    unparsed: list[pd.DataFrame] = []
+    for name, ds in datasets.items():
+        predictions = [comparative_predictions(frame) for (dataset, _), frame in comparisons.items() if dataset == name]
+        for (dataset, model_name), parts in scores.items():
+            if dataset != name:
+                continue
+            for reading, frame in parts.items():
+                predictions.append(scoring_predictions(frame, reading, model=model_name, dataset=name))
+            counts = unparseable_counts(parts["sampled"])
+            counts.insert(0, "model", model_name)
+            counts.insert(0, "dataset", name)
+            unparsed.append(counts)
+        if name in baselines:
+            predictions.append(baseline_predictions(baselines[name], dataset=name))
+        if predictions:
+            tables[name] = correlations(pd.concat(predictions, ignore_index=True), ds, seed=seed)
+    return tables, (pd.concat(unparsed, ignore_index=True) if unparsed else pd.DataFrame())
+
+
+def degenerate_counts(ours: pd.DataFrame) -> pd.DataFrame:
+    """The template-mean rows of a :func:`correlations` table where some context was tied, had
+    constant human scores or unscored candidates (what stands behind a figure), indexed for display."""
+    means = ours[ours["template"].astype(str) == TEMPLATE_MEAN]
+    flagged = means[(means["n_tied"] > 0) | (means["n_constant_gold"] > 0) | (means["n_unscored"] > 0)]
+    return flagged.set_index(["method", "model", "aspect"])[["n_tied", "n_constant_gold", "n_unscored"]]
+
+
+def per_template_table(ours: pd.DataFrame, aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:
+    """Our Spearman x100 per prompt template (rows method, model, template; columns the aspects):
+    what the template means average. Methods without templates (G-Eval, baselines) are left out."""
+    rows = ours[(ours["template"].astype(str) != TEMPLATE_MEAN) & (ours["template"] != NO_TEMPLATE)]
+    if rows.empty:
+        return pd.DataFrame()
+    wide = rows.pivot_table(index=["method", "model", "template"], columns="aspect", values="spearman", sort=False)
+    return wide[[a for a in aspects if a in wide.columns]].round(decimals)
+
+
+#: The paper's models nearest in size to ours, drawn beside ours in the chapter's figures.
+FIGURE_PAPER_ROWS = ("FlanT5-770M", "FlanT5-3B", "Llama2-chat-7B")
+#: Our methods drawn in the figures (the paper's sections they belong to give the groups).
+FIGURE_METHODS = (SCORING_SAMPLED, SCORING_EXPECTED, GEVAL, COMPARATIVE)
+#: Short group names of the figures, by the paper's section.
+FIGURE_GROUPS = {
+    "Prompt Scoring (§4.3.2)": "prompt scoring",
+    "G-Eval (§4.3.2)": "G-Eval",
+    "Comparative Assessment (§3)": "comparative",
+}
+EXPECTED_GROUP = "expected score (ours only)"
+
+
+def figure_frame(long: pd.DataFrame, paper_rows: Sequence[str] = FIGURE_PAPER_ROWS) -> pd.DataFrame:
+    """The rows of a :func:`side_by_side` frame that the chapter draws: LLM methods only, the
+    paper's ``paper_rows`` and our :data:`FIGURE_METHODS`, with ``group`` (the bar group: the
+    method, our expected-score reading in a group of its own) and ``who`` ("reported: X" /
+    "ours: Y", the bar colour). Undefined correlations are left out (a gap, never a zero bar)."""
+    _require(long, ["section", "source", "row", "system", "method", "aspect", "spearman"], "the side-by-side frame")
+    frame = long[long["section"].isin(FIGURE_GROUPS)]
+    ours = frame["source"] == OURS
+    keep = (~ours & frame["row"].isin(list(paper_rows))) | (ours & frame["method"].isin(list(FIGURE_METHODS)))
+    frame = frame[keep & frame["spearman"].notna()].copy()
+    frame["group"] = frame["section"].map(FIGURE_GROUPS)
+    frame.loc[frame["method"] == SCORING_EXPECTED, "group"] = EXPECTED_GROUP
+    frame["who"] = frame["source"] + ": " + frame["system"]
+    return frame

@@ -1,14 +1,9 @@
-"""Figures for the book, in one consistent style.
-
-Every helper builds and returns a :class:`matplotlib.figure.Figure` without saving it anywhere; a
-notebook shows it inline with :func:`show` (which displays, then closes it, so nothing is drawn
-twice and no figure state leaks into the next cell). Call :func:`set_style` once per notebook.
-"""
+"""The datasets chapter's figures: score distributions, aspect correlations, scales side by side."""
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,49 +11,16 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-#: Colour-blind-safe qualitative palette shared by all chapters.
-PALETTE = "colorblind"
-#: Diverging colour map for correlations (centred on 0).
-CORRELATION_CMAP = "vlag"
-#: Width of one small-multiple panel, in inches.
-PANEL_WIDTH = 3.2
-PANEL_HEIGHT = 2.6
-#: Score columns with at most this many distinct values, spaced at least 1/MIN_BARS_PER_SCALE of
-#: the scale apart, are drawn as one bar per value; others as a histogram.
-MAX_DISCRETE_VALUES = 25
-MIN_BARS_PER_SCALE = 15
-HISTOGRAM_BINS_PER_SCALE = 8
-
-
-def set_style(font_scale: float = 0.9) -> None:
-    """Apply the book's seaborn theme and figure defaults."""
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=font_scale)
-    plt.rcParams.update(
-        {
-            "figure.dpi": 100,
-            "figure.autolayout": False,
-            "axes.titleweight": "bold",
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-        }
-    )
-
-
-def show(fig: Figure) -> None:
-    """Display ``fig`` inline (as the cell's output) and close it."""
-    from IPython.display import display  # imported late: plotting is usable without IPython
-
-    display(fig)
-    plt.close(fig)
-
-
-def _require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise KeyError(
-            f"columns {missing} are not in the frame (it has {list(frame.columns)}); "
-            "pass aspect names that are column names"
-        )
+from nlgjudge.plotting.style import (
+    CORRELATION_CMAP,
+    HISTOGRAM_BINS_PER_SCALE,
+    MAX_DISCRETE_VALUES,
+    MIN_BARS_PER_SCALE,
+    PALETTE,
+    PANEL_HEIGHT,
+    PANEL_WIDTH,
+    require_columns,
+)
 
 
 def _draw_distribution(ax: plt.Axes, values: np.ndarray, colour: object, scale: tuple[float, float] | None) -> None:
@@ -95,7 +57,7 @@ def score_distributions(
     if not aspects:
         raise ValueError("score_distributions needs at least one aspect")
     columns = list(aspects)
-    _require_columns(frame, columns)
+    require_columns(frame, columns)
     # four panels read better as 2 x 2 than as 3 + 1
     n_columns = 2 if len(columns) == 4 and max_columns >= 2 else min(max_columns, len(columns))
     n_rows = int(np.ceil(len(columns) / n_columns))
@@ -172,32 +134,6 @@ def correlation_heatmap(
     return fig
 
 
-def grouped_bars(
-    table: pd.DataFrame,
-    x: str,
-    y: str,
-    hue: str,
-    title: str | None = None,
-    ylabel: str | None = None,
-    value_fmt: str | None = ".1f",
-) -> Figure:
-    """Bars of ``y`` per ``x``, one colour per ``hue`` (e.g. "reported" beside "ours").
-
-    Missing combinations are left as gaps, never filled in.
-    """
-    _require_columns(table, [x, y, hue])
-    n_groups = table[x].nunique()
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * n_groups + 2.0), 3.2), layout="constrained")
-    sns.barplot(data=table, x=x, y=y, hue=hue, ax=ax, palette=PALETTE, errorbar=None)
-    if value_fmt is not None:
-        for container in ax.containers:
-            ax.bar_label(container, fmt=f"%{value_fmt}", fontsize="x-small", padding=1)
-    ax.set_ylabel(ylabel or y)
-    ax.set_xlabel("")
-    if title:
-        ax.set_title(title)
-    return fig
-
 
 def horizontal_boxplot(
     table: pd.DataFrame,
@@ -214,7 +150,7 @@ def horizontal_boxplot(
     Suited to comparing many distributions on a common axis, e.g. every aspect of every
     dataset rescaled to its scale's [0, 1].
     """
-    _require_columns(table, [value, label] + ([hue] if hue else []))
+    require_columns(table, [value, label] + ([hue] if hue else []))
     order = list(dict.fromkeys(table[label]))
     height = max(2.0, row_height * len(order) + 1.0)
     fig, ax = plt.subplots(figsize=(7.0, height), layout="constrained")

@@ -7,10 +7,9 @@ import importlib.util
 import numpy as np
 import pandas as pd
 import pytest
-from studies_utils import tiny_dataset
 
 from nlgjudge.data import JudgeDataset
-from nlgjudge.studies.baselines import bertscore_f1, reference_baselines, rouge_f1
+from nlgjudge.metrics.reference import bertscore_f1, reference_baselines, rouge_f1
 
 
 def test_rouge_matches_a_hand_computed_case() -> None:
@@ -40,12 +39,12 @@ def with_references(ds: JudgeDataset) -> JudgeDataset:
     return JudgeDataset(frame, info)
 
 
-def test_reference_baselines_need_references() -> None:
+def test_reference_baselines_need_references(tiny_dataset) -> None:
     with pytest.raises(ValueError, match="no references"):
         reference_baselines(tiny_dataset(1, 2), bertscore=False)
 
 
-def test_reference_baselines_frame_lists_every_candidate_and_metric() -> None:
+def test_reference_baselines_frame_lists_every_candidate_and_metric(tiny_dataset) -> None:
     ds = with_references(tiny_dataset(2, 3))
     frame = reference_baselines(ds, bertscore=False)
     assert set(frame["metric"]) == {"ROUGE-1", "ROUGE-2", "ROUGE-L"}

@@ -1,0 +1,193 @@
+"""Positional bias and debiasing (seed 000 §3.5, §5.2-5.4; Tables 5, 6, 7, 9, 10) as tidy tables.
+
+Input is the comparative study's tidy frame (:func:`nlgjudge.studies.comparative.run_comparative`:
+one row per ordered comparison with its P(A)); output is one row per
+(model, dataset, template, aspect[, debiased]). All numbers come from :mod:`nlgjudge.stats`:
+
+* **P(A)** (eq. 8): the fraction of comparisons decided for position A with the plain eq. 2
+  decisions (``p > 0.5``), pooled over the contexts. On the full, symmetric set every pair appears
+  in both orders, so an order-blind judge scores exactly 0.5.
+* **Debiasing** (eq. 9-10): one threshold tau per (model, dataset, template, aspect), fitted on
+  that *whole* comparison set pooled over contexts (as the paper does), so that P(A) = 0.5 after
+  it; ``alpha = (1 - tau) / tau`` is the equivalent reweighting of eq. 9.
+* **Spearman** (Table 6): win ratio (eq. 6) per context against the human scores, x100, averaged
+  over contexts. **Pairwise accuracy** (Tables 7, 10): over the comparisons whose two candidates
+  differ in human score, pooled over contexts.
+
+Gathering the comparisons (which may call a model) is :func:`nlgjudge.studies.collect.collect_comparisons`;
+the paper-beside-ours layout is :func:`nlgjudge.analysis.side_by_side.side_by_side`; the figure is
+:func:`nlgjudge.plotting.bias.bias_figure`.
+"""
+
+from __future__ import annotations
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
+from nlgjudge.data import JudgeDataset
+from nlgjudge.stats import (
+    DebiasThreshold,
+    debias_threshold,
+    debiased_decisions,
+    hard_decisions,
+    pairwise_accuracy,
+    positional_bias,
+    summary_level_correlation,
+    win_ratio,
+)
+
+
+def fit_threshold(matrices: Mapping[str, np.ndarray]) -> DebiasThreshold:
+    """The eq. 10 threshold fitted on all comparisons of all contexts of one set (P(A) = 0.5 after)."""
+    values = np.concatenate([m[~np.isnan(m)] for m in matrices.values()])
+    return debias_threshold(values)
+
+
+def bias_table(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """P(A) (eq. 8, Tables 5 and 9) with the debiasing threshold of every comparison set.
+
+    Columns: model, dataset, template, aspect, p_a (hard decisions), mean_prob_a (the mean of the
+    judge's probabilities for A, a soft view of the same bias), tau, alpha, n_contexts,
+    n_comparisons, symmetric (every context's set holds both orders of every pair it compares).
+    """
+    rows = []
+    for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
+        decisions = [hard_decisions(m) for m in matrices.values()]
+        made = np.concatenate([d[~np.isnan(d)] for d in decisions])
+        symmetric = all(positional_bias(d).symmetric for d in decisions)
+        fit = fit_threshold(matrices)
+        probs = np.concatenate([m[~np.isnan(m)] for m in matrices.values()])
+        rows.append(
+            {
+                "model": model,
+                "dataset": dataset,
+                "template": template,
+                "aspect": aspect,
+                "p_a": float(made.mean()),
+                "mean_prob_a": float(probs.mean()),
+                "tau": fit.tau,
+                "alpha": fit.alpha,
+                "n_contexts": len(matrices),
+                "n_comparisons": int(made.size),
+                "symmetric": symmetric,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    spearman: float
+    n_contexts_used: int
+    n_constant_pred: int
+    accuracy: float
+    n_pairs: int
+
+
+def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
+    # Contexts whose human scores are all equal have no correlation whatever the judge does: left
+    # out. A judge that ties every candidate of a context (e.g. one that always answers A on a
+    # symmetric set) is scored 0 there (chance), not dropped: dropping would flatter it.
+    usable = [k for k, g in enumerate(gold) if np.ptp(g) > 0]
+    if not usable:
+        raise ValueError("every context has constant human scores; Spearman is undefined")
+    ratios = [win_ratio(decisions[k]) for k in usable]
+    corr = summary_level_correlation(ratios, [gold[k] for k in usable], "spearman", undefined="zero")
+    accuracy = pairwise_accuracy(decisions, gold)
+    return _Scored(corr.value_x100, len(usable), corr.n_undefined, accuracy.percent, accuracy.n_comparisons)
+
+
+def debiasing_table(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset]) -> pd.DataFrame:
+    """Spearman x100 (Table 6) and pairwise accuracy % (Tables 7, 10) with and without debiasing.
+
+    ``datasets`` maps dataset name -> the loaded :class:`JudgeDataset` (for the human scores, in the
+    candidates' order). One row per comparison set and ``debiased`` flag; columns also give tau,
+    alpha, P(A) after the decisions used, the contexts used and the comparisons counted.
+    """
+    rows = []
+    for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
+        if dataset not in datasets:
+            raise ValueError(f"no human scores for dataset {dataset!r}: pass its JudgeDataset in datasets")
+        all_gold = gold_scores(datasets[dataset], aspect)
+        missing = [c for c in matrices if c not in all_gold]
+        if missing:
+            raise ValueError(f"contexts {missing[:3]} of {dataset} are not in the dataset passed for the human scores")
+        gold = [all_gold[c] for c in matrices]
+        for context_id, matrix in matrices.items():
+            if matrix.shape[0] != all_gold[context_id].size:
+                raise ValueError(
+                    f"{dataset} context {context_id}: {matrix.shape[0]} compared candidates but "
+                    f"{all_gold[context_id].size} human scores; the comparisons must cover every candidate"
+                )
+        fit = fit_threshold(matrices)
+        for debiased in (False, True):
+            if debiased:
+                decisions = [debiased_decisions(m, fit) for m in matrices.values()]
+            else:
+                decisions = [hard_decisions(m) for m in matrices.values()]
+            scored = _score(decisions, gold)
+            made = np.concatenate([d[~np.isnan(d)] for d in decisions])
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "template": template,
+                    "aspect": aspect,
+                    "debiased": debiased,
+                    "spearman_x100": scored.spearman,
+                    "accuracy_pct": scored.accuracy,
+                    "p_a": float(made.mean()),
+                    "tau": fit.tau if debiased else 0.5,
+                    "alpha": fit.alpha if debiased else 1.0,
+                    "n_contexts": scored.n_contexts_used,
+                    "n_contexts_constant_gold": len(matrices) - scored.n_contexts_used,
+                    "n_contexts_tied_prediction": scored.n_constant_pred,
+                    "n_pairs": scored.n_pairs,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean of ``values`` over the prompt templates (the paper averages its two prompts, Table 6),
+    with ``n_templates`` saying how many were averaged."""
+    keys = list(keys) if keys is not None else [k for k in [*SET_KEYS, "debiased"] if k in table.columns and k != "template"]
+    grouped = table.groupby(keys, sort=False)
+    out = grouped[list(values)].mean()
+    out["n_templates"] = grouped["template"].nunique()
+    return out.reset_index()
+
+
+
+def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
+    """The chapter's closing statements, computed from :func:`debiasing_table` (``scores``) and
+    :func:`bias_table` (``bias``): per model, the P(A) range, how often debiasing raised or lowered
+    Spearman and accuracy, and (with at least three sets) whether the more biased sets gain more."""
+    keys = ["model", "dataset", "template", "aspect"]
+    wide = scores.pivot_table(index=keys, columns="debiased", values=["spearman_x100", "accuracy_pct"])
+    gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
+    gain_acc = wide[("accuracy_pct", True)] - wide[("accuracy_pct", False)]
+    distance = bias.set_index(keys)["p_a"].sub(0.5).abs().reindex(gain_rho.index)
+    lines = []
+    for judge_name in dict.fromkeys(scores["model"]):
+        g_rho, g_acc, d = gain_rho.loc[judge_name], gain_acc.loc[judge_name], distance.loc[judge_name]
+        p_a = bias.loc[bias["model"] == judge_name, "p_a"]
+        lines.append(f"{judge_name}: {len(g_rho)} comparison sets; P(A) between {p_a.min():.2f} and {p_a.max():.2f}")
+        lines.append(
+            f"  debiasing raised Spearman in {(g_rho > 0).sum()}, lowered it in {(g_rho < 0).sum()} "
+            f"(mean change {g_rho.mean():+.1f}); raised accuracy in {(g_acc > 0).sum()}, lowered it in "
+            f"{(g_acc < 0).sum()} (mean change {g_acc.mean():+.1f} points)"
+        )
+        if len(d) >= 3 and d.nunique() > 1 and g_rho.nunique() > 1:
+            rho = pd.Series(d.to_numpy()).corr(pd.Series(g_rho.to_numpy()), method="spearman")
+            reading = ("the more biased sets gain more, as the paper observes" if rho >= 0.3
+                       else "the more biased sets gain less, unlike the paper" if rho <= -0.3
+                       else "no clear relation either way")
+            lines.append(f"  across its {len(d)} sets, Spearman between |P(A) - 0.5| and the Spearman gain: {rho:+.2f} ({reading})")
+    return lines

@@ -1,0 +1,43 @@
+"""The comparative chapter's figure: the paper's correlations beside ours, one panel per aspect."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from nlgjudge.plotting.style import PALETTE, require_columns
+
+
+def paper_vs_ours_bars(
+    frame: pd.DataFrame, aspects: Sequence[str], groups: Sequence[str], title: str | None = None
+) -> Figure:
+    """Bars of Spearman x100 per method group, one colour per system ("reported: ..." first), one
+    panel per aspect. ``frame`` is :func:`nlgjudge.analysis.comparative.figure_frame`'s output;
+    ``groups`` fixes the order of the bar groups. A missing bar is an undefined correlation."""
+    require_columns(frame, ["aspect", "group", "who", "source", "spearman"])
+    panels = [a for a in aspects if a in set(frame["aspect"])]
+    order = [g for g in groups if g in set(frame["group"])]
+    if not panels or not order:
+        raise ValueError("paper_vs_ours_bars: nothing to draw (no aspect or method group in the frame)")
+    who = list(dict.fromkeys(frame.sort_values("source", ascending=False, kind="stable")["who"]))  # reported first
+    fig, axes = plt.subplots(1, len(panels), figsize=(0.75 * len(order) * len(panels) + 3.5, 3.0),
+                             sharey=True, squeeze=False, layout="constrained")
+    handles, labels = [], []
+    for ax, aspect in zip(axes.flat, panels, strict=True):
+        sns.barplot(data=frame[frame["aspect"] == aspect], x="group", y="spearman", hue="who",
+                    order=order, hue_order=who, palette=PALETTE, errorbar=None, ax=ax)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(aspect)
+        ax.set_xlabel("")
+        ax.set_ylabel("Spearman x100" if ax is axes.flat[0] else "")
+        ax.tick_params(axis="x", rotation=25)
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), frameon=False, fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig

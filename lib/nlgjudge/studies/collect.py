@@ -1,0 +1,205 @@
+"""Gather the comparisons of several judges on several datasets, with the chapters' coverage rule.
+
+Shared by the bias and subsets chapters (and the comparative chapter's set-up): every model's
+comparisons on every dataset, read from the cache or computed, with notes saying what was left
+out and why. This module calls the judge, so it lives with the studies; what the chapters do with
+the frame is in :mod:`nlgjudge.analysis`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from nlgjudge.data import JudgeDataset
+
+
+@dataclass
+class CollectedComparisons:
+    """The comparisons of every (model, dataset) that has them, with what was left out and why."""
+
+    frame: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    styles: dict[str, str] = field(default_factory=dict)
+    """Prompt style used per model ("chat", "plain", "seq2seq")."""
+    endings: dict[str, str] = field(default_factory=dict)
+    """How the prompts end, per dataset (``PromptEnding.describe()``)."""
+    contexts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """Contexts used per (model, dataset)."""
+
+
+def collect_comparisons(
+    models: Sequence[str],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    cache: object,
+    aspects: Sequence[str] | None,
+    templates: Sequence[int],
+    released_only: bool,
+    answer_suffix: bool = False,
+) -> CollectedComparisons:
+    """Run (or read from the cache) every model's comparisons on every dataset.
+
+    With ``released_only`` a (model, dataset) uses only the contexts whose every comparison is
+    already cached (no model is loaded; a pair with none is left out and a note says so); otherwise
+    everything missing is computed. ``aspects=None`` means each dataset's own aspects; named aspects
+    a dataset does not have are skipped for it (noted).
+    """
+    from nlgjudge.engine import Judge
+    from nlgjudge.prompts import ANSWER_SUFFIX, Wording, comparative_ending
+    from nlgjudge.studies.comparative import comparative_requests, run_comparative
+    from nlgjudge.studies.coverage import available_contexts
+    from nlgjudge.studies.prompting import prompt_style
+    from nlgjudge.studies.registry import released_folder
+
+    collected = CollectedComparisons(frame=pd.DataFrame())
+    frames = []
+    for name, ds in datasets.items():
+        wanted = list(ds.info.aspects) if aspects is None else [a for a in aspects if a in ds.info.aspects]
+        skipped = [] if aspects is None else [a for a in aspects if a not in ds.info.aspects]
+        if skipped:
+            collected.notes.append(f"{name}: has no aspect(s) {skipped}; skipped there")
+        if not wanted:
+            continue
+        ending = comparative_ending(Wording.for_dataset(ds.info), user_suffix=ANSWER_SUFFIX if answer_suffix else "")
+        collected.endings[name] = ending.describe()
+        for model in models:
+            judge = Judge(model, cache=cache, study=released_folder("comparative", name))
+            style = prompt_style(judge.handle, "auto")
+            collected.styles[judge.handle.name] = style
+            use = ds
+            if released_only:
+
+                def build(one: JudgeDataset, style: str = style, wanted: list[str] = wanted) -> list[object]:
+                    requests, _ = comparative_requests(
+                        one, aspects=wanted, templates=templates, style=style, answer_suffix=answer_suffix
+                    )
+                    return list(requests)
+
+                coverage = available_contexts(judge, ds, [("label_probs", build)])
+                collected.notes.append(f"{judge.handle.name} on {coverage.describe()}")
+                if not coverage.available:
+                    continue
+                use = ds.restrict(coverage.available)
+            frame = run_comparative(judge, use, aspects=wanted, templates=templates, style=style, answer_suffix=answer_suffix)
+            collected.contexts[(judge.handle.name, name)] = use.context_ids()
+            frames.append(frame)
+    if frames:
+        collected.frame = pd.concat(frames, ignore_index=True)
+    return collected
+
+
+@dataclass
+class ChapterRuns:
+    """The comparative chapter's runs: comparisons and prompt scores per (dataset, model)."""
+
+    comparisons: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+    scores: dict[tuple[str, str], dict[str, pd.DataFrame]] = field(default_factory=dict)
+    used: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """Contexts of each comparative run, by (dataset, model)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def computed(self) -> int:
+        """Outputs computed by this run (not read from the cache)."""
+        frames = [*self.comparisons.values(), *(f for parts in self.scores.values() for f in parts.values())]
+        return sum(int((~f["from_cache"]).sum()) for f in frames)
+
+
+def collect_comparative_and_scoring(
+    models: Mapping[str, Sequence[str]],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    cache: object,
+    aspects: Mapping[str, Sequence[str]],
+    templates: Sequence[int],
+    n_samples: int,
+    seed: int,
+    released_only: bool,
+    data_dir: str | None = None,
+) -> ChapterRuns:
+    """Comparative and scoring outputs of every model on every dataset, with the coverage rule.
+
+    ``models`` maps each dataset to the models run on it; ``aspects`` each dataset to its aspects.
+    With ``released_only`` each (study, dataset, model) uses only the contexts whose every output
+    is cached (a note says how many), so no model is loaded; otherwise missing outputs are computed.
+    """
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.comparative import run_comparative
+    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.registry import StudyOptions, released_folder
+    from nlgjudge.studies.scoring import geval_scores, prompt_scores, uses_geval
+
+    runs = ChapterRuns()
+    for name, ds in datasets.items():
+        options = StudyOptions(aspects=aspects[name], templates=tuple(templates), n_samples=n_samples, seed=seed,
+                               data_dir=data_dir)
+        for model_name in models.get(name, ()):
+            judge = Judge(model_name, cache=cache, study=released_folder("comparative", name))
+            part, note = study_subset("comparative", judge, ds, options, released_only=released_only,
+                                      what=f"comparative, {name}, {model_name}")
+            runs.notes.append(note)
+            if part is not None:
+                runs.comparisons[(name, model_name)] = run_comparative(judge, part, aspects=aspects[name], templates=templates)
+                runs.used[(name, model_name)] = part.context_ids()
+            judge = Judge(model_name, cache=cache, study=released_folder("scoring", name))
+            part, note = study_subset("scoring", judge, ds, options, released_only=released_only,
+                                      what=f"scoring, {name}, {model_name}")
+            runs.notes.append(note)
+            if part is not None:
+                readings = prompt_scores(judge, part, aspects=aspects[name], templates=templates, n_samples=n_samples, seed=seed)
+                if uses_geval(ds):
+                    readings["geval"] = geval_scores(judge, part, aspects=aspects[name], data_dir=data_dir)
+                runs.scores[(name, model_name)] = readings
+    return runs
+
+
+@dataclass
+class PreparedComparisons:
+    """What the bias and subsets chapters start from: the comparisons and how they were gathered."""
+
+    collected: CollectedComparisons
+    imported: dict[str, int]
+    """Released outputs imported into the chapter's cache, per released folder."""
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.collected.frame
+
+    def log(self) -> str:
+        """What was imported, then one note per (model, dataset): printed at the top of the chapter."""
+        lines = [f"{study}: {count} released outputs imported into the cache" for study, count in self.imported.items()]
+        return "\n".join([*lines, "", *self.collected.notes])
+
+
+def prepare_comparisons(
+    models: Sequence[str],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    aspects: Sequence[str] | None,
+    templates: Sequence[int],
+    released_only: bool,
+) -> PreparedComparisons:
+    """The shared set-up of the chapters that analyse comparisons (bias, subsets).
+
+    Opens the chapter's cache with the released comparative outputs of ``datasets`` imported
+    (:func:`nlgjudge.studies.released.chapter_cache`: with ``released_only`` a private cache holding
+    exactly ``data/outputs``, otherwise the user's), then gathers every model's comparisons
+    (:func:`collect_comparisons`). Raises a clear error when no comparison is available.
+    """
+    from nlgjudge.studies.registry import released_folder
+    from nlgjudge.studies.released import chapter_cache
+
+    cache, imported = chapter_cache(released_only, [released_folder("comparative", name) for name in datasets])
+    unique_models = list(dict.fromkeys(models))
+    collected = collect_comparisons(
+        unique_models, datasets, cache=cache, aspects=aspects, templates=templates, released_only=released_only
+    )
+    if collected.frame.empty:
+        raise RuntimeError(
+            "no comparisons are available for these parameters: run `make outputs`, or rerun the chapter "
+            "with released_only=False to compute them\n" + "\n".join(collected.notes)
+        )
+    return PreparedComparisons(collected, imported)
