@@ -254,3 +254,19 @@ def test_subsets_of_one_seed_are_nested() -> None:
             assert previous <= set(chosen)
             assert chosen == sorted(chosen)
             previous = set(chosen)
+
+
+def test_narrowing_keeps_order_and_refuses_empty_or_unknown_selections(tiny_dataset) -> None:
+    ds = tiny_dataset(n_contexts=4)
+    assert ds.restrict(["ctx3", "ctx1"]).context_ids() == ["ctx1", "ctx3"]  # the dataset's order
+    assert ds.only("ctx2").context_ids() == ["ctx2"] and len(ds.only("ctx2")) == 3
+    assert ds.first_contexts(2).context_ids() == ["ctx0", "ctx1"]
+    assert [(cid, one.context_ids()) for cid, one in ds.per_context()][:2] == [("ctx0", ["ctx0"]), ("ctx1", ["ctx1"])]
+    with pytest.raises(ValueError, match="no contexts selected"):
+        ds.restrict([])
+    with pytest.raises(KeyError, match="unknown context id"):
+        ds.restrict(["ctx0", "nope"])
+    with pytest.raises(TypeError, match="single string"):
+        ds.restrict("ctx0")
+    with pytest.raises(ValueError, match="at least 1"):
+        ds.first_contexts(0)

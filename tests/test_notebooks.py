@@ -20,7 +20,7 @@ from nlgjudge.book import KERNEL_NAME
 from nlgjudge.chapters import CHAPTERS, Chapter
 from nlgjudge.config import DATA_DIR_ENV
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
 def _require_data() -> None:

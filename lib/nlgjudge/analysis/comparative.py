@@ -525,3 +525,14 @@ def figure_frame(long: pd.DataFrame, paper_rows: Sequence[str] = FIGURE_PAPER_RO
     frame.loc[frame["method"] == SCORING_EXPECTED, "group"] = EXPECTED_GROUP
     frame["who"] = frame["source"] + ": " + frame["system"]
     return frame
+
+
+def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Per dataset: contexts, candidates, comparisons per template and aspect (N(N-1) per context), aspects."""
+    rows = []
+    for name, ds in datasets.items():
+        sizes = ds.frame.groupby("context_id", sort=False).size()
+        rows.append({"dataset": ds.info.title, "contexts": ds.n_contexts, "candidates": len(ds.frame),
+                     "comparisons per template and aspect": int((sizes * (sizes - 1)).sum()),
+                     "aspects": ", ".join(aspects[name])})
+    return pd.DataFrame(rows, index=list(datasets))

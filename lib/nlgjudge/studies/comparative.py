@@ -40,6 +40,17 @@ def check_aspects(ds: JudgeDataset, aspects: Sequence[str] | None) -> list[str]:
     return list(aspects)
 
 
+def dataset_aspects(ds: JudgeDataset, aspects: Sequence[str] | None) -> list[str]:
+    """The aspects a chapter judges on ``ds``: all of them for ``None``; otherwise the listed ones
+    that ``ds`` has (a chapter's ``aspects`` may name aspects of several datasets, e.g.
+    ``["COH", "SEM"]``). A list naming none of ``ds``'s aspects is an error listing the valid ones."""
+    if aspects is None:
+        return check_aspects(ds, None)
+    if isinstance(aspects, str):
+        raise TypeError(f"aspects must be a list of aspect names, not the single string {aspects!r}")
+    return check_aspects(ds, [a for a in aspects if a in ds.info.aspects] or list(aspects))
+
+
 def check_templates(templates: Sequence[int]) -> list[int]:
     bad = [t for t in templates if t not in TEMPLATES]
     if bad or not templates:

@@ -1,0 +1,49 @@
+"""The ``nlgjudge`` command (also ``python -m nlgjudge``): one entry point, one subcommand per tool.
+
+    nlgjudge book build            # execute stale chapters, build the HTML book
+    nlgjudge studies list          # the registered studies; `nlgjudge studies comparative ...` runs one
+    nlgjudge cache stats           # what the output cache holds
+    nlgjudge bench --quick         # the judge-engine benchmark
+
+Each subcommand is the module of the same name (``python -m nlgjudge.book`` and so on); the rest
+of the command line goes to it unchanged. Modules are imported only for the subcommand asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+#: Subcommand -> (module whose ``main(argv)`` it runs, one line of help).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "book": ("nlgjudge.book", "execute the chapters and build the book (list | chapter NAME -p k v | html | build)"),
+    "studies": ("nlgjudge.studies.__main__", "compute a registered study's model outputs (list | plan | STUDY ...)"),
+    "cache": ("nlgjudge.cache.__main__", "the model-output cache and released outputs (stats | export | import ...)"),
+    "bench": ("nlgjudge.bench", "the judge-engine benchmark"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, SUBCOMMANDS))
+    lines = ["usage: nlgjudge SUBCOMMAND [ARGS...]   (or python -m nlgjudge ...)", "", "subcommands:"]
+    lines += [f"  {name:<{width}}  {help_text}" for name, (_, help_text) in SUBCOMMANDS.items()]
+    lines += ["", "`nlgjudge SUBCOMMAND --help` shows a subcommand's own options."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in SUBCOMMANDS:
+        print(f"nlgjudge: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    entry: Callable[[list[str]], int] = importlib.import_module(SUBCOMMANDS[name][0]).main
+    return int(entry(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
