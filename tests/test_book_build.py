@@ -24,7 +24,7 @@ from nlgjudge.book import (
     remote_urls_in_html,
     rerun_overrides,
 )
-from nlgjudge.chapters import Chapter, ParameterError
+from nlgjudge.chapters import Chapter, ParameterError, ParameterTypeError
 from nlgjudge.config import REPO_ROOT
 
 # --------------------------------------------------------------------------------------------
@@ -155,6 +155,59 @@ def test_unknown_parameter_is_rejected_before_running(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="count"):
         execute_chapter(chapter, {"cuont": 1}, root=root, progress_bar=False)
     assert not (root / "book" / "toy.ipynb").exists()
+
+
+def test_wrongly_typed_parameter_is_rejected_before_papermill_starts(tmp_path: Path, monkeypatch) -> None:
+    import papermill
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("papermill ran although the parameter check should have failed first")
+
+    monkeypatch.setattr(papermill, "execute_notebook", refuse)
+    root, chapter = _toy_root(tmp_path, [])
+    with pytest.raises(ParameterTypeError, match=r"^chapter 'toy': parameter 'count' must be an integer; got '5'"):
+        execute_chapter(chapter, {"count": "5"}, root=root, progress_bar=False)
+    assert not (root / "book" / "toy.ipynb").exists()
+    assert not (root / "_build" / "papermill").exists()  # nothing was even prepared
+
+
+def test_cli_rejects_a_wrong_type_in_one_line_without_running(monkeypatch, capsys) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("execute_chapter was called although the parameter check should have failed first")
+
+    monkeypatch.setattr(book, "execute_chapter", refuse)
+    assert book.main(["chapter", "bias", "-p", "seed", "{a: 1}"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "error: chapter 'bias': parameter 'seed' must be an integer >= 0; got {'a': 1} (dict)\n"
+    assert "released_only" not in captured.out  # not even the rerun note is printed
+    assert book.main(["chapter", "bias", "-p", "n_contexts", "{sumeval: 3}"]) == 2
+    assert "n_contexts names ['sumeval']" in capsys.readouterr().err
+
+
+def test_python_m_nlgjudge_book_exits_2_without_traceback_and_leaves_the_chapter_alone() -> None:
+    import subprocess
+    import sys
+
+    committed = REPO_ROOT / "book" / "bias.ipynb"
+    before = (committed.read_bytes(), committed.stat().st_mtime_ns) if committed.exists() else None
+    # `python -m nlgjudge.book ...` with papermill disarmed, so that a broken check cannot start the real
+    # chapter: if papermill were reached the process would exit 99, not 2.
+    script = (
+        "import runpy, sys, papermill\n"
+        "papermill.execute_notebook = lambda *a, **k: sys.exit(99)\n"
+        "sys.argv = ['nlgjudge.book', 'chapter', 'bias', '-p', 'seed', '{a: 1}']\n"
+        "runpy.run_module('nlgjudge.book', run_name='__main__', alter_sys=True)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: chapter 'bias': parameter 'seed' must be an integer >= 0; got {'a': 1} (dict)"
+    ]
+    after = (committed.read_bytes(), committed.stat().st_mtime_ns) if committed.exists() else None
+    assert after == before
 
 
 def test_missing_kernel_says_how_to_register_it(tmp_path: Path) -> None:

@@ -10,11 +10,17 @@ import pytest
 import yaml
 
 from nlgjudge.chapters import (
+    ALL_DATASETS,
     CHAPTERS,
+    NONE,
+    STRATEGY_NAMES,
     Chapter,
     ParameterError,
+    ParameterTypeError,
     UnknownChapterError,
+    contexts_per_dataset,
     get_chapter,
+    integer,
     list_chapters,
 )
 from nlgjudge.config import REPO_ROOT
@@ -101,7 +107,14 @@ def test_executed_chapter_is_committed_without_errors(chapter: Chapter) -> None:
 
 
 def test_parameters_merge_overrides_and_reject_unknown_names() -> None:
-    chapter = Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"items": ["a"], "n": None}, ci={"n": 2})
+    chapter = Chapter(
+        name="toy",
+        title="Toy",
+        notebook="toy.ipynb",
+        defaults={"items": ["a"], "n": None},
+        ci={"n": 2},
+        types={"n": NONE | integer(minimum=1)},
+    )
     assert chapter.parameters({"n": 5}) == {"items": ["a"], "n": 5}
     assert chapter.ci_parameters() == {"items": ["a"], "n": 2}
     merged = chapter.parameters()
@@ -121,3 +134,143 @@ def test_paths_follow_the_layout(tmp_path) -> None:
     assert chapter.source_path(tmp_path) == tmp_path / "notebooks" / chapter.notebook
     assert chapter.output_path(tmp_path) == tmp_path / "book" / "datasets.ipynb"
     assert chapter.toc_entry == "book/datasets"
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter types: a wrong value fails in Chapter.parameters, before papermill runs anything
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_parameter_has_a_type_that_its_default_and_ci_value_fit(chapter: Chapter) -> None:
+    assert set(chapter.types) == set(chapter.defaults)
+    for name, value in chapter.ci_parameters().items():
+        kind = chapter.types[name]
+        assert kind.accepts(value), f"{chapter.name}.{name} = {value!r} does not fit {kind}"
+
+
+@pytest.mark.parametrize(
+    ("name", "parameter", "value", "expected"),
+    [
+        ("bias", "seed", {"a": 1}, r"an integer >= 0; got \{'a': 1\} \(dict\)"),
+        ("bias", "seed", True, r"an integer >= 0; got True \(bool\)"),  # YAML's true is not 1
+        ("bias", "seed", 1.5, r"an integer >= 0; got 1.5 \(float\)"),
+        ("bias", "seed", -1, "an integer >= 0; got -1"),
+        ("bias", "n_contexts", 0, "None .* or an integer >= 1 or a mapping of dataset names"),
+        ("bias", "n_contexts", "3", r".*; got '3' \(str\)"),
+        ("bias", "n_contexts", {"summeval": 0}, r".*; got \{'summeval': 0\}"),
+        ("bias", "n_contexts", [3], r".*; got \[3\] \(list\)"),
+        ("bias", "templates", [3], "a non-empty list of prompt templates from 1, 2; got \\[3\\]"),
+        ("bias", "templates", 1, r"a non-empty list of prompt templates from 1, 2; got 1 \(int\)"),
+        ("bias", "templates", [], r".*; got \[\] \(list\)"),
+        ("bias", "released_only", "yes", "true or false; got 'yes'"),
+        ("bias", "aspects", "COH", "None .* or a non-empty list of non-empty strings; got 'COH'"),
+        ("bias", "data_dir", 5, "None .* or a non-empty string; got 5 \\(int\\); to pass it as text, quote it"),
+        ("bias", "small_models", "smollm2-135m-instruct", "a list of non-empty strings"),
+        ("comparative", "model", 123, "a non-empty string; got 123 .*quote it: -p model \"'123'\""),
+        ("comparative", "model", None, r"a non-empty string; got None \(NoneType\)$"),
+        ("comparative", "n_samples", 0, "an integer >= 1; got 0"),
+        ("subsets", "strategies", ["sorted"], "a non-empty list of selection strategies from 'full', 'random'"),
+        ("subsets", "n_draws", 1, "an integer >= 2; got 1"),
+        ("subsets", "self_consistency_sizes", [4, 1], r"a non-empty list of integers >= 2; got \[4, 1\]"),
+        ("datasets", "datasets", ["summeval", "no-such-data"], "a non-empty list of dataset names from 'summeval'"),
+        ("datasets", "optional_datasets", "podcast", "a list of dataset names"),
+        ("datasets", "n_contexts", {"summeval": 3}, r"None \(null\) or an integer >= 1; got \{'summeval': 3\}"),
+    ],
+)
+def test_a_wrongly_typed_value_is_one_line_naming_chapter_parameter_type_and_value(
+    name: str, parameter: str, value: object, expected: str
+) -> None:
+    chapter = get_chapter(name)
+    start = f"^chapter '{name}': parameter '{parameter}' must be "
+    with pytest.raises(ParameterTypeError, match=start + expected) as error:
+        chapter.parameters({parameter: value})
+    assert "\n" not in str(error.value)
+    assert isinstance(error.value, ParameterError) and isinstance(error.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [
+        ("bias", {"n_contexts": 3}),  # the same for every dataset
+        ("bias", {"n_contexts": None}),
+        ("bias", {"n_contexts": {"summeval": 2}}),  # the other datasets: all contexts
+        ("bias", {"n_contexts": {"summeval": None, "webnlg": 4}}),
+        ("bias", {"datasets": ["summeval"], "n_contexts": {"summeval": 2}}),
+        ("bias", {"aspects": ["COH"], "templates": [2], "seed": 7, "data_dir": "/data", "small_models": []}),
+        ("comparative", {"model": "Qwen/Qwen2.5-1.5B-Instruct", "released_only": False, "n_samples": 1}),
+        ("subsets", {"strategies": ["active"], "n_draws": 2, "self_consistency_sizes": [2]}),
+        ("datasets", {"n_contexts": 4, "optional_datasets": []}),
+    ],
+)
+def test_well_typed_overrides_are_merged(name: str, overrides: dict) -> None:
+    merged = get_chapter(name).parameters(overrides)
+    assert {key: merged[key] for key in overrides} == overrides
+
+
+def test_n_contexts_may_not_name_an_unknown_dataset() -> None:
+    bias = get_chapter("bias")
+    with pytest.raises(ParameterError, match=r"^chapter 'bias': n_contexts names \['sumeval'\], which is no dataset"):
+        bias.parameters({"n_contexts": {"sumeval": 3}})  # a typo would otherwise be silently ignored
+    # the defaults name three planned datasets: choosing fewer works, the others' keys are ignored
+    assert bias.parameters({"datasets": ["summeval"]})["datasets"] == ["summeval"]  # other planned keys ignored
+    with pytest.raises(ParameterError, match=r"\['sumeval'\], which is no dataset"):
+        bias.parameters({"n_contexts": {"sumeval": 2}})
+
+
+def test_contexts_per_dataset_accepts_none_an_integer_or_a_mapping() -> None:
+    datasets = ["summeval", "topicalchat", "webnlg"]
+    assert contexts_per_dataset(None, datasets) == {"summeval": None, "topicalchat": None, "webnlg": None}
+    assert contexts_per_dataset(5, datasets) == {"summeval": 5, "topicalchat": 5, "webnlg": 5}
+    per_dataset = contexts_per_dataset({"webnlg": 2, "summeval": None}, datasets, planned={"topicalchat": 10})
+    assert per_dataset == {"summeval": None, "topicalchat": 10, "webnlg": 2}  # missing: the planned size
+    assert list(per_dataset) == datasets  # in the order of datasets
+    assert contexts_per_dataset({}, ("summeval", "rose"), planned={"summeval": 6}) == {"summeval": 6, "rose": None}
+    assert contexts_per_dataset({"webnlg": 3, "summeval": 2}, ["summeval"]) == {"summeval": 2}  # webnlg not read
+
+
+@pytest.mark.parametrize(
+    ("n_contexts", "datasets", "error", "message"),
+    [
+        ({"qags": 3}, ["summeval"], ParameterError, r"names \['qags'\], which is no dataset"),
+        (0, ["summeval"], ParameterTypeError, "n_contexts must be None .* or an integer >= 1"),
+        (True, ["summeval"], ParameterTypeError, r"got True \(bool\)"),
+        ("3", ["summeval"], ParameterTypeError, r"got '3' \(str\)"),
+        ({"summeval": 2.5}, ["summeval"], ParameterTypeError, "mapping of dataset names to integers >= 1 or None"),
+        (3, "summeval", ParameterTypeError, "datasets must be a list of dataset names; got 'summeval'"),
+    ],
+)
+def test_contexts_per_dataset_rejects_what_it_cannot_use(
+    n_contexts: object, datasets: object, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        contexts_per_dataset(n_contexts, datasets)  # type: ignore[arg-type]
+
+
+def test_types_are_inferred_from_defaults_or_must_be_declared() -> None:
+    toy = Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x", "names": ["a"]})
+    assert toy.parameters({"count": 4, "names": ["b", "c"]})["names"] == ["b", "c"]
+    with pytest.raises(ParameterTypeError, match="^chapter 'toy': parameter 'count' must be an integer; got 'four'"):
+        toy.parameters({"count": "four"})
+    with pytest.raises(ParameterTypeError, match="parameter 'names' must be a list of non-empty strings"):
+        toy.parameters({"names": "b"})
+    with pytest.raises(ParameterError, match="parameter 'n' defaults to None.*declare it"):
+        Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"n": None})
+    with pytest.raises(ParameterError, match=r"types are declared for \['typo'\]"):
+        Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"n": 1}, types={"typo": NONE})
+
+
+def test_the_registry_itself_must_fit_its_types() -> None:
+    with pytest.raises(ParameterTypeError, match="parameter 'n' must be an integer >= 1; got 0"):
+        Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"n": 0}, types={"n": integer(minimum=1)})
+    with pytest.raises(ParameterTypeError, match="parameter 'n' must be an integer; got 'x'"):
+        Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"n": 1}, ci={"n": "x"})
+
+
+def test_choices_follow_the_library() -> None:
+    # The registry spells them out so that the book's command line does not import nlgjudge.stats
+    # or nlgjudge.data; these checks keep the copies equal.
+    from nlgjudge.data import list_datasets
+    from nlgjudge.stats.selection import STRATEGIES
+
+    assert STRATEGY_NAMES == STRATEGIES
+    assert sorted(ALL_DATASETS) == sorted(list_datasets())

@@ -113,6 +113,15 @@ def test_threshold_rejects_nan_and_empty_inputs() -> None:
         debias_threshold(np.full((3, 3), NAN))
 
 
+
+def test_debiased_decisions_takes_a_fitted_threshold_not_a_bare_tau() -> None:
+    probs = np.array([[NAN, 0.7], [0.6, NAN]])
+    with pytest.raises(TypeError, match="threshold must be a DebiasThreshold.*hard_decisions"):
+        debiased_decisions(probs, 0.65)  # type: ignore[arg-type]
+    fitted = debias_threshold(np.array([0.1, 0.9]))  # tau = 0.5
+    np.testing.assert_array_equal(debiased_decisions(probs, fitted), [[NAN, 1.0], [1.0, NAN]])
+
+
 probability_lists = st.lists(
     st.one_of(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.floats(0.0, 1.0)), min_size=1, max_size=60
 )

@@ -81,3 +81,15 @@ def test_bootstrap_rejects_bad_settings() -> None:
         bradley_terry_bootstrap(probs, n_boot=1)
     with pytest.raises(ValueError, match="confidence"):
         bradley_terry_bootstrap(probs, confidence=1.5)
+    with pytest.raises(TypeError, match="n_boot must be an integer"):
+        bradley_terry_bootstrap(probs, n_boot=20.5)
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        bradley_terry_bootstrap(probs, alpha=float("nan"))
+
+
+def test_alpha_must_be_a_finite_pseudo_count() -> None:
+    probs = bt_matrix(np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        bradley_terry_scores(probs, alpha=float("nan"))  # NaN < 0 is False: it used to reach choix
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        bradley_terry_scores(probs, alpha=-0.1)

@@ -143,3 +143,49 @@ def test_bad_encounters_raise() -> None:
         elo_from_pairs([0], [1], [2.0], 2)
     with pytest.raises(ValueError, match="exactly one -1"):
         elo_sga(np.array([[1.0, 1.0, 0.0]]), [1.0])
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"b": NAN}, "b must be positive and finite"),
+        ({"b": INF}, "b must be positive and finite"),
+        ({"b": -400.0}, "b must be positive and finite"),
+        ({"theta0": NAN}, "theta0 must be a finite number"),
+        ({"theta0": INF}, "theta0 must be a finite number"),
+        ({"theta0": -INF}, "theta0 must be a finite number"),
+        ({"step_start": INF}, "step sizes must be positive finite.*step_start=inf"),
+        ({"step_start": NAN}, "step sizes must be positive finite.*step_start=nan"),
+        ({"step_end": NAN}, "step sizes must be positive finite.*step_end=nan"),
+        ({"step_end": 0.0}, "step sizes must be positive finite.*step_end=0.0"),
+        ({"steps": [50.0, NAN]}, "steps must be positive finite.*first at update 1: nan"),
+        ({"steps": [INF, 1.0]}, "steps must be positive finite.*first at update 0: inf"),
+        ({"n_passes": 1.5}, "n_passes must be an integer"),
+    ],
+)
+def test_non_finite_scale_start_or_schedule_is_rejected(kwargs: dict, message: str) -> None:
+    # Before the checks, NaN or infinite b, theta0 or beta ran to the end and returned NaN ratings
+    # (or ratings that never moved) without a word.
+    design = design_matrix([0, 1], [1, 0], 2)
+    for call in (
+        lambda: elo_from_pairs([0, 1], [1, 0], [1.0, 0.0], 2, **kwargs),
+        lambda: elo_sga(design, [1.0, 0.0], **kwargs),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):
+            call()
+
+
+def test_schedule_and_expected_score_reject_non_finite_settings() -> None:
+    with pytest.raises(ValueError, match="start=inf"):
+        step_schedule(5, start=INF)
+    with pytest.raises(ValueError, match="end=nan"):
+        step_schedule(5, end=NAN)
+    with pytest.raises(TypeError, match="n_updates must be an integer"):
+        step_schedule(5.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="b must be positive and finite"):
+        elo_expected_score(1000.0, 1100.0, b=NAN)
+    with pytest.raises(ValueError, match="integer number of models"):
+        elo_from_pairs([0], [1], [1.0], 2.5)  # type: ignore[arg-type]

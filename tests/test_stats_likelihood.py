@@ -18,3 +18,14 @@ def test_bad_shapes_are_errors() -> None:
         weighted_loglikelihood([-1.0, -2.0, -4.0], [1, 1])
     with pytest.raises(ValueError, match="non-empty"):
         weighted_loglikelihood([])
+
+
+def test_broken_log_probabilities_and_weights_are_errors() -> None:
+    # -inf is a log-probability (p = 0); NaN and +inf are not, and would silently become the score.
+    assert weighted_loglikelihood([-1.0, -np.inf]) == -np.inf
+    with pytest.raises(ValueError, match="1 NaN or \\+inf value\\(s\\) \\(first at token 1\\)"):
+        weighted_loglikelihood([-1.0, np.nan, -2.0])
+    with pytest.raises(ValueError, match="NaN or \\+inf"):
+        weighted_loglikelihood([-1.0, np.inf])
+    with pytest.raises(ValueError, match="weights contain 1 NaN"):
+        weighted_loglikelihood([-1.0, -2.0], [1.0, np.nan])

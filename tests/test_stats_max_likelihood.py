@@ -141,3 +141,5 @@ def test_bad_inputs() -> None:
         ranking_log_likelihood(PROBS, [0, 0, 1])
     with pytest.raises(ValueError, match="both orders"):
         agreement_from_consistency(np.array([[NAN, 1.0], [NAN, NAN]]))
+    with pytest.raises(TypeError, match="exact_max_n must be an integer"):
+        max_likelihood_ranking(PROBS, exact_max_n=16.0)  # type: ignore[arg-type]

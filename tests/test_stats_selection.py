@@ -139,3 +139,12 @@ def test_active_is_reproducible_with_a_seed() -> None:
         select_comparisons(8, 20, "active", seed=5, probs=probs),
         select_comparisons(8, 20, "active", seed=5, probs=probs),
     )
+
+
+def test_counts_and_pairs_must_be_integers() -> None:
+    with pytest.raises(TypeError, match="n_sets must be an integer"):
+        selection_orders(4, "random", n_sets=2.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="n_candidates must be an integer"):
+        max_budget(4.5, "random")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="integer candidate indices"):
+        selection_mask(np.array([[0.0, 1.5]]), 3)  # used to be truncated to (0, 1) silently

@@ -4,8 +4,8 @@ synthetic demonstration of the paper's §5.6 findings."""
 import numpy as np
 import pytest
 from nlgjudge.stats.bias import debiased_decisions
+from nlgjudge.stats.correlation import summary_level_correlation
 from nlgjudge.stats.decisions import hard_decisions, win_ratio
-from nlgjudge.stats.metrics import summary_level_correlation
 from nlgjudge.stats.selection import restrict_to, selection_orders
 from nlgjudge.stats.subset_curves import compare_strategies, subset_curves, synthetic_judge, synthetic_subset_demo
 
@@ -167,3 +167,28 @@ def test_compare_strategies_rejects_mismatched_curves() -> None:
         compare_strategies({("random", False): (np.arange(1, 5), np.zeros(3))}, n_candidates=4)
     with pytest.raises(ValueError, match="n_candidates"):
         compare_strategies({}, n_candidates=1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"strategies": "random"}, TypeError, "strategies must be a list of selection strategies.*single string"),
+        ({"debias": "True"}, TypeError, "debias must be a list of booleans.*single string"),
+        ({"debias": ["False"]}, TypeError, "debias must list booleans"),
+        ({"n_draws": 2.5}, TypeError, "n_draws must be an integer"),
+    ],
+)
+def test_strings_and_fractions_are_not_taken_for_lists_and_counts(kwargs: dict, error: type, message: str) -> None:
+    # "random" used to be read as the strategies "r", "a", ...; ["False"] as debias=True.
+    judge = synthetic_judge(n_contexts=2, n_candidates=4, seed=0)
+    with pytest.raises(error, match=message):
+        subset_curves(judge.probs, judge.gold, **kwargs)
+
+
+def test_synthetic_judge_rejects_bad_settings() -> None:
+    with pytest.raises(TypeError, match="n_candidates must be an integer"):
+        synthetic_judge(n_contexts=2, n_candidates=4.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="perception_noise is a standard deviation"):
+        synthetic_judge(n_contexts=2, perception_noise=-1.0)
+    with pytest.raises(ValueError, match="position_pull must be finite"):
+        synthetic_judge(n_contexts=2, position_pull=float("nan"))

@@ -2,7 +2,7 @@
 
 Command line (the Makefile's ``book``, ``chapter`` and ``html`` targets call it)::
 
-    python -m nlgjudge.book list                          # chapters and their default parameters
+    python -m nlgjudge.book list                          # chapters, their default parameters and types
     python -m nlgjudge.book chapter datasets -p n_contexts 10 -p datasets "[summeval, webnlg]"
     python -m nlgjudge.book html                          # jupyter-book build, warnings are errors
     python -m nlgjudge.book build [--force]               # every chapter with defaults, then html
@@ -12,6 +12,10 @@ and is written to ``book/<name>.ipynb``, which is committed. Each executed noteb
 (a hash of the source notebook, its parameters, the library's code and the chapter's declared
 inputs) in its metadata; ``build`` re-executes a chapter only when that stamp is stale, so a fresh
 clone rebuilds the book without running any model.
+
+``-p`` values are read as YAML and then checked against the chapter's declared parameter types
+(:mod:`nlgjudge.chapters`) before papermill starts: a wrong value exits with status 2 and one line
+naming the chapter, the parameter, the expected type and the value, and leaves ``book/`` alone.
 """
 
 from __future__ import annotations
@@ -394,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="override a parameter; VALUE is read as YAML (10, null, true, \"[summeval, webnlg]\")",
     )
     commands.add_parser("html", help="build the HTML book from the executed chapters")
-    commands.add_parser("list", help="list the chapters and their default parameters")
+    commands.add_parser("list", help="list the chapters, their default parameters and their types")
     args = parser.parse_args(argv)
 
     try:
@@ -404,9 +408,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{chapter.name:<14} {chapter.title}  [{state}]")
                 print(f"{'':<14} notebooks/{chapter.notebook} -> book/{chapter.name}.ipynb")
                 print(f"{'':<14} defaults: {_format_parameters(chapter.defaults)}")
+                print(f"{'':<14} types:")
+                for name, kind in chapter.describe_types().items():
+                    print(f"{'':<14}   {name}: {kind}")
         elif args.command == "chapter":
             chapter = get_chapter(args.name)
-            execute_chapter(chapter, rerun_overrides(chapter, parse_overrides(args.parameter)))
+            overrides = parse_overrides(args.parameter)
+            # Names, types and n_contexts vs datasets are checked before anything is printed,
+            # executed or overwritten: a wrong value fails here in one line, not inside the notebook.
+            chapter.parameters(overrides)
+            execute_chapter(chapter, rerun_overrides(chapter, overrides))
         elif args.command == "html":
             build_html()
         elif args.command == "build":

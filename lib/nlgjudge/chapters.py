@@ -6,15 +6,26 @@ Each chapter is a parameterized source notebook in ``notebooks/`` that papermill
 ``ci`` (small parameters, merged over the defaults); ``make chapter NAME=... PARAMS="-p k v"``
 reruns one chapter with overrides. ``_toc.yml`` must list every chapter (a test checks it).
 
+Every parameter has a declared type (a :class:`ParamType`, given in ``types`` or inferred from a
+default that is not None or empty). :meth:`Chapter.parameters` checks overrides against it, so
+``-p seed "{a: 1}"`` fails with one line naming the chapter, the parameter, the expected type and
+the value, before papermill starts and before the committed ``book/<name>.ipynb`` is touched;
+inside the notebook the same value would fail (or, worse, run) far from its cause.
+
+``n_contexts`` is shared by the chapters: None (every context), one integer for every dataset, or a
+mapping dataset -> integer or None. Notebooks turn it into one size per dataset with
+:func:`contexts_per_dataset`.
+
 To add a chapter: write ``notebooks/<notebook>.ipynb`` with a cell tagged ``parameters`` that
-assigns every default parameter, append a :class:`Chapter` to :data:`CHAPTERS`, add
+assigns every default parameter, append a :class:`Chapter` to :data:`CHAPTERS` (declare ``types``
+for parameters whose default is None or empty, or that accept more than the default's type), add
 ``book/<name>`` to ``_toc.yml``, then ``make chapter NAME=<name>``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -35,11 +46,163 @@ class UnknownChapterError(KeyError):
 
 
 class ParameterError(ValueError):
-    """Raised for a parameter override that the chapter does not declare."""
+    """Raised for a parameter override that the chapter does not declare, or that does not fit."""
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """Raised for a parameter value of the wrong type (e.g. ``seed = {a: 1}``)."""
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter types
+
+
+@dataclass(frozen=True)
+class ParamType:
+    """The type a chapter parameter accepts: a test and the words that describe it in an error.
+
+    Built from the constructors below (:func:`integer`, :func:`list_of`, ``a | b`` for a union, ...)
+    rather than from Python annotations, because the values come from YAML on the command line and
+    the useful checks are narrower than Python types (``templates`` is a list of 1 or 2, not of int).
+    """
+
+    description: str
+    """As in "must be <description>", e.g. ``"an integer >= 1"``."""
+    plural: str
+    """As in "a list of <plural>", e.g. ``"integers >= 1"``."""
+    test: Callable[[Any], bool] = field(repr=False, compare=False)
+
+    def accepts(self, value: Any) -> bool:
+        return self.test(value)
+
+    def __or__(self, other: ParamType) -> ParamType:
+        return ParamType(
+            f"{self.description} or {other.description}",
+            f"{self.plural} or {other.plural}",
+            lambda value: self.test(value) or other.test(value),
+        )
+
+    def __str__(self) -> str:
+        return self.description
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # YAML's true is not 1
+
+
+def integer(minimum: int | None = None) -> ParamType:
+    """An integer (not a bool), at least ``minimum``."""
+    bound = "" if minimum is None else f" >= {minimum}"
+    return ParamType(
+        f"an integer{bound}", f"integers{bound}", lambda v: _is_int(v) and (minimum is None or v >= minimum)
+    )
+
+
+STRING = ParamType("a non-empty string", "non-empty strings", lambda v: isinstance(v, str) and v != "")
+BOOLEAN = ParamType("true or false", "booleans", lambda v: isinstance(v, bool))
+NONE = ParamType("None (null)", "None", lambda v: v is None)
+
+
+def choice(values: Iterable[Any], what: str = "values") -> ParamType:
+    """One of ``values`` (compared by type and value, so ``True`` is not ``1``)."""
+    allowed = tuple(values)
+    listing = ", ".join(repr(v) for v in allowed)
+    return ParamType(
+        f"one of {listing}", f"{what} from {listing}", lambda v: any(type(v) is type(a) and v == a for a in allowed)
+    )
+
+
+def list_of(item: ParamType, min_length: int = 0) -> ParamType:
+    """A list (or tuple) whose every item is ``item``, with at least ``min_length`` items."""
+    size = "" if min_length == 0 else ("a non-empty " if min_length == 1 else f"at least {min_length}, ")
+    article = "" if size else "a "
+    return ParamType(
+        f"{article}{size}list of {item.plural}",
+        f"lists of {item.plural}",
+        lambda v: isinstance(v, list | tuple) and len(v) >= min_length and all(item.accepts(x) for x in v),
+    )
+
+
+def mapping_of(key: ParamType, value: ParamType) -> ParamType:
+    """A mapping (dict) from ``key`` to ``value``."""
+    return ParamType(
+        f"a mapping of {key.plural} to {value.plural}",
+        f"mappings of {key.plural} to {value.plural}",
+        lambda v: isinstance(v, Mapping) and all(key.accepts(k) and value.accepts(x) for k, x in v.items()),
+    )
+
+
+def infer_type(default: Any) -> ParamType | None:
+    """The type of a default value, or None when it cannot say (None, an empty or mixed list, ...)."""
+    if isinstance(default, bool):
+        return BOOLEAN
+    if _is_int(default):
+        return integer()
+    if isinstance(default, float):
+        return ParamType("a number", "numbers", lambda v: isinstance(v, int | float) and not isinstance(v, bool))
+    if isinstance(default, str):
+        return STRING
+    if isinstance(default, list | tuple) and default:
+        items = [infer_type(x) for x in default]
+        if all(t is not None and t == items[0] for t in items):
+            return list_of(items[0])  # type: ignore[arg-type]
+    return None
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def type_error(chapter: str, name: str, expected: ParamType, value: Any) -> ParameterTypeError:
+    """The one-line error for ``value`` given to parameter ``name`` of ``chapter``."""
+    message = (
+        f"chapter {chapter!r}: parameter {name!r} must be {expected}; got {_shown(value)} ({type(value).__name__})"
+    )
+    if isinstance(value, int | float) and expected.accepts(str(value)):
+        # YAML read the text as a number or a bool; quoting keeps it a string.
+        message += f"; to pass it as text, quote it: -p {name} \"'{value}'\""
+    return ParameterTypeError(message)
+
+
+# --------------------------------------------------------------------------------------------
+# n_contexts: the number of contexts per dataset
+
+
+def contexts_per_dataset(
+    n_contexts: Any, datasets: Sequence[str], planned: Mapping[str, int | None] = N_CONTEXTS
+) -> dict[str, int | None]:
+    """One context count per dataset (None = every context) from a chapter's ``n_contexts``.
+
+    ``n_contexts`` may be None (every context of every dataset), one integer >= 1 (the same
+    seeded subset size for every dataset), or a mapping dataset -> integer >= 1 or None. A dataset
+    the mapping leaves out gets its size in ``planned`` (the released-outputs plan; None, every
+    context, for a dataset the plan does not cover), so ``-p n_contexts "{summeval: 2}"`` changes
+    SummEval only. Keys naming a known dataset that this run does not read are ignored (the default
+    mapping names every planned dataset, and ``-p datasets "[summeval]"`` alone must work); a key
+    that is no dataset at all is an error listing the known ones (a misspelt name would otherwise
+    be silently ignored). Returns a dict in the order of ``datasets``.
+    """
+    if isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets):
+        raise ParameterTypeError(f"datasets must be a list of dataset names; got {_shown(datasets)}")
+    if n_contexts is None or (_is_int(n_contexts) and n_contexts >= 1):
+        return {name: n_contexts for name in datasets}
+    if not N_CONTEXTS_TYPE.accepts(n_contexts):
+        raise ParameterTypeError(
+            f"n_contexts must be {N_CONTEXTS_TYPE}; got {_shown(n_contexts)} ({type(n_contexts).__name__})"
+        )
+    unknown = [key for key in n_contexts if key not in datasets and key not in ALL_DATASETS]
+    if unknown:
+        it, verb = ("it", "is") if len(unknown) == 1 else ("them", "are")
+        raise ParameterError(
+            f"n_contexts names {unknown}, which {verb} no dataset; the datasets are {list(ALL_DATASETS)} "
+            f"(fix or remove {it})"
+        )
+    return {name: n_contexts[name] if name in n_contexts else planned.get(name) for name in datasets}
 
 
 @dataclass(frozen=True)
@@ -57,6 +220,9 @@ class Chapter:
     defaults: Mapping[str, Any]
     ci: Mapping[str, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
+    types: Mapping[str, ParamType] = field(default_factory=dict)
+    """Declared parameter types; a parameter left out gets the type of its default (see
+    :func:`infer_type`). After construction this holds the type of every parameter."""
 
     def __post_init__(self) -> None:
         unknown_ci = set(self.ci) - set(self.defaults)
@@ -65,8 +231,27 @@ class Chapter:
                 f"chapter {self.name!r}: CI parameters {sorted(unknown_ci)} are not among its "
                 f"default parameters {sorted(self.defaults)}"
             )
+        unknown_types = set(self.types) - set(self.defaults)
+        if unknown_types:
+            raise ParameterError(
+                f"chapter {self.name!r}: types are declared for {sorted(unknown_types)}, which are not among "
+                f"its default parameters {sorted(self.defaults)}"
+            )
+        types: dict[str, ParamType] = {}
+        for name, default in self.defaults.items():
+            declared = self.types.get(name) or infer_type(default)
+            if declared is None:
+                raise ParameterError(
+                    f"chapter {self.name!r}: parameter {name!r} defaults to {default!r}, which does not say "
+                    "what type it takes; declare it in the chapter's types (e.g. NONE | integer(1))"
+                )
+            types[name] = declared
         object.__setattr__(self, "defaults", _frozen(self.defaults))
         object.__setattr__(self, "ci", _frozen(self.ci))
+        object.__setattr__(self, "types", _frozen(types))
+        # The registry's own values must fit too: a wrong default would fail every build.
+        self.check_types(self.defaults)
+        self.ci_parameters()
 
     def source_path(self, root: Path = REPO_ROOT) -> Path:
         """The parameterized source notebook."""
@@ -82,7 +267,12 @@ class Chapter:
         return f"{BOOK_DIRNAME}/{self.name}"
 
     def parameters(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The defaults merged with ``overrides``; an undeclared name is an error, not ignored."""
+        """The defaults merged with ``overrides``, checked before anything runs.
+
+        An undeclared name is an error, not ignored; a value of the wrong type raises
+        :class:`ParameterTypeError` naming the chapter, the parameter, the expected type and the
+        value; ``n_contexts`` must not name an unknown dataset (:func:`contexts_per_dataset`).
+        """
         overrides = dict(overrides or {})
         unknown = set(overrides) - set(self.defaults)
         if unknown:
@@ -90,10 +280,27 @@ class Chapter:
                 f"chapter {self.name!r} has no parameter(s) {sorted(unknown)}; "
                 f"its parameters are: {', '.join(sorted(self.defaults))}"
             )
+        self.check_types(overrides)
         # deep copies: a notebook run must never mutate the registry's default lists
         merged = copy.deepcopy(dict(self.defaults))
         merged.update(copy.deepcopy(overrides))
+        if "n_contexts" in merged and "datasets" in merged:
+            try:
+                contexts_per_dataset(merged["n_contexts"], merged["datasets"])
+            except ParameterError as error:
+                raise type(error)(f"chapter {self.name!r}: {error}") from None
         return merged
+
+    def check_types(self, values: Mapping[str, Any]) -> None:
+        """Raise :class:`ParameterTypeError` for the first value whose type the chapter does not accept."""
+        for name, value in values.items():
+            expected = self.types[name]
+            if not expected.accepts(value):
+                raise type_error(self.name, name, expected, value)
+
+    def describe_types(self) -> dict[str, str]:
+        """Parameter -> the words for its type (for ``python -m nlgjudge.book list``)."""
+        return {name: str(kind) for name, kind in self.types.items()}
 
     def ci_parameters(self) -> dict[str, Any]:
         """The small parameters the notebook tests run with."""
@@ -113,6 +320,37 @@ ALL_DATASETS: tuple[str, ...] = (
     "qags_xsum",
 )
 
+#: Types shared by the chapters' parameters.
+DATASET_TYPE = choice(ALL_DATASETS, "dataset names")
+DATASETS_TYPE = list_of(DATASET_TYPE, min_length=1)
+N_CONTEXTS_TYPE = (
+    NONE
+    | integer(minimum=1)
+    | mapping_of(
+        ParamType("a dataset name", "dataset names", lambda v: isinstance(v, str)), integer(minimum=1) | NONE
+    )
+)
+SEED_TYPE = integer(minimum=0)  # numpy seeds are non-negative
+DATA_DIR_TYPE = NONE | STRING
+TEMPLATES_TYPE = list_of(choice((1, 2), "prompt templates"), min_length=1)
+ASPECTS_TYPE = NONE | list_of(STRING, min_length=1)
+MODELS_TYPE = list_of(STRING)
+#: Selection strategies of :data:`nlgjudge.stats.selection.STRATEGIES` (a test keeps them equal;
+#: importing nlgjudge.stats here would make every ``python -m nlgjudge.book`` call seconds slower).
+STRATEGY_NAMES = ("full", "random", "no-repeat", "symmetric", "active")
+
+#: The parameters every judge chapter shares, with their types.
+_JUDGE_TYPES: dict[str, ParamType] = {
+    "model": STRING,
+    "datasets": DATASETS_TYPE,
+    "n_contexts": N_CONTEXTS_TYPE,
+    "aspects": ASPECTS_TYPE,
+    "templates": TEMPLATES_TYPE,
+    "seed": SEED_TYPE,
+    "released_only": BOOLEAN,
+    "data_dir": DATA_DIR_TYPE,
+}
+
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         name="datasets",
@@ -127,6 +365,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": None,
         },
         ci={"datasets": ["summeval", "topicalchat", "webnlg", "podcast"], "n_contexts": 4},
+        types={
+            "datasets": DATASETS_TYPE,
+            "optional_datasets": list_of(DATASET_TYPE),
+            # datasets.ipynb hands n_contexts to load_dataset as it is; widen to N_CONTEXTS_TYPE
+            # when it calls contexts_per_dataset like the other chapters.
+            "n_contexts": NONE | integer(minimum=1),
+            "seed": SEED_TYPE,
+            "data_dir": DATA_DIR_TYPE,
+        },
     ),
     # The three chapters of the first paper (Liusie et al. 2024) read the same released outputs
     # (data/outputs/comparative-*, scoring-*); defaults are the plan in nlgjudge.studies.plan.
@@ -159,6 +406,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
+        types={**_JUDGE_TYPES, "small_models": MODELS_TYPE, "n_samples": integer(minimum=1)},
     ),
     Chapter(
         name="bias",
@@ -185,6 +433,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
+        types={**_JUDGE_TYPES, "small_models": MODELS_TYPE},
     ),
     Chapter(
         name="subsets",
@@ -214,6 +463,12 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
+        types={
+            **_JUDGE_TYPES,
+            "strategies": list_of(choice(STRATEGY_NAMES, "selection strategies"), min_length=1),
+            "n_draws": integer(minimum=2),  # the curves' band needs a spread over draws
+            "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
+        },
     ),
 )
 

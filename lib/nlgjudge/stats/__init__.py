@@ -13,10 +13,22 @@ Modules, one concept each:
 - :mod:`~nlgjudge.stats.bradley_terry`   Bradley-Terry scores via choix, bootstrap intervals
 - :mod:`~nlgjudge.stats.elo`             Elo by stochastic gradient ascent (seed 004 Annex)
 - :mod:`~nlgjudge.stats.likelihood`      seed 003 eq. 2: token log-likelihoods -> one score
-- :mod:`~nlgjudge.stats.metrics`         correlations, pairwise accuracy, self-consistency, kappa, ...
+- :mod:`~nlgjudge.stats.correlation`     correlation with human scores: summary- and system-level, length bias
+- :mod:`~nlgjudge.stats.agreement`       pairwise accuracy (Tables 7, 10), self-consistency (Table 8), Cohen's kappa
+- :mod:`~nlgjudge.stats.bootstrap`       percentile bootstrap intervals for a correlation or a mean
+- :mod:`~nlgjudge.stats.normalisation`   min-max normalisation per evaluator (seed 003 eq. 4)
+- :mod:`~nlgjudge.stats.regression`      binned, count-weighted regression on the ROUGE difference (seed 004 Fig. 5)
 - :mod:`~nlgjudge.stats.subset_curves`   Spearman against the number of comparisons (Fig. 4-5)
 """
 
+from nlgjudge.stats.agreement import (
+    PairwiseAccuracy,
+    SelfConsistency,
+    cohen_kappa,
+    pairwise_accuracy,
+    self_consistency,
+    self_consistency_from_probs,
+)
 from nlgjudge.stats.bias import (
     DebiasThreshold,
     PositionalBias,
@@ -29,7 +41,16 @@ from nlgjudge.stats.bias import (
     reweight_probabilities,
     threshold_from_alpha,
 )
+from nlgjudge.stats.bootstrap import ConfidenceInterval, bootstrap_correlation_ci, bootstrap_mean_ci
 from nlgjudge.stats.bradley_terry import BradleyTerryFit, bradley_terry_bootstrap, bradley_terry_scores, win_matrix
+from nlgjudge.stats.correlation import (
+    ContextCorrelation,
+    correlation,
+    length_score_spearman,
+    spearman_rows,
+    summary_level_correlation,
+    system_level_correlation,
+)
 from nlgjudge.stats.decisions import (
     comparison_mask,
     hard_decisions,
@@ -57,26 +78,8 @@ from nlgjudge.stats.max_likelihood import (
     max_likelihood_ranking_hard,
     ranking_log_likelihood,
 )
-from nlgjudge.stats.metrics import (
-    BinnedRegression,
-    ConfidenceInterval,
-    ContextCorrelation,
-    PairwiseAccuracy,
-    SelfConsistency,
-    binned_regression,
-    bootstrap_correlation_ci,
-    bootstrap_mean_ci,
-    cohen_kappa,
-    correlation,
-    length_score_spearman,
-    min_max_normalise,
-    pairwise_accuracy,
-    self_consistency,
-    self_consistency_from_probs,
-    spearman_rows,
-    summary_level_correlation,
-    system_level_correlation,
-)
+from nlgjudge.stats.normalisation import min_max_normalise
+from nlgjudge.stats.regression import BinnedRegression, binned_regression
 from nlgjudge.stats.selection import (
     STRATEGIES,
     max_budget,

@@ -6,6 +6,7 @@ message saying what is wrong and how to fix it, instead of producing a silently 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -123,6 +124,62 @@ def same_length(arrays: Sequence[NDArray[np.generic]], names: Sequence[str]) -> 
     lengths = {name: len(array) for array, name in zip(arrays, names, strict=True)}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"length mismatch: {lengths}; these inputs must be aligned element by element.")
+
+
+def not_text(values: object, name: str, what: str = "a sequence of labels") -> None:
+    """Raise if ``values`` is one string where a sequence is expected.
+
+    A string is itself a sequence, so ``"AB"`` would silently become the two labels ``"A"`` and
+    ``"B"`` (and ``np.asarray("AB")`` is a 0-d array); neither is what the caller meant.
+    """
+    text = isinstance(values, str | bytes)
+    text_scalar = isinstance(values, np.ndarray) and values.dtype.kind in "US" and values.ndim == 0
+    if text or text_scalar:
+        raise TypeError(
+            f"{name} must be {what} (a list or 1-D array, one entry per item), not the single string "
+            f"{values!r}; pass list({name}) if each character really is one item."
+        )
+
+
+def context_list(values: object, name: str) -> list[NDArray[np.float64]]:
+    """Per-context 1-D float arrays from an (n_contexts, N) array or a sequence of 1-D arrays (N may differ)."""
+    not_text(values, name, "an (n_contexts, N) array or a sequence of per-context score arrays")
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        return [row for row in values.astype(float)]
+    try:
+        rows = [np.asarray(v, dtype=float) for v in values]  # type: ignore[attr-defined]
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an (n_contexts, N) array or a sequence of per-context score arrays; "
+            f"got {type(values).__name__}."
+        ) from None
+    if not rows:
+        raise ValueError(f"{name} holds no contexts.")
+    for k, row in enumerate(rows):
+        if row.ndim != 1:
+            raise ValueError(f"{name}[{k}] must be a 1-D array of candidate scores; got shape {row.shape}.")
+    return rows
+
+
+def integer(value: object, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as int if it is a whole number (not a bool, not 2.5) and at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer; got {value!r} ({type(value).__name__}).")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}; got {value}.")
+    return int(value)
+
+
+def real(value: object, name: str, *, positive: bool = False) -> float:
+    """Return ``value`` as float if it is a finite real number (and > 0 when ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r} ({type(value).__name__}).")
+    number = float(value)
+    if not np.isfinite(number):
+        raise ValueError(f"{name} must be finite; got {number}.")
+    if positive and number <= 0:
+        raise ValueError(f"{name} must be positive; got {number}.")
+    return number
 
 
 def choice(value: str, valid: Sequence[str], what: str) -> str:

@@ -215,6 +215,11 @@ def debiased_decisions(probs: ArrayLike, threshold: DebiasThreshold | None = Non
     made = ~np.isnan(matrix)
     if not made.any():
         raise ValueError("probs holds no comparisons (all off-diagonal entries are NaN).")
+    if threshold is not None and not isinstance(threshold, DebiasThreshold):
+        raise TypeError(
+            f"threshold must be a DebiasThreshold (from debias_threshold(...)), not {type(threshold).__name__}; "
+            "to apply a bare tau use hard_decisions(probs, tau)."
+        )
     fitted = debias_threshold(matrix[made]) if threshold is None else threshold
     decisions = np.full_like(matrix, np.nan)
     decisions[made] = threshold_decisions_values(matrix[made], fitted.tau, fitted.tie_weight)

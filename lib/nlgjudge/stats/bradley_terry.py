@@ -64,9 +64,14 @@ def bradley_terry_scores(probs: ArrayLike, alpha: float = 0.01) -> NDArray[np.fl
     finite when a candidate never loses or the comparisons do not connect all candidates; ``alpha = 0``
     gives the plain maximum-likelihood estimate.
     """
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0; got {alpha}.")
-    return _fit_wins(win_matrix(probs), alpha)
+    return _fit_wins(win_matrix(probs), _check_alpha(alpha))
+
+
+def _check_alpha(alpha: float) -> float:
+    value = check.real(alpha, "alpha")
+    if value < 0:
+        raise ValueError(f"alpha must be >= 0 (a pseudo-count; 0 = plain maximum likelihood); got {alpha}.")
+    return value
 
 
 def bradley_terry_bootstrap(
@@ -83,8 +88,8 @@ def bradley_terry_bootstrap(
     replicates.
     """
     matrix = check.comparison_matrix(probs)
-    if n_boot < 2:
-        raise ValueError(f"n_boot must be at least 2; got {n_boot}.")
+    n_boot = check.integer(n_boot, "n_boot", minimum=2)
+    alpha = _check_alpha(alpha)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1); got {confidence}.")
     rng = check.rng_from(seed)

@@ -28,6 +28,7 @@ over all updates (``schedule="linear"`` and ``"constant"`` are available).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,10 +89,8 @@ def step_schedule(
 ) -> NDArray[np.float64]:
     """Step sizes beta for ``n_updates`` updates, from ``start`` down to ``end`` (seed 004: 50 to 1)."""
     check.choice(schedule, SCHEDULES, "schedule")
-    if n_updates < 1:
-        raise ValueError(f"n_updates must be at least 1; got {n_updates}.")
-    if not (start > 0 and end > 0):
-        raise ValueError(f"step sizes must be positive; got start={start}, end={end}.")
+    n_updates = check.integer(n_updates, "n_updates", minimum=1)
+    _check_steps(start, end, ("start", "end"))
     if schedule == "constant" or n_updates == 1:
         return np.full(n_updates, float(start))
     if schedule == "linear":
@@ -99,13 +98,32 @@ def step_schedule(
     return np.geomspace(start, end, n_updates)
 
 
+def _check_steps(start: float, end: float, names: tuple[str, str] = ("step_start", "step_end")) -> None:
+    for name, value in zip(names, (start, end), strict=True):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and value > 0):
+            raise ValueError(
+                f"step sizes must be positive finite numbers (seed 004: beta from 50 down to 1); got {name}={value!r}."
+            )
+
+
+def _check_scale(b: float, theta0: float) -> tuple[float, float]:
+    # NaN or infinity here would not fail anywhere else: every rating would silently become NaN or stay put.
+    if isinstance(b, bool) or not isinstance(b, numbers.Real) or not (np.isfinite(b) and b > 0):
+        raise ValueError(
+            f"b must be positive and finite (a rating gap of b means odds of 10; seed 004 uses 400); got {b!r}."
+        )
+    if isinstance(theta0, bool) or not isinstance(theta0, numbers.Real) or not np.isfinite(theta0):
+        raise ValueError(f"theta0 must be a finite number (the starting rating; seed 004 uses 1000); got {theta0!r}.")
+    return float(b), float(theta0)
+
+
 def _pair_indices(first: ArrayLike, second: ArrayLike, n_models: int) -> tuple[NDArray[np.int_], NDArray[np.int_]]:
     first_idx = np.asarray(first)
     second_idx = np.asarray(second)
     if first_idx.ndim != 1 or first_idx.shape != second_idx.shape:
         raise ValueError(f"first and second must be 1-D and aligned; got shapes {first_idx.shape}, {second_idx.shape}.")
-    if n_models < 2:
-        raise ValueError(f"Elo needs at least 2 models; got n_models={n_models}.")
+    if isinstance(n_models, bool) or not isinstance(n_models, numbers.Integral) or n_models < 2:
+        raise ValueError(f"Elo needs an integer number of models, at least 2; got n_models={n_models!r}.")
     if first_idx.size and not (
         np.issubdtype(first_idx.dtype, np.integer) and np.issubdtype(second_idx.dtype, np.integer)
     ):
@@ -195,10 +213,10 @@ def elo_from_pairs(
     if np.isnan(y).any() or y.min() < 0 or y.max() > 1:
         raise ValueError("outcomes must lie in [0, 1] (1 = second member won, 0.5 = draw), without NaN.")
     check.choice(logistic, LOGISTICS, "logistic")
-    if b <= 0:
-        raise ValueError(f"b must be positive; got {b}.")
-    if n_passes < 1:
-        raise ValueError(f"n_passes must be at least 1; got {n_passes}.")
+    b, theta0 = _check_scale(b, theta0)
+    n_passes = check.integer(n_passes, "n_passes", minimum=1)
+    if steps is None:
+        _check_steps(step_start, step_end)  # before any work, whatever the number of updates
     rng = check.rng_from(seed) if seed is not None else None
     sequence = []
     for _ in range(n_passes):
@@ -209,9 +227,17 @@ def elo_from_pairs(
         betas = step_schedule(visits.size, step_start, step_end, schedule)
     else:
         betas = np.asarray(steps, dtype=float)
-        if betas.shape != (visits.size,) or not np.all(np.isfinite(betas)) or np.any(betas <= 0):
+        if betas.shape != (visits.size,):
             raise ValueError(
-                f"steps must hold {visits.size} positive finite step sizes (one per update); got shape {betas.shape}."
+                f"steps must hold {visits.size} step sizes (one per update: n_passes x encounters); "
+                f"got shape {betas.shape}."
+            )
+        bad = ~np.isfinite(betas) | (betas <= 0)
+        if bad.any():
+            first_bad = int(np.argmax(bad))
+            raise ValueError(
+                f"steps must be positive finite step sizes; {int(bad.sum())} are not, the first at update "
+                f"{first_bad}: {betas[first_bad]}."
             )
     # Sign of the logistic's argument: consistent sigma(d) = 1/(1+10^-d); as printed 1/(1+10^d).
     direction = -1.0 if logistic == "consistent" else 1.0
@@ -233,4 +259,5 @@ def elo_from_pairs(
 
 def elo_expected_score(rating_first: ArrayLike, rating_second: ArrayLike, b: float = 400.0) -> NDArray[np.float64]:
     """Probability that the second member wins under the consistent logistic: ``sigma((r2 - r1) / b)``."""
+    b, _ = _check_scale(b, 0.0)
     return logistic_consistent((np.asarray(rating_second, float) - np.asarray(rating_first, float)) / b)

@@ -21,10 +21,19 @@ def weighted_loglikelihood(
     """Eq. 2: sum_t w_t log p(h_t | ...); ``weights=None`` means w_t = 1/m (the mean)."""
     values = np.asarray(token_logprobs, dtype=float)
     if values.ndim != 1 or values.size == 0:
-        raise ValueError("token_logprobs must be a non-empty 1-d sequence")
+        raise ValueError(f"token_logprobs must be a non-empty 1-d sequence; got shape {values.shape}")
+    # -inf is a legitimate log-probability (p = 0); NaN or +inf means the model output was broken.
+    broken = np.isnan(values) | np.isposinf(values)
+    if broken.any():
+        raise ValueError(
+            f"token_logprobs contain {int(broken.sum())} NaN or +inf value(s) (first at token "
+            f"{int(np.argmax(broken))}); log-probabilities are finite or -inf, so the model output is broken"
+        )
     if weights is None:
         return float(values.mean())
     w = np.asarray(weights, dtype=float)
     if w.shape != values.shape:
-        raise ValueError(f"weights have shape {w.shape}, token log-probs {values.shape}")
+        raise ValueError(f"weights have shape {w.shape}, token log-probs {values.shape}; give one weight per token")
+    if not np.isfinite(w).all():
+        raise ValueError(f"weights contain {int((~np.isfinite(w)).sum())} NaN or infinite value(s)")
     return float(np.dot(w, values))

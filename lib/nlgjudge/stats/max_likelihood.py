@@ -109,6 +109,8 @@ def agreement_from_consistency(decisions: ArrayLike) -> float:
 def order_log_likelihood(gain: ArrayLike, order: ArrayLike) -> float:
     """Log-likelihood of the ranking given by ``order`` (best first) under a gain matrix."""
     gains = np.asarray(gain, dtype=float)
+    if gains.ndim != 2 or gains.shape[0] != gains.shape[1] or np.isnan(gains).any():
+        raise ValueError(f"gain must be a square (N, N) matrix without NaN (see gain_matrix); got shape {gains.shape}.")
     positions = _check_order(order, gains.shape[0])
     above = positions[:, None] < positions[None, :]
     return float(gains[above].sum())
@@ -200,6 +202,7 @@ def _rank_from_gain(
     gain: NDArray[np.float64], start_scores: NDArray[np.float64], method: str, exact_max_n: int
 ) -> LikelihoodRanking:
     check.choice(method, METHODS, "method")
+    check.integer(exact_max_n, "exact_max_n", minimum=0)
     n = gain.shape[0]
     use_exact = method == "exact" or (method == "auto" and n <= exact_max_n)
     if use_exact:

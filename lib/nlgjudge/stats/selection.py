@@ -68,8 +68,7 @@ def check_budget(n_candidates: int, budget: int, strategy: str) -> int:
 
 
 def _check_n(n_candidates: int) -> None:
-    if int(n_candidates) != n_candidates or n_candidates < check.MIN_CANDIDATES:
-        raise ValueError(f"need at least {check.MIN_CANDIDATES} candidates; got {n_candidates}.")
+    check.integer(n_candidates, "n_candidates", minimum=check.MIN_CANDIDATES)
 
 
 def selection_orders(
@@ -87,8 +86,7 @@ def selection_orders(
     """
     check.choice(strategy, STRATEGIES, "selection strategy")
     _check_n(n_candidates)
-    if n_sets < 1:
-        raise ValueError(f"n_sets must be at least 1; got {n_sets}.")
+    n_sets = check.integer(n_sets, "n_sets", minimum=1)
     rng = check.rng_from(seed)
     n = n_candidates
     if strategy == "active":
@@ -142,9 +140,12 @@ def select_comparisons(
 def selection_mask(pairs: ArrayLike, n_candidates: int) -> NDArray[np.bool_]:
     """Boolean (N, N) mask with True at every selected ordered pair."""
     _check_n(n_candidates)
-    index = np.asarray(pairs, dtype=int)
-    if index.ndim != 2 or index.shape[1] != 2:
-        raise ValueError(f"pairs must have shape (R, 2); got {index.shape}.")
+    raw = np.asarray(pairs)
+    if raw.ndim != 2 or raw.shape[1] != 2:
+        raise ValueError(f"pairs must have shape (R, 2), one ordered pair (i, j) per row; got {raw.shape}.")
+    if raw.size and raw.dtype.kind not in "iu":
+        raise ValueError(f"pairs must hold integer candidate indices; got dtype {raw.dtype}.")
+    index = raw.astype(int)
     if index.size and (index.min() < 0 or index.max() >= n_candidates or (index[:, 0] == index[:, 1]).any()):
         raise ValueError(f"pairs must hold two different candidate indices in 0..{n_candidates - 1}.")
     mask = np.zeros((n_candidates, n_candidates), dtype=bool)

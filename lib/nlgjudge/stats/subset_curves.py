@@ -29,7 +29,7 @@ from scipy.stats import norm
 
 from nlgjudge.stats import _validation as check
 from nlgjudge.stats.bias import _thresholds_unchecked
-from nlgjudge.stats.metrics import centred_average_ranks
+from nlgjudge.stats.correlation import centred_average_ranks
 from nlgjudge.stats.selection import STRATEGIES, check_budget, selection_orders, valid_budgets
 
 DEFAULT_STRATEGIES = ("random", "no-repeat", "symmetric")
@@ -111,14 +111,18 @@ def subset_curves(
         raise ValueError(f"gold must have shape {(n_contexts, n)} to match probs; got {scores.shape}.")
     if not np.isfinite(scores).all():
         raise ValueError("gold contains NaN or infinite scores.")
-    if n_draws < 2:
+    if check.integer(n_draws, "n_draws") < 2:
         raise ValueError(f"n_draws must be at least 2 (the band needs a spread); got {n_draws}.")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1); got {confidence}.")
+    check.not_text(strategies, "strategies", f"a list of selection strategies from {list(STRATEGIES)}")
     if not strategies:
         raise ValueError(f"no strategies given; valid choices: {', '.join(STRATEGIES)}.")
     for strategy in strategies:
         check.choice(strategy, STRATEGIES, "selection strategy")
+    check.not_text(debias, "debias", "a list of booleans such as (False, True)")
+    if not all(_is_flag(flag) for flag in debias):  # bool("False") is True
+        raise TypeError(f"debias must list booleans (False: eq. 2 decisions, True: debiased); got {list(debias)!r}.")
     debias_flags = tuple(bool(flag) for flag in debias)
     if not debias_flags:
         raise ValueError("debias must list at least one of False, True.")
@@ -162,6 +166,10 @@ def subset_curves(
         confidence=confidence,
         seconds=time.perf_counter() - started,
     )
+
+
+def _is_flag(value: object) -> bool:
+    return isinstance(value, bool | np.bool_) or (isinstance(value, int | np.integer) and value in (0, 1))
 
 
 def _budgets_for(
@@ -304,10 +312,13 @@ def synthetic_judge(
     P(A) of about 0.29 (between FlanT5-3B and FlanT5-11B in Table 5).
     """
     rng = check.rng_from(seed)
-    if n_contexts < 1:
-        raise ValueError(f"n_contexts must be at least 1; got {n_contexts}.")
-    if n_candidates < check.MIN_CANDIDATES:
-        raise ValueError(f"n_candidates must be at least {check.MIN_CANDIDATES}; got {n_candidates}.")
+    check.integer(n_contexts, "n_contexts", minimum=1)
+    check.integer(n_candidates, "n_candidates", minimum=check.MIN_CANDIDATES)
+    check.real(position_pull, "position_pull")
+    check.real(sharpness, "sharpness")
+    for name, value in (("perception_noise", perception_noise), ("comparison_noise", comparison_noise)):
+        if check.real(value, name) < 0:
+            raise ValueError(f"{name} is a standard deviation and must be >= 0; got {value}.")
     gold = rng.normal(size=(n_contexts, n_candidates))
     perceived = gold + perception_noise * rng.normal(size=gold.shape)
     logits = sharpness * (perceived[:, :, None] - perceived[:, None, :]) + position_pull
@@ -350,8 +361,7 @@ def compare_strategies(
     ``curves`` maps ``(strategy, debiased)`` to ``(budgets, mean Spearman x100 at those budgets)``,
     e.g. ``{key: (c.budgets, c.mean_x100) for key, c in subset_curves(...).curves.items()}``.
     """
-    if n_candidates < check.MIN_CANDIDATES:
-        raise ValueError(f"n_candidates must be at least {check.MIN_CANDIDATES}; got {n_candidates}.")
+    check.integer(n_candidates, "n_candidates", minimum=check.MIN_CANDIDATES)
     series: dict[tuple[str, bool], dict[int, float]] = {}
     for key, (budgets, means) in curves.items():
         budget_array, mean_array = np.asarray(budgets, dtype=int), np.asarray(means, dtype=float)

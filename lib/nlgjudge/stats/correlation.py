@@ -1,0 +1,194 @@
+"""Correlation with human scores: the headline number of every table in the three papers.
+
+* :func:`correlation`: Spearman, Kendall or Pearson on one pair of score vectors;
+* :func:`summary_level_correlation`: within each context, then averaged over contexts (x100);
+* :func:`system_level_correlation`: per-system means first, then one correlation (x100);
+* :func:`length_score_spearman`: the length bias of seed 003 Fig. 5;
+* :func:`spearman_rows` / :func:`centred_average_ranks`: vectorised Spearman for many short rows
+  (the subset curves and the bootstrap call them thousands of times).
+
+Units: correlations are returned in [-1, 1] except where a name or field says ``x100`` (the papers'
+tables print Spearman x 100).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from nlgjudge.stats import _validation as check
+
+CORRELATIONS = ("spearman", "kendall", "pearson")
+UNDEFINED_POLICIES = ("exclude", "zero", "raise")
+
+
+def correlation(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
+    """Spearman, Kendall (tau-b) or Pearson correlation via scipy.stats; NaN when undefined (constant input).
+
+    The papers' correlation with human scores (seed 000 Tables 1-4; seed 003 Tables 2-3)."""
+    check.choice(method, CORRELATIONS, "correlation method")
+    a = check.finite_vector(x, "x", min_size=2)
+    b = check.finite_vector(y, "y", min_size=2)
+    check.same_length([a, b], ["x", "y"])
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        if method == "spearman":
+            return float(stats.spearmanr(a, b).statistic)
+        if method == "kendall":
+            return float(stats.kendalltau(a, b).statistic)
+        return float(stats.pearsonr(a, b).statistic)
+
+
+def centred_average_ranks(values: ArrayLike) -> NDArray[np.float64]:
+    """Row-wise average ranks (ties share their mean rank) minus their mean ``(N + 1) / 2``.
+
+    Same ranks as ``scipy.stats.rankdata(values, axis=-1) - (N + 1) / 2``, computed with one argsort
+    per row batch (faster for many short rows, as in the subset curves).
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim < 1 or x.shape[-1] < 1:
+        raise ValueError(f"values must have shape (..., N) with N >= 1; got shape {x.shape}.")
+    if np.isnan(x).any():
+        raise ValueError("values contain NaN, which has no rank; rank only complete rows.")
+    return _centred_ranks_unchecked(x)
+
+
+def _centred_ranks_unchecked(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    # For callers that have checked their input already (spearman_rows).
+    n = x.shape[-1]
+    order = np.argsort(x, axis=-1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=-1)
+    index = np.broadcast_to(np.arange(n), x.shape)
+    starts_group = np.ones(x.shape, dtype=bool)
+    starts_group[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends_group = np.ones(x.shape, dtype=bool)
+    ends_group[..., :-1] = starts_group[..., 1:]
+    first = np.maximum.accumulate(np.where(starts_group, index, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends_group, index, n), axis=-1), axis=-1), axis=-1)
+    centred = (first + last) / 2 - (n - 1) / 2
+    ranks = np.empty_like(centred)
+    np.put_along_axis(ranks, order, centred, axis=-1)
+    return ranks
+
+
+def spearman_rows(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
+    """Row-wise Spearman correlation of two arrays of shape (..., N) (average ranks for ties).
+
+    Vectorised equivalent of calling ``scipy.stats.spearmanr`` on every row (tested against it); rows
+    that are constant in either argument give NaN.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    try:
+        x, y = np.broadcast_arrays(x, y)
+    except ValueError:
+        raise ValueError(f"a and b must have the same shape (..., N); got {x.shape} and {y.shape}.") from None
+    if x.ndim < 1 or x.shape[-1] < 2:
+        raise ValueError(f"Spearman needs at least 2 values per row; got shape {x.shape}.")
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("spearman_rows got NaN values; rank only complete rows.")
+    rx = _centred_ranks_unchecked(x)
+    ry = _centred_ranks_unchecked(y)
+    denominator = np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (rx * ry).sum(-1) / denominator
+    return np.where(denominator > 0, np.clip(rho, -1.0, 1.0), np.nan)
+
+
+@dataclass(frozen=True)
+class ContextCorrelation:
+    """Summary-level correlation: computed within each context, then averaged over contexts."""
+
+    value_x100: float
+    per_context: NDArray[np.float64]
+    """Raw per-context correlations (NaN where undefined)."""
+    n_contexts: int
+    n_undefined: int
+    """Contexts with constant predictions or gold scores (correlation undefined)."""
+    method: str
+    undefined: str
+
+
+def summary_level_correlation(
+    pred: ArrayLike | Sequence[ArrayLike],
+    gold: ArrayLike | Sequence[ArrayLike],
+    method: str = "spearman",
+    undefined: str = "exclude",
+) -> ContextCorrelation:
+    """Correlation per context averaged over contexts, x100: the papers' "summary-level" figure.
+
+    ``pred`` and ``gold`` are (n_contexts, N) arrays or sequences of per-context 1-D arrays (contexts
+    may differ in N). Contexts whose predictions or gold scores are constant have no correlation;
+    ``undefined`` says what to do with them: ``"exclude"`` them from the mean (the count is reported),
+    count them as ``"zero"`` (chance), or ``"raise"``.
+    """
+    check.choice(method, CORRELATIONS, "correlation method")
+    check.choice(undefined, UNDEFINED_POLICIES, "undefined policy")
+    pred_rows = check.context_list(pred, "pred")
+    gold_rows = check.context_list(gold, "gold")
+    check.same_length([np.empty(len(pred_rows)), np.empty(len(gold_rows))], ["pred contexts", "gold contexts"])
+    per_context = np.empty(len(pred_rows))
+    for k, (p, g) in enumerate(zip(pred_rows, gold_rows, strict=True)):
+        if p.shape != g.shape:
+            raise ValueError(f"context {k}: pred has {p.size} candidates but gold has {g.size}.")
+        per_context[k] = correlation(p, g, method)
+    bad = np.isnan(per_context)
+    if bad.any() and undefined == "raise":
+        raise ValueError(
+            f"{int(bad.sum())} context(s) have constant predictions or gold scores (first: {int(np.argmax(bad))}); "
+            "use undefined='exclude' or 'zero'."
+        )
+    if bad.all() and undefined == "exclude":
+        raise ValueError("the correlation is undefined in every context (constant predictions or gold scores).")
+    values = np.where(bad, 0.0, per_context) if undefined == "zero" else per_context[~bad]
+    return ContextCorrelation(
+        value_x100=float(100.0 * values.mean()),
+        per_context=per_context,
+        n_contexts=len(pred_rows),
+        n_undefined=int(bad.sum()),
+        method=method,
+        undefined=undefined,
+    )
+
+
+def system_level_correlation(pred: ArrayLike, gold: ArrayLike, systems: ArrayLike, method: str = "spearman") -> float:
+    """System-level correlation x100 (seed 000 Table 2): average each system's scores over contexts,
+    then correlate the per-system means. Inputs are aligned 1-D arrays, one entry per candidate."""
+    check.choice(method, CORRELATIONS, "correlation method")
+    p = check.finite_vector(pred, "pred", min_size=2)
+    g = check.finite_vector(gold, "gold", min_size=2)
+    check.not_text(systems, "systems", "a sequence of system names")
+    labels = np.asarray(systems)
+    if labels.ndim != 1:
+        raise ValueError(f"systems must be 1-D, one system name per candidate; got shape {labels.shape}.")
+    check.same_length([p, g, labels], ["pred", "gold", "systems"])
+    names, index = np.unique(labels, return_inverse=True)
+    if names.size < 2:
+        raise ValueError("system-level correlation needs at least 2 distinct systems.")
+    counts = np.bincount(index)
+    pred_means = np.bincount(index, weights=p) / counts
+    gold_means = np.bincount(index, weights=g) / counts
+    return 100.0 * correlation(pred_means, gold_means, method)
+
+
+def length_score_spearman(lengths: ArrayLike, scores: ArrayLike) -> float | NDArray[np.float64]:
+    """Spearman correlation between text length and score (seed 003 Fig. 5), raw in [-1, 1].
+
+    ``scores`` is (n,) for one evaluator or (n, n_evaluators) for several (one value per column).
+    """
+    length = check.finite_vector(lengths, "lengths", min_size=2)
+    values = np.asarray(scores, dtype=float)
+    if values.ndim == 1:
+        return correlation(length, check.finite_vector(values, "scores"), "spearman")
+    if values.ndim != 2 or values.shape[0] != length.size:
+        raise ValueError(f"scores must be (n,) or (n, n_evaluators) with n = {length.size}; got {values.shape}.")
+    if not np.isfinite(values).all():
+        raise ValueError(f"scores contain {int((~np.isfinite(values)).sum())} NaN or infinite value(s).")
+    return np.array([correlation(length, values[:, j], "spearman") for j in range(values.shape[1])])
