@@ -1,7 +1,9 @@
-"""``python -m nlgjudge.cache``: export, import, stats."""
+"""``python -m nlgjudge.cache``: export, import, stats, check; failures are one line, never a traceback."""
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +57,87 @@ def test_runs_as_a_module(db: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].endswith(": 5 outputs")
+
+
+# -- failures at the command line: one line, non-zero exit, no traceback, nobody's file changed -------------
+
+
+def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nlgjudge.cache", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_stats_on_someone_elses_database_changes_nothing(tmp_path: Path) -> None:
+    foreign = tmp_path / "theirs.sqlite"
+    raw = sqlite3.connect(foreign)
+    raw.execute("CREATE TABLE outputs (id INTEGER PRIMARY KEY, text TEXT)")
+    raw.execute("INSERT INTO outputs VALUES (1, 'mine')")
+    raw.commit()
+    raw.close()
+    before = sha256(foreign)
+    for command in (["stats"], ["check"], ["export", "demo", "--out", tmp_path / "out"]):
+        result = run_cli(*command, "--db", foreign)
+        assert_one_line_error(result, str(foreign), "not an nlgjudge output cache")
+        assert result.returncode == 2
+    assert sha256(foreign) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["theirs.sqlite"]  # no -wal/-shm, no export
+
+
+@pytest.fixture()
+def damaged_db(db: Path) -> Path:
+    """The CLI fixture's cache with every page after the first overwritten with garbage."""
+    data = bytearray(db.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    data[page_size:] = bytes((i * 151 + 7) % 256 for i in range(len(data) - page_size))
+    db.write_bytes(bytes(data))
+    return db
+
+
+def test_a_damaged_database_is_one_clear_line(damaged_db: Path, tmp_path: Path) -> None:
+    for command in (["stats"], ["export", "demo", "--out", tmp_path / "out"]):
+        result = run_cli(*command, "--db", damaged_db)
+        assert_one_line_error(result, f"{damaged_db} is damaged", "malformed", "move it aside", "nlgjudge.cache import")
+        assert result.returncode == 2 and result.stdout == ""
+    checked = run_cli("check", "--db", damaged_db)
+    assert_one_line_error(checked, f"{damaged_db} is damaged", "move it aside")
+    assert checked.returncode == 1
+
+
+def test_check(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--db", str(db)]) == 0
+    assert capsys.readouterr().out.strip() == f"{db}: ok (5 outputs)"
+    assert main(["check", "--quick", "--db", str(db)]) == 0
+    capsys.readouterr()
+    missing = tmp_path / "missing.sqlite"
+    assert main(["check", "--db", str(missing)]) == 2
+    assert "does not exist; there is no cache to check" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_import_refuses_files_without_manifest_unless_asked(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "released" / "demo"
+    assert main(["export", "demo", "--out", str(out), "--db", str(db)]) == 0
+    (out / "MANIFEST.json").unlink()
+    capsys.readouterr()
+    fresh = tmp_path / "fresh.sqlite"
+    assert main(["import", str(out), "--db", str(fresh)]) == 2
+    error = capsys.readouterr().err
+    assert "has no MANIFEST.json beside it" in error and "--allow-unverified" in error
+    assert main(["import", str(out), "--allow-unverified", "--db", str(fresh)]) == 0
+    assert "imported 4 new outputs" in capsys.readouterr().out

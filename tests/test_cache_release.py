@@ -170,7 +170,7 @@ def test_malformed_lines_name_file_and_line(cache: OutputCache, tmp_path: Path, 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fresh = OutputCache(tmp_path / "fresh.sqlite")
     with pytest.raises(OutputsFormatError, match=message) as raised:
-        fresh.import_outputs(tmp_path / "demo")
+        fresh.import_outputs(tmp_path / "demo", allow_unverified=True)
     assert f"{path}:3" in str(raised.value)
     assert len(fresh) == 0  # all or nothing
 
@@ -194,7 +194,7 @@ def test_released_files_that_disagree_are_an_error(cache: OutputCache, tmp_path:
     (tmp_path / "x" / "again").mkdir()
     (tmp_path / "x" / "again" / "copy.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(OutputsFormatError, match="has a different value in"):
-        OutputCache(tmp_path / "fresh.sqlite").import_outputs(tmp_path / "x")
+        OutputCache(tmp_path / "fresh.sqlite").import_outputs(tmp_path / "x", allow_unverified=True)
 
 
 def test_import_conflicting_with_the_cache_warns_and_keeps_the_cached_value(cache: OutputCache, tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_import_conflicting_with_the_cache_warns_and_keeps_the_cached_value(cach
     record = json.loads(path.read_text().splitlines()[0])
     path.write_text(json.dumps({**record, "value": {"p": 0.5}}) + "\n")
     with pytest.warns(ImportConflictWarning, match="1 imported output"):
-        assert cache.import_outputs(path) == 0
+        assert cache.import_outputs(path, allow_unverified=True) == 0
     assert cache.get_many([record["key"]])[record["key"]] == record["value"]
 
 
@@ -272,3 +272,34 @@ def test_imported_outputs_keep_no_request_and_are_not_overwritten(cache: OutputC
     raw = sqlite3.connect(user.path)
     assert raw.execute("SELECT COUNT(*) FROM outputs WHERE request IS NULL").fetchone()[0] == 30
     raw.close()
+
+
+def test_files_without_a_manifest_are_refused_unless_asked(cache: OutputCache, tmp_path: Path) -> None:
+    cache.export_study("demo", tmp_path / "demo")
+    (tmp_path / "demo" / MANIFEST_NAME).unlink()  # e.g. an export killed before it wrote the manifest
+    fresh = OutputCache(tmp_path / "fresh.sqlite")
+    for path in (tmp_path / "demo", tmp_path / "demo" / "google-flan-t5-xl__sample.jsonl"):
+        with pytest.raises(OutputsFormatError, match=r"has no MANIFEST.json beside it.*allow_unverified=True"):
+            fresh.import_outputs(path)
+    assert len(fresh) == 0
+    assert fresh.import_outputs(tmp_path / "demo", allow_unverified=True) == 30
+
+
+def test_a_folder_missing_a_listed_file_is_refused(cache: OutputCache, tmp_path: Path) -> None:
+    cache.export_study("demo", tmp_path / "demo")
+    (tmp_path / "demo" / "google-flan-t5-xl__sample.jsonl").unlink()
+    fresh = OutputCache(tmp_path / "fresh.sqlite")
+    with pytest.raises(OutputsFormatError, match="lists google-flan-t5-xl__sample.jsonl, which is not in"):
+        fresh.import_outputs(tmp_path / "demo")
+    assert fresh.import_outputs(tmp_path / "demo" / "google-flan-t5-xl__label_probs.jsonl") == 8  # one file: fine
+
+
+def test_export_keeps_other_files_of_the_folder(cache: OutputCache, tmp_path: Path) -> None:
+    target = tmp_path / "demo"
+    cache.export_study("demo", target)
+    (target / "README.md").write_text("how these were computed\n")
+    cache.put_many(entries(34)[30:])  # the study grew: the folder is replaced
+    cache.export_study("demo", target)
+    assert (target / "README.md").read_text() == "how these were computed\n"
+    assert json.loads((target / MANIFEST_NAME).read_text())["records"] == 34
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []

@@ -32,6 +32,22 @@ def test_hub_ids_carry_their_revision():
     assert handle.fingerprint.startswith("hub:google/flan-t5-base@")
 
 
+def test_hub_fingerprint_does_not_change_when_the_model_is_downloaded(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    before = resolve_model("google/flan-t5-base").fingerprint  # nothing downloaded yet
+    refs = tmp_path / "hub" / "models--google--flan-t5-base" / "refs"
+    refs.mkdir(parents=True)
+    (refs / "main").write_text("7d5e5b3c1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d\n")  # what a download leaves
+    after = resolve_model("google/flan-t5-base").fingerprint
+    assert before == after == "hub:google/flan-t5-base@main"
+    # Pinning to weights is the user's choice, and then the key follows the commit given.
+    pinned = resolve_model("google/flan-t5-base@7d5e5b3c1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d")
+    assert pinned.fingerprint == "hub:google/flan-t5-base@7d5e5b3c1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d"
+    assert resolve_model("google/flan-t5-base", revision="v1").fingerprint == "hub:google/flan-t5-base@v1"
+
+
 def test_local_folder_fingerprint_from_weight_files(tmp_path, monkeypatch):
     monkeypatch.setenv("NLGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "tiny"

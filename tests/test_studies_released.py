@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,16 @@ def test_released_only_reads_exactly_the_released_outputs(released_root: Path, t
 def test_a_study_without_released_outputs_imports_nothing(tmp_path: Path) -> None:
     cache, imported = chapter_cache(True, ["comparative-nothing"], root=tmp_path)
     assert imported == {"comparative-nothing": 0} and cache.count() == 0
+
+
+def test_a_study_folder_left_half_swapped_by_a_killed_export_is_put_back(released_root: Path) -> None:
+    study = study_name("comparative", "toy")
+    before = {path.name: path.read_bytes() for path in (released_root / study).iterdir()}
+    # What an export killed between its two renames leaves: the old folder moved aside, the new one unfinished.
+    os.rename(released_root / study, released_root / f".{study}.old-k1ll3d00")
+    (released_root / f".{study}.tmp-k1ll3d00").mkdir()
+    (released_root / f".{study}.tmp-k1ll3d00" / "half.jsonl").write_text('{"key":')
+    cache, imported = chapter_cache(True, [study], root=released_root)
+    assert imported == {study: 3} and cache.count(study) == 3  # the chapter sees the released outputs
+    assert {path.name: path.read_bytes() for path in (released_root / study).iterdir()} == before
+    assert sorted(path.name for path in released_root.iterdir()) == [study]

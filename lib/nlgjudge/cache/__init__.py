@@ -5,24 +5,30 @@
 >>> entry = CacheEntry.create("m", "fp", "label_probs", {"prompt": "...", "labels": ["A", "B"]},
 ...                           value={"probs": [0.7, 0.3]}, study="demo", meta={"context_id": "c1"})
 >>> cache.put_many([entry]); cache.get_many([entry.key])
->>> cache.export_study("demo")                # data/outputs/demo/*.jsonl + MANIFEST.json
->>> cache.import_outputs("data/outputs/demo")
+>>> cache.export_study("demo")                # data/outputs/demo/*.jsonl + MANIFEST.json, swapped in as one set
+>>> cache.import_outputs("data/outputs/demo")  # files must match their MANIFEST.json
+>>> cache.check()                             # [] when SQLite finds nothing wrong with the file
 
-Command line: ``python -m nlgjudge.cache export STUDY | import PATH | stats`` (``--db`` picks the file).
+Command line: ``python -m nlgjudge.cache export STUDY | import PATH | stats | check`` (``--db`` picks the file).
+
+Modules import one way only: ``errors``, ``records``, ``canonical``, ``keys`` are leaves; ``release``
+uses them; ``store`` uses ``release``; this file and ``__main__`` use everything.
 """
 
 from nlgjudge.cache.canonical import NotJSONableError, canonical_json
-from nlgjudge.cache.keys import is_valid_key, request_key
-from nlgjudge.cache.release import OutputsFormatError, StaleExportError, read_released_file
-from nlgjudge.cache.stats import CacheStats, OperationCounts
-from nlgjudge.cache.store import (
+from nlgjudge.cache.errors import (
     CacheBusyError,
-    CacheEntry,
+    CacheDamagedError,
     CacheError,
     ImportConflictWarning,
-    OutputCache,
-    validate_study_name,
+    OutputsFormatError,
+    StaleExportError,
 )
+from nlgjudge.cache.keys import is_valid_key, request_key
+from nlgjudge.cache.records import validate_study_name
+from nlgjudge.cache.release import read_released_file, recover_interrupted_exports
+from nlgjudge.cache.stats import CacheStats, OperationCounts
+from nlgjudge.cache.store import CacheEntry, OutputCache
 
 __all__ = [
     "OutputCache",
@@ -33,11 +39,13 @@ __all__ = [
     "CacheStats",
     "OperationCounts",
     "read_released_file",
+    "recover_interrupted_exports",
     "validate_study_name",
     "NotJSONableError",
     "OutputsFormatError",
     "StaleExportError",
     "CacheError",
     "CacheBusyError",
+    "CacheDamagedError",
     "ImportConflictWarning",
 ]

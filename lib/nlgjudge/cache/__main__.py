@@ -1,14 +1,23 @@
-"""``python -m nlgjudge.cache``: export a study's outputs, import released outputs, show what is cached."""
+"""``python -m nlgjudge.cache``: export a study's outputs, import released outputs, show or check what is cached.
+
+Every failure is one line on stderr (``error: ...``, what is wrong and how to fix it) and a non-zero exit
+status, never a traceback: 2 for errors, 1 when ``check`` finds the database damaged.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlgjudge.cache.release import OutputsFormatError, StaleExportError
-from nlgjudge.cache.store import CacheError, OutputCache
+from nlgjudge.cache.errors import CacheDamagedError, CacheError, OutputsFormatError, StaleExportError
+from nlgjudge.cache.store import OutputCache, damaged_advice
+
+EXIT_ERROR = 2
+EXIT_DAMAGED = 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,37 +36,77 @@ def _parser() -> argparse.ArgumentParser:
     imported = commands.add_parser("import", help="import released outputs (a study folder or a .jsonl file)")
     imported.add_argument("path", type=Path)
     imported.add_argument("--study", default=None, help="study to file them under (default: from the manifest/folder)")
+    imported.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="also import .jsonl files that have no MANIFEST.json beside them (their content is not checked)",
+    )
     imported.add_argument("--db", type=Path, default=None, help=db_help)
 
     stats = commands.add_parser("stats", help="count cached outputs by study, model and operation")
     stats.add_argument("--db", type=Path, default=None, help=db_help)
+
+    check = commands.add_parser(
+        "check", help="run SQLite's integrity check on the cache (exit 0 when sound, 1 when damaged)"
+    )
+    check.add_argument("--quick", action="store_true", help="PRAGMA quick_check instead of the full integrity_check")
+    check.add_argument("--db", type=Path, default=None, help=db_help)
     return parser
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split("\n"))
+
+
+def _run(args: argparse.Namespace, cache: OutputCache) -> int:
+    if args.command == "export":
+        paths = cache.export_study(args.study, args.out)
+        records = cache.count(args.study)
+        print(f"exported {records} outputs of study {args.study!r} from {cache.path}:")
+        for path in paths:
+            print(f"  {path}")
+    elif args.command == "import":
+        before = cache.count()
+        new = cache.import_outputs(args.path, study=args.study, allow_unverified=args.allow_unverified)
+        print(f"imported {new} new outputs from {args.path} into {cache.path} ({before + new} in all)")
+    elif args.command == "check":
+        try:
+            problems = cache.check(quick=args.quick)
+        except CacheDamagedError as error:
+            print(f"error: {_one_line(error)}", file=sys.stderr)
+            return EXIT_DAMAGED
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            print(
+                f"error: {cache.path} is damaged: {_one_line(problems[0])}{more}; {damaged_advice(cache.path)}.",
+                file=sys.stderr,
+            )
+            return EXIT_DAMAGED
+        print(f"{cache.path}: ok ({cache.count()} outputs)")
+    else:
+        total, rows = cache.count(), cache.summary()  # both read before anything is printed
+        print(f"{cache.path}: {total} outputs")
+        for study, model_id, operation, count in rows:
+            print(f"  {study or '(no study)'}\t{model_id}\t{operation}\t{count}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     cache = OutputCache(args.db)
     try:
-        if args.command == "export":
-            paths = cache.export_study(args.study, args.out)
-            records = cache.count(args.study)
-            print(f"exported {records} outputs of study {args.study!r} from {cache.path}:")
-            for path in paths:
-                print(f"  {path}")
-        elif args.command == "import":
-            before = cache.count()
-            new = cache.import_outputs(args.path, study=args.study)
-            print(f"imported {new} new outputs from {args.path} into {cache.path} ({before + new} in all)")
-        else:
-            print(f"{cache.path}: {cache.count()} outputs")
-            for study, model_id, operation, count in cache.summary():
-                print(f"  {study or '(no study)'}\t{model_id}\t{operation}\t{count}")
-    except (CacheError, OutputsFormatError, StaleExportError, FileNotFoundError, ValueError, KeyError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _run(args, cache)
+    except BrokenPipeError:  # whoever read our output left (e.g. `| head`); the work itself is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
+    except (CacheError, OutputsFormatError, StaleExportError, OSError, ValueError, KeyError) as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
+    except sqlite3.Error as error:  # anything the cache did not translate: still one line, never a traceback
+        print(f"error: {cache.path}: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
     finally:
         cache.close()
-    return 0
 
 
 if __name__ == "__main__":

@@ -18,13 +18,21 @@ Why these choices:
   and each study can be exported on its own.
 - **Connections are per process and opened lazily.** Nothing happens at import or construction; a
   connection inherited through ``fork`` is never used (nor closed) in the child, which opens its own.
+- **Someone else's file is never converted.** Before anything is written, an existing file is read
+  through a read-only connection and must be an nlgjudge cache (our ``user_version`` and exactly our
+  tables and columns) or empty; anything else is refused and left byte-identical.
+- **SQLite errors become one-line** :class:`CacheError` messages that name the file and the fix (a damaged
+  file is moved aside and rebuilt from the released outputs); :meth:`OutputCache.check` runs SQLite's
+  integrity check.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 import warnings
@@ -34,22 +42,30 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nlgjudge.cache import release as _release
 from nlgjudge.cache.canonical import canonical_json, loads_strict
+from nlgjudge.cache.errors import CacheBusyError, CacheDamagedError, CacheError, ImportConflictWarning
 from nlgjudge.cache.keys import is_valid_key, request_key
+from nlgjudge.cache.records import Row, StudyRecord, validate_study_name
 
 __all__ = [
     "CacheEntry",
     "OutputCache",
     "CacheError",
     "CacheBusyError",
+    "CacheDamagedError",
     "ImportConflictWarning",
     "validate_study_name",
+    "damaged_advice",
     "DEFAULT_DB_NAME",
     "SCHEMA_VERSION",
 ]
 
 DEFAULT_DB_NAME = "outputs.sqlite"
+#: ``PRAGMA user_version`` of a cache. Version 1 is the first: no older nlgjudge schema exists, so a file
+#: with a version between 0 and this one was not written by nlgjudge (0 is SQLite's default).
 SCHEMA_VERSION = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # SQLite limits the number of ``?`` in one statement (999 before 3.32, 32766 after); stay well below.
 _KEYS_PER_QUERY = 500
@@ -96,31 +112,6 @@ _INHERITED_CONNECTIONS: list[sqlite3.Connection] = []
 T = TypeVar("T")
 
 
-class CacheError(RuntimeError):
-    """The cache database cannot be used (not a database, newer schema, WAL unsupported...)."""
-
-
-class CacheBusyError(CacheError):
-    """Another process held the database lock for longer than the busy timeout."""
-
-
-class ImportConflictWarning(UserWarning):
-    """Imported records whose key is already cached with a different value (the cached value is kept)."""
-
-
-def validate_study_name(study: object) -> str:
-    """A study name is used as a folder name: letters, digits, '.', '_' and '-', not starting with '.'."""
-    if not isinstance(study, str) or not study:
-        raise ValueError(f"study must be a non-empty str, got {study!r}")
-    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-    if study.startswith(".") or not set(study) <= allowed:
-        raise ValueError(
-            f"study name {study!r} is not usable as a folder name; use letters, digits, '.', '_' and '-' "
-            "(not starting with '.'), e.g. 'comparative-summeval'"
-        )
-    return study
-
-
 @dataclass(frozen=True)
 class CacheEntry:
     """One model output to store.
@@ -157,29 +148,79 @@ class CacheEntry:
         return cls(key, model_id, fingerprint, operation, request, value, study, dict(meta or {}))
 
 
-@dataclass(frozen=True)
-class _Row:
-    """A validated output row, ready for the database (JSON fields already canonical text)."""
-
-    key: str
-    model_id: str
-    fingerprint: str
-    operation: str
-    request: str | None
-    meta: str
-    value: str
-
-
 def _is_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
+
+
+def _rollback_quietly(connection: sqlite3.Connection) -> None:
+    """Roll back an open transaction; a damaged file can make ROLLBACK fail too, which must not hide the cause."""
+    if connection.in_transaction:
+        try:
+            connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _entry_to_row(entry: CacheEntry, position: int) -> _Row:
+# A table's shape: (column name, declared type, NOT NULL, position in the primary key) per column.
+_Shape = dict[str, tuple[tuple[str, str, int, int], ...]]
+
+
+def _schema_shape(connection: sqlite3.Connection) -> _Shape:
+    """The tables and views of a database with their columns; SQLite's own ``sqlite_*`` tables are left out."""
+    names = [
+        name
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite^_%' ESCAPE '^'"
+        )
+    ]
+    return {
+        name: tuple(
+            (column, str(kind).upper(), int(not_null), int(pk))
+            for column, kind, not_null, pk in connection.execute(
+                'SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid', (name,)
+            )
+        )
+        for name in sorted(names)
+    }
+
+
+@functools.cache
+def _expected_shape() -> _Shape:
+    """The shape :data:`_SCHEMA` creates (built in memory, so the schema is written down only once)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        for statement in _SCHEMA:
+            connection.execute(statement)
+        return _schema_shape(connection)
+    finally:
+        connection.close()
+
+
+def _columns(shape: _Shape, table: str) -> str:
+    return ", ".join(column for column, *_ in shape[table])
+
+
+def damaged_advice(path: Path) -> str:
+    """How to get a working cache back when ``path`` is damaged (one sentence, commands included)."""
+    try:
+        from nlgjudge.config import outputs_dir
+
+        released = str(outputs_dir())
+    except Exception:  # noqa: BLE001 - the advice must not fail; fall back to the checkout's folder
+        released = "data/outputs"
+    return (
+        f"move it aside (mv {path} {path}.damaged) and re-import the released outputs with "
+        f"`python -m nlgjudge.cache import {released} --db {path}`; outputs that were never released are "
+        "recomputed on the next run"
+    )
+
+
+def _entry_to_row(entry: CacheEntry, position: int) -> Row:
     if not isinstance(entry, CacheEntry):
         raise TypeError(f"put_many expects CacheEntry objects; item {position} is {type(entry).__name__}")
     where = f"entry {position} (key {str(entry.key)[:16]}...)"
@@ -195,7 +236,7 @@ def _entry_to_row(entry: CacheEntry, position: int) -> _Row:
             f"{where}: key does not match request_key(model_id, fingerprint, operation, request) = "
             f"{expected}; build entries with CacheEntry.create(...) or request_key(...)"
         )
-    return _Row(
+    return Row(
         key=entry.key,
         model_id=entry.model_id,
         fingerprint=entry.fingerprint,
@@ -261,22 +302,19 @@ class OutputCache:
             _INHERITED_CONNECTIONS.append(self._connection)
             self._connection = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            self.path,
-            timeout=self.busy_timeout_s,
-            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-            check_same_thread=False,  # guarded by self._lock
-        )
+        # Decide from a read-only look whether the file may be touched at all; only then open it for writing.
+        existing = self._with_retry(self._inspect)
         try:
-            self._with_retry(lambda: self._initialise(connection))
-        except sqlite3.DatabaseError as error:
-            connection.close()
-            if isinstance(error, sqlite3.OperationalError) and _is_lock_error(error):
-                raise
-            raise CacheError(
-                f"cannot use {self.path} as the output cache: {error}. If it is not an nlgjudge cache, "
-                "point NLGJUDGE_CACHE_DIR (or OutputCache(path=...)) somewhere else."
-            ) from error
+            connection = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # guarded by self._lock
+            )
+        except sqlite3.Error as error:
+            raise self._cache_error(error) from error
+        try:
+            self._with_retry(lambda: self._initialise(connection, fresh=existing is None))
         except BaseException:
             connection.close()
             raise
@@ -284,7 +322,86 @@ class OutputCache:
         self._connection_pid = pid
         return connection
 
-    def _initialise(self, connection: sqlite3.Connection) -> None:
+    def _inspect(self) -> tuple[int, _Shape] | None:
+        """``(user_version, shape)`` of an existing database, read without changing a byte of it.
+
+        Returns None for a file that does not exist yet or is empty (nothing to protect). Raises
+        :class:`CacheError` for anything that is not an nlgjudge cache this version can use, before
+        any connection that could write (switch to WAL, create tables, checkpoint) is opened.
+        """
+        try:
+            status = self.path.stat()
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(status.st_mode):
+            raise CacheError(
+                f"cannot use {self.path} as the output cache: it is not a file; choose another cache file "
+                "(--db, NLGJUDGE_OUTPUT_CACHE or OutputCache(path=...))"
+            )
+        if status.st_size == 0:
+            return None
+        with open(self.path, "rb") as stream:
+            header = stream.read(len(_SQLITE_MAGIC))
+        if header != _SQLITE_MAGIC:
+            raise CacheError(
+                f"cannot use {self.path} as the output cache: it is not an SQLite database, and it was left "
+                f"untouched. If it is someone else's file, choose another cache file (--db, NLGJUDGE_OUTPUT_CACHE "
+                f"or OutputCache(path=...)); if it was your cache, it is damaged: {damaged_advice(self.path)}."
+            )
+        # Without a -wal file the main file holds every commit: read it as immutable, which creates no
+        # -wal/-shm files and takes no locks. With one, a plain read-only connection sees the WAL too.
+        # If the immutable read fails (a process started writing meanwhile), the locked read decides.
+        uri = self.path.absolute().as_uri()
+        modes = ["mode=ro"] if Path(f"{self.path}-wal").exists() else ["mode=ro&immutable=1", "mode=ro"]
+        for attempt, mode in enumerate(modes, start=1):
+            try:
+                connection = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=self.busy_timeout_s)
+                try:
+                    version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+                    shape = _schema_shape(connection)
+                finally:
+                    connection.close()
+            except sqlite3.OperationalError as error:
+                if _is_lock_error(error) or attempt == len(modes):
+                    raise
+                continue
+            except sqlite3.DatabaseError:
+                if attempt == len(modes):
+                    raise
+                continue
+            self._check_schema(version, shape)
+            return version, shape
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _check_schema(self, version: int, shape: _Shape) -> None:
+        """Refuse (with :class:`CacheError`) a database that is not an nlgjudge cache this version can use."""
+        expected = _expected_shape()
+        other_use = (
+            "it was left untouched. Choose another cache file (--db, NLGJUDGE_OUTPUT_CACHE or OutputCache(path=...))"
+        )
+        if version > SCHEMA_VERSION:
+            raise CacheError(
+                f"{self.path} has cache schema version {version}, newer than this nlgjudge "
+                f"(version {SCHEMA_VERSION}), or is not an nlgjudge cache; {other_use}, or upgrade nlgjudge."
+            )
+        if version != 0 and version < SCHEMA_VERSION:  # no older nlgjudge schema exists (1 is the first)
+            raise CacheError(
+                f"{self.path} has schema version {version}, which no nlgjudge release wrote; {other_use}."
+            )
+        if shape == expected or (version == 0 and not shape):
+            return  # ours (possibly from before user_version was set), or an empty database
+        if set(shape) == set(expected):
+            differing = next(table for table in sorted(expected) if shape[table] != expected[table])
+            raise CacheError(
+                f"{self.path} is not an nlgjudge output cache of this version: table {differing!r} has the columns "
+                f"({_columns(shape, differing)}) instead of ({_columns(expected, differing)}); {other_use}."
+            )
+        raise CacheError(
+            f"{self.path} is not an nlgjudge output cache: it holds the tables {', '.join(shape) or 'none'} "
+            f"(a cache holds exactly {', '.join(expected)}) and user_version {version}; {other_use}."
+        )
+
+    def _initialise(self, connection: sqlite3.Connection, *, fresh: bool) -> None:
         connection.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -295,25 +412,37 @@ class OutputCache:
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA foreign_keys = ON")
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
-        if version > SCHEMA_VERSION:
-            raise CacheError(
-                f"{self.path} has cache schema version {version}, newer than this nlgjudge "
-                f"(version {SCHEMA_VERSION}); upgrade nlgjudge or use another cache file."
-            )
+        if version == SCHEMA_VERSION and not fresh:
+            return  # checked by _inspect before this connection was opened
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            # Checked again under the write lock: another process may have created the file meanwhile.
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            self._check_schema(version, _schema_shape(connection))
+            if version != SCHEMA_VERSION:
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             connection.execute("COMMIT")
         except BaseException:
-            connection.execute("ROLLBACK")
+            _rollback_quietly(connection)
             raise
 
+    def _cache_error(self, error: sqlite3.Error) -> CacheError:
+        """One clear line for an SQLite error: what is wrong with which file, and what to do."""
+        text = str(error)
+        if any(mark in text.lower() for mark in ("malformed", "not a database", "corrupt")):
+            return CacheDamagedError(f"{self.path} is damaged ({text}); {damaged_advice(self.path)}.")
+        return CacheError(
+            f"cannot use {self.path} as the output cache ({text}); check that its folder exists and is writable "
+            "and the disk is not full, or choose another cache file (--db, NLGJUDGE_OUTPUT_CACHE)."
+        )
+
     def _with_retry(self, operation: Callable[[], T]) -> T:
-        """Run ``operation``, retrying with jittered back-off while another process holds the lock."""
+        """Run ``operation``, retrying with jittered back-off while another process holds the lock.
+
+        Any other SQLite error becomes a :class:`CacheError` (programming errors excepted).
+        """
         deadline = time.monotonic() + self.busy_timeout_s
         delay = 0.005
         while True:
@@ -321,7 +450,7 @@ class OutputCache:
                 return operation()
             except sqlite3.OperationalError as error:
                 if not _is_lock_error(error):
-                    raise
+                    raise self._cache_error(error) from error
                 if time.monotonic() >= deadline:
                     raise CacheBusyError(
                         f"{self.path} stayed locked by another process for more than {self.busy_timeout_s:.0f} s "
@@ -329,6 +458,10 @@ class OutputCache:
                     ) from error
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.25)
+            except sqlite3.ProgrammingError:
+                raise  # a bug in the calling code, not a problem of the file
+            except sqlite3.DatabaseError as error:
+                raise self._cache_error(error) from error
 
     def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -337,9 +470,12 @@ class OutputCache:
             def attempt() -> T:
                 connection.execute("BEGIN")  # one consistent snapshot across chunked queries
                 try:
-                    return query(connection)
-                finally:
+                    result = query(connection)
                     connection.execute("COMMIT")
+                    return result
+                except BaseException:
+                    _rollback_quietly(connection)
+                    raise
 
             return self._with_retry(attempt)
 
@@ -355,11 +491,36 @@ class OutputCache:
                     connection.execute("COMMIT")
                     return result
                 except BaseException:
-                    if connection.in_transaction:
-                        connection.execute("ROLLBACK")
+                    _rollback_quietly(connection)
                     raise
 
             return self._with_retry(attempt)
+
+    # -- checking --------------------------------------------------------------------------------
+
+    def check(self, *, quick: bool = False) -> list[str]:
+        """Problems SQLite finds in the file (``PRAGMA integrity_check``, or ``quick_check`` with ``quick``)
+        plus study links to missing outputs; an empty list when the cache is sound.
+
+        Raises :class:`FileNotFoundError` when there is no file (nothing is created), and
+        :class:`CacheError` when the file cannot even be opened as a cache.
+        """
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path} does not exist; there is no cache to check")
+        pragma = "quick_check" if quick else "integrity_check"
+
+        def query(connection: sqlite3.Connection) -> list[str]:
+            problems = [str(row[0]) for row in connection.execute(f"PRAGMA {pragma}")]
+            if problems == ["ok"]:
+                problems = []
+            dangling = connection.execute(
+                "SELECT COUNT(*) FROM pragma_foreign_key_check('study_outputs')"
+            ).fetchone()[0]
+            if dangling:
+                problems.append(f"{dangling} study link(s) point to outputs that are not in the cache")
+            return problems
+
+        return self._read(query)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -434,7 +595,7 @@ class OutputCache:
             ).fetchall()
         )
 
-    def _study_records(self, study: str) -> list[tuple[str, str, str, str, str, str]]:
+    def _study_records(self, study: str) -> list[StudyRecord]:
         """``(key, model_id, fingerprint, operation, meta, value)`` of a study, sorted by key."""
         return self._read(
             lambda c: c.execute(
@@ -490,7 +651,7 @@ class OutputCache:
 
     def _insert(
         self,
-        rows: Sequence[_Row],
+        rows: Sequence[Row],
         links: Sequence[tuple[str, str]],
         imported_files: Sequence[tuple[str, str, int]] = (),
     ) -> int:
@@ -524,7 +685,7 @@ class OutputCache:
         return set(self._read(lambda c: c.execute("SELECT sha256, study FROM imported_files").fetchall()))
 
     def _insert_released(
-        self, rows: Sequence[_Row], links: Sequence[tuple[str, str]], files: Sequence[tuple[str, str, int]]
+        self, rows: Sequence[Row], links: Sequence[tuple[str, str]], files: Sequence[tuple[str, str, int]]
     ) -> int:
         """Insert imported rows (and remember their files), warning about keys cached with another value."""
         stored = self._get_raw([row.key for row in rows])
@@ -543,13 +704,15 @@ class OutputCache:
     # -- released outputs ------------------------------------------------------------------------
 
     def export_study(self, study: str, out_dir: str | os.PathLike[str] | None = None) -> list[Path]:
-        """Write a study's outputs as deterministic JSONL files; see :mod:`nlgjudge.cache.release`."""
-        from nlgjudge.cache.release import export_study
+        """Write a study's outputs as one folder, swapped in atomically; see :func:`.release.export_study`."""
+        return _release.export_study(self, study, out_dir)
 
-        return export_study(self, study, out_dir)
+    def import_outputs(
+        self, path: str | os.PathLike[str], *, study: str | None = None, allow_unverified: bool = False
+    ) -> int:
+        """Import released outputs (a study folder, a folder of studies, or one file); returns new outputs.
 
-    def import_outputs(self, path: str | os.PathLike[str], *, study: str | None = None) -> int:
-        """Import released outputs (a study folder, a folder of studies, or one file); returns new outputs."""
-        from nlgjudge.cache.release import import_outputs
-
-        return import_outputs(self, path, study=study)
+        Files without a ``MANIFEST.json`` are refused unless ``allow_unverified=True``; see
+        :func:`nlgjudge.cache.release.import_outputs`.
+        """
+        return _release.import_outputs(self, path, study=study, allow_unverified=allow_unverified)

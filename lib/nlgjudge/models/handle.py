@@ -58,14 +58,19 @@ class ModelHandle:
     # ---- identity -------------------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        """Identifies the weights; computed without loading them (cheap, cached)."""
+        """Identifies the weights; computed without loading them (cheap, cached).
+
+        A hub model is keyed by the revision as the user gave it (``hub:<id>@main`` by default), never
+        by the commit a download resolved it to: that would change the fingerprint, hence every cache
+        key, after the first download. To tie outputs to exact weights, pass ``<id>@<commit hash>``.
+        """
         if self._fingerprint is None:
             if self.source == "packaged":
                 self._fingerprint = f"sha256:{PACKAGED_MODELS[self.location].sha256}"
             elif self.source == "local":
                 self._fingerprint = f"files:{local_dir_fingerprint(Path(self.location))}"
             elif self.source == "hub":
-                self._fingerprint = f"hub:{self.location}@{_hub_commit(self.location, self.revision)}"
+                self._fingerprint = f"hub:{self.location}@{self.revision or 'main'}"
             else:  # pragma: no cover - memory handles set it at construction
                 raise RuntimeError("in-memory handle without fingerprint")
         return self._fingerprint
@@ -193,20 +198,6 @@ def state_dict_fingerprint(model: Any) -> str:
         digest.update(f"{key}\0{tuple(array.shape)}\0{array.dtype}\n".encode())
         digest.update(array.view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
     return digest.hexdigest()
-
-
-def _hub_commit(repo_id: str, revision: str | None) -> str:
-    """The commit the local hub cache resolves ``revision`` to, else the revision name itself."""
-    wanted = revision or "main"
-    try:
-        from huggingface_hub import constants
-
-        ref = Path(constants.HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "refs" / wanted
-        if ref.is_file():
-            return ref.read_text().strip()
-    except Exception:  # noqa: BLE001 - the hub library is optional for the fingerprint
-        pass
-    return wanted
 
 
 def _write_atomically(path: Path, text: str) -> None:

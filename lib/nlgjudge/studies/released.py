@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from nlgjudge.cache import OutputCache
+from nlgjudge.cache import OutputCache, recover_interrupted_exports
 from nlgjudge.config import outputs_dir
 
 
@@ -23,15 +23,21 @@ def study_name(study: str, dataset: str) -> str:
 
 
 def import_released(study: str, cache: OutputCache, root: Path | None = None) -> int:
-    """Import ``<outputs>/<study>`` into ``cache`` if it exists; returns the number of new outputs."""
+    """Import ``<outputs>/<study>`` into ``cache`` if it exists; returns the number of new outputs.
+
+    An export killed while swapping the folder in can leave it missing with its previous version
+    beside it (``.<study>.old-XXXX``); that version is put back first, so the run sees it.
+    """
     folder = (root or outputs_dir()) / study
+    recover_interrupted_exports(folder)
     if not folder.is_dir():
         return 0
     return int(cache.import_outputs(folder))
 
 
 def export_released(study: str, cache: OutputCache, root: Path | None = None) -> list[Path]:
-    """Write the study's outputs to ``<outputs>/<study>`` (unchanged files are left untouched)."""
+    """Write the study's outputs to ``<outputs>/<study>``, swapped in as one set (an export that changes
+    nothing writes nothing)."""
     return list(cache.export_study(study, (root or outputs_dir()) / study))
 
 
