@@ -19,6 +19,7 @@ from scipy.stats import spearmanr
 from nlgjudge.config import outputs_dir
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
+BACKEND = "torch"  # the runtime the released outputs were computed with (plan.BACKEND)
 STUDY = "comparative-summeval"
 
 
@@ -113,7 +114,9 @@ def released_comparisons(summeval, independent, tmp_path_factory):
     import_released(STUDY, cache)
     contexts = sorted(next(iter(independent.values())))
     ds = summeval.restrict(contexts)
-    collected = collect_comparisons([JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True)
+    collected = collect_comparisons(
+        [JUDGE], {"summeval": ds}, cache=cache, aspects=None, templates=(1, 2), released_only=True, backend=BACKEND
+    )
     frame = collected.frame
     assert sorted(frame["context_id"].unique()) == contexts
     return frame, ds
@@ -221,7 +224,7 @@ def test_expected_score_spearman_matches_an_independent_computation(summeval, tm
     ds = summeval.restrict(complete)
     cache = OutputCache(tmp_path / "outputs.sqlite")
     import_released("scoring-summeval", cache)
-    judge = Judge(JUDGE, cache=cache, study="scoring-summeval")
+    judge = Judge(JUDGE, cache=cache, study="scoring-summeval", backend=BACKEND)
     scores = expected_scores(judge, ds, aspects=["COH", "CON", "FLU", "REL"], templates=(1, 2))
     assert scores["from_cache"].all()  # read back, nothing computed
     table = analysis.correlations(analysis.scoring_predictions(scores, "expected", model=JUDGE, dataset="summeval"), ds, n_boot=10)

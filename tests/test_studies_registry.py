@@ -86,3 +86,19 @@ def test_the_command_line_refuses_an_unknown_study_without_a_traceback() -> None
     )
     assert result.returncode == 2
     assert "invalid choice: 'elo'" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["comparative", "--dataset", "nosuch", "--model", "x"], "invalid choice: 'nosuch'"),
+        (["comparative", "--dataset", "summeval", "--model", "no-such-model"], "error: Unknown model 'no-such-model'"),
+    ],
+)
+def test_the_runner_refuses_bad_input_in_one_line(argv: list[str], message: str, tmp_path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "nlgjudge.studies", *argv, "--db", str(tmp_path / "c.sqlite"), "--no-export"],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 2 and message in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "c.sqlite").exists()

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from nlgjudge.cache import CacheEntry, OutputCache
-from nlgjudge.studies.released import chapter_cache, export_released, study_name
+from nlgjudge.studies.registry import released_folder as study_name
+from nlgjudge.studies.released import chapter_cache, export_released
 
 
 def _entry(i: int, study: str) -> CacheEntry:

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nlgjudge.config import REPO_ROOT
-from nlgjudge.studies.plan import JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
+from nlgjudge.studies.plan import BACKEND, JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
 
 NOTEBOOKS_DIRNAME = "notebooks"
 BOOK_DIRNAME = "book"
@@ -335,6 +335,8 @@ DATA_DIR_TYPE = NONE | STRING
 TEMPLATES_TYPE = list_of(choice((1, 2), "prompt templates"), min_length=1)
 ASPECTS_TYPE = NONE | list_of(STRING, min_length=1)
 MODELS_TYPE = list_of(STRING)
+#: Model runtimes of :class:`nlgjudge.engine.Judge` (outputs of different runtimes never mix).
+BACKEND_TYPE = choice(("auto", "torch", "llamacpp"), "model runtimes")
 #: Selection strategies of :data:`nlgjudge.stats.selection.STRATEGIES` (a test keeps them equal;
 #: importing nlgjudge.stats here would make every ``python -m nlgjudge.book`` call seconds slower).
 STRATEGY_NAMES = ("full", "random", "no-repeat", "symmetric", "active")
@@ -342,6 +344,7 @@ STRATEGY_NAMES = ("full", "random", "no-repeat", "symmetric", "active")
 #: The parameters every judge chapter shares, with their types.
 _JUDGE_TYPES: dict[str, ParamType] = {
     "model": STRING,
+    "backend": BACKEND_TYPE,
     "datasets": DATASETS_TYPE,
     "n_contexts": N_CONTEXTS_TYPE,
     "aspects": ASPECTS_TYPE,
@@ -393,6 +396,8 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_samples": 10,
             "seed": SEED,
             "released_only": True,
+            # the runtime of the released outputs: reading them with another one finds nothing
+            "backend": BACKEND,
             "data_dir": None,
         },
         ci={
@@ -421,6 +426,8 @@ CHAPTERS: tuple[Chapter, ...] = (
             "templates": [1, 2],
             "seed": SEED,
             "released_only": True,
+            # the runtime of the released outputs: reading them with another one finds nothing
+            "backend": BACKEND,
             "data_dir": None,
         },
         ci={
@@ -450,6 +457,8 @@ CHAPTERS: tuple[Chapter, ...] = (
             "self_consistency_sizes": [4, 8, 12],
             "seed": SEED,
             "released_only": True,
+            # the runtime of the released outputs: reading them with another one finds nothing
+            "backend": BACKEND,
             "data_dir": None,
         },
         ci={

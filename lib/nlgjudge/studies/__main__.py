@@ -27,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Also: `list` (the registered studies) and `plan [--list]` (the released-outputs plan).",
     )
     parser.add_argument("study", choices=study_names(), help="which registered study")
-    parser.add_argument("--dataset", required=True)
+    from nlgjudge.data import list_datasets
+
+    parser.add_argument("--dataset", required=True, choices=list_datasets())
     parser.add_argument("--model", required=True, help="short name of a packaged model, hub id or local folder")
     parser.add_argument("--n-contexts", type=int, default=None, help="seeded subset of contexts (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the context subset and of sampled readings")
@@ -37,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--aspects", nargs="*", default=None)
     parser.add_argument("--templates", nargs="*", type=int, default=[1, 2])
     parser.add_argument("--samples", type=int, default=10, help="sampled readings: samples per prompt (K)")
+    parser.add_argument(
+        "--backend", default=None, choices=("auto", "torch", "llamacpp"),
+        help="model runtime (default: $NLGJUDGE_BACKEND or auto: llama.cpp for packaged GGUF models)",
+    )
     parser.add_argument("--data-dir", default=None, help="data directory (default: $NLGJUDGE_DATA_DIR)")
     parser.add_argument("--db", default=None, help="cache database (default: the user cache)")
     parser.add_argument("--no-export", action="store_true", help="do not write data/outputs")
@@ -44,6 +50,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; a known failure (bad data directory, unknown model, damaged cache,
+    missing runtime) is one ``error:`` line on stderr and exit status 2, never a traceback."""
+    from nlgjudge.cache import CacheError, OutputsFormatError, StaleExportError
+    from nlgjudge.data import DataNotFoundError, DataValidationError
+    from nlgjudge.engine import EngineInputError
+    from nlgjudge.models import ModelError
+
+    known = (CacheError, OutputsFormatError, StaleExportError, DataNotFoundError, DataValidationError,
+             EngineInputError, ModelError, ImportError)
+    try:
+        return _main(argv)
+    except known as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["plan"]:
         return run_plan(argv[1:])
@@ -61,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     from nlgjudge.engine import Judge
     from nlgjudge.studies.released import export_released, import_released
 
+    from nlgjudge.models import resolve_model
+
+    resolve_model(args.model)  # an unknown name fails now, before data and cache are read
     study = get_study(args.study)
     ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
     if args.max_contexts is not None:
@@ -69,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = OutputCache(args.db)
     imported = import_released(folder, cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
-    judge = Judge(args.model, cache=cache, study=folder)
+    judge = Judge(args.model, cache=cache, study=folder, backend=args.backend)
     options = StudyOptions(
         aspects=args.aspects, templates=tuple(args.templates), n_samples=args.samples, seed=args.seed,
         data_dir=args.data_dir,
@@ -97,7 +123,7 @@ def run_plan(argv: list[str]) -> int:
     for number, job in enumerate(PLAN, 1):
         print(f"job {number}/{len(PLAN)}: {' '.join(job.argv())}", flush=True)
         if "--list" not in argv:
-            main(job.argv())
+            _main(job.argv())
     return 0
 
 

@@ -39,6 +39,7 @@ def collect_comparisons(
     templates: Sequence[int],
     released_only: bool,
     answer_suffix: bool = False,
+    backend: str | None = None,
 ) -> CollectedComparisons:
     """Run (or read from the cache) every model's comparisons on every dataset.
 
@@ -66,7 +67,7 @@ def collect_comparisons(
         ending = comparative_ending(Wording.for_dataset(ds.info), user_suffix=ANSWER_SUFFIX if answer_suffix else "")
         collected.endings[name] = ending.describe()
         for model in models:
-            judge = Judge(model, cache=cache, study=released_folder("comparative", name))
+            judge = Judge(model, cache=cache, study=released_folder("comparative", name), backend=backend)
             style = prompt_style(judge.handle, "auto")
             collected.styles[judge.handle.name] = style
             use = ds
@@ -119,12 +120,15 @@ def collect_comparative_and_scoring(
     seed: int,
     released_only: bool,
     data_dir: str | None = None,
+    backend: str | None = None,
 ) -> ChapterRuns:
     """Comparative and scoring outputs of every model on every dataset, with the coverage rule.
 
     ``models`` maps each dataset to the models run on it; ``aspects`` each dataset to its aspects.
     With ``released_only`` each (study, dataset, model) uses only the contexts whose every output
     is cached (a note says how many), so no model is loaded; otherwise missing outputs are computed.
+    ``backend`` is the runtime (:class:`nlgjudge.engine.Judge`); outputs of different runtimes never
+    mix, so it must be the one the released outputs were computed with to find them.
     """
     from nlgjudge.engine import Judge
     from nlgjudge.studies.comparative import run_comparative
@@ -137,14 +141,14 @@ def collect_comparative_and_scoring(
         options = StudyOptions(aspects=aspects[name], templates=tuple(templates), n_samples=n_samples, seed=seed,
                                data_dir=data_dir)
         for model_name in models.get(name, ()):
-            judge = Judge(model_name, cache=cache, study=released_folder("comparative", name))
+            judge = Judge(model_name, cache=cache, study=released_folder("comparative", name), backend=backend)
             part, note = study_subset("comparative", judge, ds, options, released_only=released_only,
                                       what=f"comparative, {name}, {model_name}")
             runs.notes.append(note)
             if part is not None:
                 runs.comparisons[(name, model_name)] = run_comparative(judge, part, aspects=aspects[name], templates=templates)
                 runs.used[(name, model_name)] = part.context_ids()
-            judge = Judge(model_name, cache=cache, study=released_folder("scoring", name))
+            judge = Judge(model_name, cache=cache, study=released_folder("scoring", name), backend=backend)
             part, note = study_subset("scoring", judge, ds, options, released_only=released_only,
                                       what=f"scoring, {name}, {model_name}")
             runs.notes.append(note)
@@ -181,6 +185,7 @@ def prepare_comparisons(
     aspects: Sequence[str] | None,
     templates: Sequence[int],
     released_only: bool,
+    backend: str | None = None,
 ) -> PreparedComparisons:
     """The shared set-up of the chapters that analyse comparisons (bias, subsets).
 
@@ -195,7 +200,8 @@ def prepare_comparisons(
     cache, imported = chapter_cache(released_only, [released_folder("comparative", name) for name in datasets])
     unique_models = list(dict.fromkeys(models))
     collected = collect_comparisons(
-        unique_models, datasets, cache=cache, aspects=aspects, templates=templates, released_only=released_only
+        unique_models, datasets, cache=cache, aspects=aspects, templates=templates, released_only=released_only,
+        backend=backend,
     )
     if collected.frame.empty:
         raise RuntimeError(

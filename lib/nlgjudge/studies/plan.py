@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
+#: The runtime the released outputs were computed with (``Judge(backend=...)``); the chapters read
+#: the release with the same runtime, since outputs of different runtimes never share a cache key.
+BACKEND = "torch"
 SMALL_JUDGES = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")
 
 #: Default context subsets (seeded, nested: smaller subsets of one seed are inside larger ones).
@@ -36,9 +39,11 @@ class Job:
     seed: int = SEED
     max_contexts: int | None = None
     """Stop after this many contexts of the subset (the rest is left to a later job)."""
+    backend: str = BACKEND
 
     def argv(self) -> list[str]:
         args = [self.study, "--dataset", self.dataset, "--model", self.model, "--seed", str(self.seed)]
+        args += ["--backend", self.backend]
         if self.n_contexts is not None:
             args += ["--n-contexts", str(self.n_contexts)]
         if self.max_contexts is not None:

@@ -17,11 +17,6 @@ from nlgjudge.cache import OutputCache, recover_interrupted_exports
 from nlgjudge.config import outputs_dir
 
 
-def study_name(study: str, dataset: str) -> str:
-    """The released-outputs folder of one study on one dataset, e.g. ``comparative-summeval``."""
-    return f"{study}-{dataset}"
-
-
 def import_released(study: str, cache: OutputCache, root: Path | None = None) -> int:
     """Import ``<outputs>/<study>`` into ``cache`` if it exists; returns the number of new outputs.
 
