@@ -16,8 +16,15 @@ For seed 000 (Liusie et al., EACL 2024, key ``liusie2024``) a table file has one
   ``value``: its float (NaN for "-").
 * ``note``: footnote markers removed from labels, and inconsistencies seen in the paper.
 
-For seed 003 (Liu et al., key ``liu2023``) Tables 4-6 hold per-model checkpoints and prompt
-prefixes/suffixes (``row, checkpoint, suffix, prefix``; "✗" means none).
+For seed 003 (Liu et al., key ``liu2023``) Tables 1-3 (human-score distributions; Spearman and
+Kendall correlations with human scores) use the same tidy columns plus ``benchmark`` and ``setting``;
+Tables 4-6 hold per-model checkpoints and prompt prefixes/suffixes (``row, checkpoint, suffix,
+prefix``; "✗" means none).
+
+For seed 004 (Harang, key ``harang2023``) the tables carry no number in the paper: they are printed
+under Figures 1, 3, 4, 5 or without any caption (Cohen's kappa). Their keys are strings ("fig1",
+"fig3", "fig4", "kappa", "fig5") where the other papers use table numbers; the tidy columns are the
+same plus ``judge`` (who decided the encounters behind an Elo value or a regression).
 
 :func:`check_table_against_text` re-reads a table from a paper's text and reports every cell
 that differs from the transcription; the tests run it on every table.
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +49,17 @@ REPORTED_DIR_ENV = "NLGJUDGE_REPORTED_DIR"
 PAPERS: dict[str, str] = {
     "liusie2024": "Liusie, Manakul, Gales. LLM Comparative Assessment (EACL 2024), seed 000",
     "liu2023": "Liu, Moosavi, Lin. LLMs as Narcissistic Evaluators, seed 003",
+    "harang2023": "Harang. Beyond ROUGE: Applying an ELO algorithm to rank model performances in summarization, seed 004",
 }
 
 _INDEX_COLUMNS = (
     "paper", "table", "file", "caption_short", "metric", "layout",
     "label_cells", "header_rows", "source", "caption_marker",
 )
+
+# Optional index columns (absent from older index files, read as ""): a title line printed above the
+# header, and the label cells of the first header line ("|" between cells), both checked when given.
+_OPTIONAL_INDEX_COLUMNS = ("title", "label_header")
 
 # Footnote markers that the paper attaches to a few row labels; the tidy files keep clean labels
 # and explain the footnote in ``note``.
@@ -64,12 +77,16 @@ class ReportedDataError(RuntimeError):
     """A transcription file is missing or malformed."""
 
 
+#: A table's key: its number, or for tables the paper does not number (seed 004) a short name.
+TableKey = int | str
+
+
 @dataclass(frozen=True)
 class TableLayout:
     """How a table is printed in the paper's text (used to re-read it for checking)."""
 
     paper: str
-    table: int
+    table: TableKey
     file: str
     caption_short: str
     metric: str
@@ -77,7 +94,9 @@ class TableLayout:
     label_cells: int  # leading label cells on each printed row
     header_rows: int  # header lines above the first data row
     source: str  # seed file name of the paper's text
-    caption_marker: str  # the caption's first words, e.g. "Table 5:"
+    caption_marker: str  # the caption's first words, e.g. "Table 5:" (the first words of the line below the table)
+    title: str = ""  # a title line printed above the header ("RoSE - Reference-based"), counted in header_rows
+    label_header: str = ""  # the label cells of the first header line below the title, "|" between cells
 
 
 def reported_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -107,40 +126,56 @@ def _read_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
 
 
-def table_layouts(paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> dict[int, TableLayout]:
-    """The index of a paper's transcribed tables, by table number."""
+def _table_key(text: str) -> TableKey:
+    """A table number as int; a name (seed 004's "fig1", "kappa") stays a string."""
+    text = str(text).strip()
+    return int(text) if re.fullmatch(r"\d+", text) else text
+
+
+def table_layouts(paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> dict[TableKey, TableLayout]:
+    """The index of a paper's transcribed tables, by table number (or name), in the index's order."""
     _check_paper(paper)
     index = _read_csv(reported_dir(data_dir) / f"{paper}_index.csv")
     missing = set(_INDEX_COLUMNS) - set(index.columns)
     if missing:
         raise ReportedDataError(f"{paper}_index.csv lacks columns {sorted(missing)}")
-    layouts: dict[int, TableLayout] = {}
+    layouts: dict[TableKey, TableLayout] = {}
     for rec in index.to_dict("records"):
-        layouts[int(rec["table"])] = TableLayout(
-            paper=rec["paper"], table=int(rec["table"]), file=rec["file"], caption_short=rec["caption_short"],
+        key = _table_key(rec["table"])
+        optional = {name: rec.get(name, "") for name in _OPTIONAL_INDEX_COLUMNS}
+        layouts[key] = TableLayout(
+            paper=rec["paper"], table=key, file=rec["file"], caption_short=rec["caption_short"],
             metric=rec["metric"], layout=rec["layout"], label_cells=int(rec["label_cells"]),
             header_rows=int(rec["header_rows"]), source=rec["source"], caption_marker=rec["caption_marker"],
+            **optional,
         )
     return layouts
 
 
-def list_tables(paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> list[int]:
-    """Table numbers transcribed for a paper."""
-    return sorted(table_layouts(paper, data_dir))
+def _ordered(keys: Iterable[TableKey]) -> list[TableKey]:
+    """Numbered tables in numeric order; named tables (seed 004) in the index's (printed) order."""
+    keys = list(keys)
+    return sorted(keys) if all(isinstance(k, int) for k in keys) else keys
 
 
-def table_layout(table: int, paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> TableLayout:
+def list_tables(paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> list[TableKey]:
+    """Table numbers transcribed for a paper (names, in printed order, for seed 004)."""
+    return _ordered(table_layouts(paper, data_dir))
+
+
+def table_layout(table: TableKey, paper: str = "liusie2024", data_dir: str | os.PathLike[str] | None = None) -> TableLayout:
     layouts = table_layouts(paper, data_dir)
     if table not in layouts:
         raise UnknownTableError(
-            f"table {table!r} of {paper!r} is not transcribed; available tables: {sorted(layouts)}"
+            f"table {table!r} of {paper!r} is not transcribed; available tables: {_ordered(layouts)}"
         )
     return layouts[table]
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
-    frame["table"] = frame["table"].astype(int)
+    keys = [_table_key(t) for t in frame["table"]]
+    frame["table"] = frame["table"].astype(int) if all(isinstance(k, int) for k in keys) else keys
     if "value" in frame.columns:
         # An empty value is a cell the paper prints as "-": NaN, never 0.
         frame["value"] = [np.nan if v.strip() == "" else float(v) for v in frame["value"]]
@@ -152,7 +187,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 def load_reported(
     paper: str = "liusie2024",
-    table: int | None = None,
+    table: TableKey | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """The paper's transcribed numbers as one tidy frame (one row per printed cell), in printed order.
@@ -161,7 +196,7 @@ def load_reported(
     :class:`UnknownTableError` naming what is available.
     """
     layouts = table_layouts(paper, data_dir)
-    numbers = sorted(layouts) if table is None else [table_layout(table, paper, data_dir).table]
+    numbers = _ordered(layouts) if table is None else [table_layout(table, paper, data_dir).table]
     frames = [_typed(_read_csv(reported_dir(data_dir) / layouts[n].file)) for n in numbers]
     for n, frame in zip(numbers, frames):
         if frame.empty or set(frame["table"]) != {n}:
@@ -170,12 +205,12 @@ def load_reported(
 
 
 def reported_table(
-    table: int,
+    table: TableKey,
     paper: str = "liusie2024",
     printed: bool = False,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
-    """One seed-000 table back in its printed shape: rows (row_group, row), columns (column_group, column).
+    """One table back in its printed shape: rows (row_group, row), columns (column_group, column).
 
     ``printed=True`` gives the exact printed strings instead of floats.
     """
@@ -217,8 +252,10 @@ def _clean_label(label: str) -> str:
 def find_table_lines(paper_text: str, caption_marker: str) -> list[str]:
     """The printed lines of a table: the run of tab-separated lines just above its caption.
 
-    In the text extraction of seed 000/003 every table line contains a tab and the caption
-    ("Table N: ...") follows the table; blank lines between the two are skipped.
+    In the text extraction of seed 000/003/004 every table line contains a tab and the caption
+    ("Table N: ...", "Figure N ...") follows the table; blank lines between the two are skipped.
+    For a table without caption (seed 004's Cohen's kappa) the marker is the start of the
+    paragraph printed just below it.
     """
     lines = paper_text.splitlines()
     caption_at = [i for i, line in enumerate(lines) if line.strip().startswith(caption_marker)]
@@ -273,6 +310,9 @@ def _expected_data_lines(frame: pd.DataFrame, layout: TableLayout) -> list[tuple
             if group != previous_group:
                 expected.append((f"section {group!r}", [group]))
             expected.append((f"row {group!r}/{row!r}", [row, *by_row[(group, row)]]))
+        elif layout.layout == "plain" and layout.label_cells == 2:
+            # Both labels printed on every line (seed 004: "GPT-3  ROUGE  -0.021").
+            expected.append((f"row {group!r}/{row!r}", [group, row, *by_row[(group, row)]]))
         elif layout.label_cells == 2:
             # The system name is printed on the first line of its group only.
             shown = group if group != previous_group else ""
@@ -293,14 +333,29 @@ def check_table_against_text(frame: pd.DataFrame, paper_text: str, layout: Table
     problems: list[str] = []
     lines = find_table_lines(paper_text, layout.caption_marker)
     header_lines, data_lines = lines[: layout.header_rows], lines[layout.header_rows :]
+    first = 0  # header lines above the column names: the title line, if the table prints one
+    if layout.title:
+        got_title = [c for c in _cells(header_lines[0]) if c] if header_lines else []
+        if got_title != [layout.title]:
+            problems.append(f"table {layout.table} title line: paper has {got_title}, transcription has {[layout.title]}")
+        first = 1
     if layout.layout == "config":
         expected_header = [["Name of Checkpoint or Model", "Suffix", "Prefix"]]
     else:
-        expected_header = _expected_header(frame, layout.header_rows)
-    for k, (line, want) in enumerate(zip(header_lines, expected_header)):
+        expected_header = _expected_header(frame, layout.header_rows - first)
+    for k, (line, want) in enumerate(zip(header_lines[first:], expected_header)):
         got = [c for c in _cells(line)[layout.label_cells :] if c]
         if got != want:
-            problems.append(f"table {layout.table} header line {k + 1}: paper has {got}, transcription has {want}")
+            problems.append(f"table {layout.table} header line {first + k + 1}: paper has {got}, transcription has {want}")
+        if layout.label_header:
+            # The label column's own header ("Evaluator", "Method 1|Method 2") on the first line, empty below.
+            want_labels = layout.label_header.split("|") if k == 0 else [""] * layout.label_cells
+            got_labels = (_cells(line) + [""] * layout.label_cells)[: layout.label_cells]
+            if got_labels != want_labels:
+                problems.append(
+                    f"table {layout.table} header line {first + k + 1} labels: paper has {got_labels}, "
+                    f"transcription has {want_labels}"
+                )
     expected = _expected_data_lines(frame, layout)
     for k, (what, want) in enumerate(expected):
         if k >= len(data_lines):
