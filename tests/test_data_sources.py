@@ -13,7 +13,7 @@ from nlgjudge.data import DataNotFoundError, DataValidationError, dataset_info, 
 from nlgjudge.data import sources
 from nlgjudge.data.sources import OnlineSource, read_jsonl, read_lines, resolve_data_dir
 
-CONTRACT_NAMES = ["summeval", "topicalchat", "webnlg", "rose", "rose_llm", "sumllm", "qags_cnndm", "qags_xsum", "podcast"]
+CONTRACT_NAMES = ["summeval", "topicalchat", "webnlg", "rose", "rose_llm", "sumllm", "qags_cnndm", "qags_xsum", "cnndm_contest", "podcast"]
 
 
 @pytest.fixture

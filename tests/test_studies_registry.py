@@ -33,7 +33,7 @@ def test_every_registered_study_satisfies_the_protocol_under_its_own_name() -> N
 
 
 def test_an_unknown_study_is_an_error_that_lists_the_registered_ones() -> None:
-    with pytest.raises(UnknownStudyError, match="registered studies are: comparative, scoring"):
+    with pytest.raises(UnknownStudyError, match="registered studies are: comparative, scoring, elo"):
         get_study("narcisism")
 
 
@@ -81,11 +81,11 @@ def test_the_command_line_lists_one_line_per_study_starting_with_its_name() -> N
 
 def test_the_command_line_refuses_an_unknown_study_without_a_traceback() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "nlgjudge.studies", "elo", "--dataset", "summeval", "--model", "x"],
+        [sys.executable, "-m", "nlgjudge.studies", "narcissism", "--dataset", "summeval", "--model", "x"],
         capture_output=True, text=True, check=False,
     )
     assert result.returncode == 2
-    assert "invalid choice: 'elo'" in result.stderr and "Traceback" not in result.stderr
+    assert "invalid choice: 'narcissism'" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(

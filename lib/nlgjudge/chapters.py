@@ -318,6 +318,7 @@ ALL_DATASETS: tuple[str, ...] = (
     "sumllm",
     "qags_cnndm",
     "qags_xsum",
+    "cnndm_contest",
 )
 
 #: Types shared by the chapters' parameters.

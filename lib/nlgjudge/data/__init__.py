@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from nlgjudge.data import podcast, qags, rose, summeval, sumllm, topicalchat, webnlg
+from nlgjudge.data import contest, podcast, qags, rose, summeval, sumllm, topicalchat, webnlg
 from nlgjudge.data.base import (
     DataNotFoundError,
     DatasetInfo,
@@ -51,6 +51,7 @@ _DEFINITIONS: dict[str, DatasetDefinition] = {
         sumllm.DEFINITION,
         qags.CNNDM_DEFINITION,
         qags.XSUM_DEFINITION,
+        contest.DEFINITION,
         podcast.DEFINITION,
     )
 }

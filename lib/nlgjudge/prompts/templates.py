@@ -54,6 +54,10 @@ ASPECTS: dict[str, AspectWording] = {
         AspectWording("ENG", "engagingness", "engaging"),
         AspectWording("GRA", "grammar", "grammatically correct"),
         AspectWording("SEM", "semantics", None),
+        # Overall quality, for seed 004's judge ("the better summary", §3.1): with the authors'
+        # "is more good" -> "is better" rule, comparative prompt 1 asks "Which Summary is better,
+        # Summary A or Summary B?" (our choice; the paper does not print its instructions).
+        AspectWording("OVR", "overall quality", "good"),
     )
 }
 

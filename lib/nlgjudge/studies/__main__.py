@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
         "--max-contexts", type=int, default=None, help="compute only the first N contexts of the subset (in its order)"
     )
     parser.add_argument("--aspects", nargs="*", default=None)
-    parser.add_argument("--templates", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--templates", nargs="*", type=int, default=None, help="prompt templates (default: the study's)")
     parser.add_argument("--samples", type=int, default=10, help="sampled readings: samples per prompt (K)")
     parser.add_argument(
         "--backend", default=None, choices=("auto", "torch", "llamacpp"),
@@ -97,7 +97,8 @@ def _main(argv: list[str] | None = None) -> int:
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
     judge = Judge(args.model, cache=cache, study=folder, backend=args.backend)
     options = StudyOptions(
-        aspects=args.aspects, templates=tuple(args.templates), n_samples=args.samples, seed=args.seed,
+        aspects=args.aspects, templates=None if args.templates is None else tuple(args.templates),
+        n_samples=args.samples, seed=args.seed,
         data_dir=args.data_dir,
     )
     started = time.time()

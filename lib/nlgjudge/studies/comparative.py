@@ -141,12 +141,12 @@ class ComparativeStudy:
         style = prompt_style(handle)
 
         def build(one: JudgeDataset) -> list[ClassifyRequest]:
-            return comparative_requests(one, aspects=options.aspects, templates=options.templates, style=style)[0]
+            return comparative_requests(one, aspects=options.aspects, templates=options.templates_or(TEMPLATES), style=style)[0]
 
         return [("label_probs", build)]
 
     def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> pd.DataFrame:
-        return run_comparative(judge, ds, aspects=options.aspects, templates=options.templates)
+        return run_comparative(judge, ds, aspects=options.aspects, templates=options.templates_or(TEMPLATES))
 
 
 STUDY = ComparativeStudy()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 BUILTIN_STUDIES: dict[str, str] = {
     "comparative": "nlgjudge.studies.comparative:STUDY",
     "scoring": "nlgjudge.studies.scoring:STUDY",
+    "elo": "nlgjudge.studies.elo:STUDY",
 }
 
 #: A coverage check: the judge operation and a function building one context's requests for it.
@@ -45,16 +46,19 @@ class StudyOptions:
     """The settings a study run can take; each study reads the ones it needs.
 
     ``aspects=None`` means every aspect of the dataset; ``templates`` are the first paper's prompt
-    templates; ``n_samples`` and ``seed`` govern sampled readings; ``data_dir`` locates files a
+    templates (``None``: the study's own default); ``n_samples`` and ``seed`` govern sampled readings; ``data_dir`` locates files a
     study reads besides the dataset (G-Eval's prompts).
     """
 
     aspects: Sequence[str] | None = None
-    templates: Sequence[int] = (1, 2)
+    templates: Sequence[int] | None = None
     n_samples: int = 10
     seed: int = 0
     data_dir: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def templates_or(self, default: Sequence[int]) -> tuple[int, ...]:
+        """The templates asked for, or the study's ``default``."""
+        return tuple(default if self.templates is None else self.templates)
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from nlgjudge.engine import ClassifyRequest, Judge, SampleRequest
 from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import SCORE_SUFFIX, Wording, parse_score, scoring_ending, scoring_prompt
 from nlgjudge.prompts.templates import PromptEnding
-from nlgjudge.studies.comparative import check_aspects, check_templates
+from nlgjudge.studies.comparative import TEMPLATES, check_aspects, check_templates
 from nlgjudge.studies.prompting import answer_end, classify_request, prompt_style, sample_request
 from nlgjudge.studies.registry import Check, StudyOptions
 
@@ -277,7 +277,7 @@ class ScoringStudy:
     depends_on: tuple[str, ...] = ()
 
     def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
-        common = dict(aspects=options.aspects, templates=options.templates)
+        common = dict(aspects=options.aspects, templates=options.templates_or(TEMPLATES))
         checks: list[Check] = [
             ("label_probs", lambda one: expected_requests(handle, one, **common)[0]),
             ("sample", lambda one: sampled_requests(handle, one, n_samples=options.n_samples, seed=options.seed, **common)[0]),
@@ -290,7 +290,7 @@ class ScoringStudy:
 
     def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> dict[str, pd.DataFrame]:
         return run_scoring(
-            judge, ds, aspects=options.aspects, templates=options.templates, n_samples=options.n_samples,
+            judge, ds, aspects=options.aspects, templates=options.templates_or(TEMPLATES), n_samples=options.n_samples,
             seed=options.seed, data_dir=options.data_dir,
         )
 
