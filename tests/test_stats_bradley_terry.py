@@ -93,3 +93,17 @@ def test_alpha_must_be_a_finite_pseudo_count() -> None:
         bradley_terry_scores(probs, alpha=float("nan"))  # NaN < 0 is False: it used to reach choix
     with pytest.raises(ValueError, match="alpha must be >= 0"):
         bradley_terry_scores(probs, alpha=-0.1)
+
+
+def test_from_wins_orders_by_wins_and_refuses_bad_counts() -> None:
+    from nlgjudge.stats import bradley_terry_from_wins
+
+    wins = np.array([[0, 8, 9], [2, 0, 6], [1, 4, 0]], dtype=float)
+    scores = bradley_terry_from_wins(wins)
+    assert scores[0] > scores[1] > scores[2] and abs(scores.mean()) < 1e-12
+    # two equally strong players with ties only: equal strengths
+    np.testing.assert_allclose(bradley_terry_from_wins(np.array([[0, 2.5], [2.5, 0]])), [0.0, 0.0], atol=1e-9)
+    with pytest.raises(ValueError, match="square"):
+        bradley_terry_from_wins(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="non-negative"):
+        bradley_terry_from_wins(np.array([[0, -1.0], [1, 0]]))

@@ -42,7 +42,13 @@ from nlgjudge.stats.bias import (
     threshold_from_alpha,
 )
 from nlgjudge.stats.bootstrap import ConfidenceInterval, bootstrap_correlation_ci, bootstrap_mean_ci
-from nlgjudge.stats.bradley_terry import BradleyTerryFit, bradley_terry_bootstrap, bradley_terry_scores, win_matrix
+from nlgjudge.stats.bradley_terry import (
+    BradleyTerryFit,
+    bradley_terry_bootstrap,
+    bradley_terry_from_wins,
+    bradley_terry_scores,
+    win_matrix,
+)
 from nlgjudge.stats.correlation import (
     ContextCorrelation,
     correlation,
@@ -124,6 +130,7 @@ __all__ = [
     "bootstrap_correlation_ci",
     "bootstrap_mean_ci",
     "bradley_terry_bootstrap",
+    "bradley_terry_from_wins",
     "bradley_terry_scores",
     "cohen_kappa",
     "compare_strategies",

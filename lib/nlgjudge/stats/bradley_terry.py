@@ -57,6 +57,19 @@ def _fit_wins(wins: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
     return scores - scores.mean()
 
 
+def bradley_terry_from_wins(wins: ArrayLike, alpha: float = 0.01) -> NDArray[np.float64]:
+    """Bradley-Terry log-strengths (mean 0) from a dense win-count matrix ``W[i, j]`` (how often i
+    beat j; fractional counts allowed, e.g. 0.5 each for a tie), fitted by choix."""
+    matrix = np.asarray(wins, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
+        raise ValueError(f"wins must be a square (N, N) matrix with N >= 2; got shape {matrix.shape}.")
+    if not np.all(np.isfinite(matrix)) or (matrix < 0).any():
+        raise ValueError("wins must be finite, non-negative counts.")
+    matrix = matrix.copy()
+    np.fill_diagonal(matrix, 0.0)
+    return _fit_wins(matrix, _check_alpha(alpha))
+
+
 def bradley_terry_scores(probs: ArrayLike, alpha: float = 0.01) -> NDArray[np.float64]:
     """Bradley-Terry log-strengths (mean zero) from a comparison or decision matrix, via choix's ILSR.
 
