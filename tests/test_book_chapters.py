@@ -274,3 +274,10 @@ def test_choices_follow_the_library() -> None:
 
     assert STRATEGY_NAMES == STRATEGIES
     assert sorted(ALL_DATASETS) == sorted(list_datasets())
+
+
+def test_the_elo_chapters_contestants_are_the_contests() -> None:
+    from nlgjudge.chapters import CONTEST_CONTESTANTS
+    from nlgjudge.data.contest import CONTESTANTS
+
+    assert list(CONTEST_CONTESTANTS) == list(CONTESTANTS)

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nlgjudge.config import REPO_ROOT
-from nlgjudge.studies.plan import BACKEND, JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
+from nlgjudge.studies.plan import BACKEND, ELO_BACKEND, JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
 
 NOTEBOOKS_DIRNAME = "notebooks"
 BOOK_DIRNAME = "book"
@@ -307,6 +307,10 @@ class Chapter:
         return self.parameters(self.ci)
 
 
+#: The contestants of the Elo chapter (nlgjudge.data.contest.CONTESTANTS; a test keeps them equal;
+#: importing the data package here would slow every ``python -m nlgjudge.book`` call).
+CONTEST_CONTESTANTS = ("BART", "PEGASUS", "BRIO", "GPT-4", "ChatGPT", "GPT-3", "reference")
+
 #: The datasets every study reads, in the order the book presents them.
 ALL_DATASETS: tuple[str, ...] = (
     "summeval",
@@ -478,6 +482,45 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies": list_of(choice(STRATEGY_NAMES, "selection strategies"), min_length=1),
             "n_draws": integer(minimum=2),  # the curves' band needs a spread over draws
             "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
+        },
+    ),
+    # Seed 004 (Harang): the contest's released LLM judgements are data/outputs/elo-cnndm_contest.
+    Chapter(
+        name="elo",
+        title="Elo vs ROUGE",
+        notebook="elo.ipynb",
+        defaults={
+            "contestants": list(CONTEST_CONTESTANTS),
+            "judge_models": [JUDGE],
+            "backend": ELO_BACKEND,
+            "templates": [1],
+            "n_articles": None,
+            "n_orders": 200,
+            "n_boot": 1000,
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "judge_models": ["smollm2-135m-instruct"],
+            "backend": "torch",
+            "n_articles": 2,
+            "n_orders": 5,
+            "n_boot": 20,
+            "released_only": False,
+        },
+        inputs=("data/outputs", "data/reported"),
+        types={
+            "contestants": list_of(choice(CONTEST_CONTESTANTS, "contestants of the cnndm_contest dataset"), min_length=2),
+            "judge_models": MODELS_TYPE,
+            "backend": BACKEND_TYPE,
+            "templates": TEMPLATES_TYPE,
+            "n_articles": NONE | integer(minimum=1),
+            "n_orders": integer(minimum=2),
+            "n_boot": integer(minimum=10),
+            "seed": SEED_TYPE,
+            "released_only": BOOLEAN,
+            "data_dir": DATA_DIR_TYPE,
         },
     ),
 )

@@ -232,11 +232,13 @@ def rouge_difference_regression(
     """Seed 004 Fig. 5: per model pair, P(model 1 chosen | R = R_2 - R_1) on ``column`` (ROUGE-L),
     binned (``n_bins``) and fitted by a count-weighted line. Model 1 is the first of the pair in
     alphabetical order. Pairs where either model is chosen in fewer than ``min_selection_ratio`` of
-    their decided encounters are listed with ``fitted=False`` (the paper's 10% rule). Ties are left out."""
+    their decided encounters are listed with ``fitted=False`` (the paper's 10% rule). Ties are left out.
+    ``attrs["bins"]`` maps "model_1 vs model_2" of each fitted pair to its bins (bin_centre,
+    proportion, count), for the figure."""
     indexed = scores.set_index(["context_id", "system"])[column]
     judged = _judged(outcomes)
     judged = judged[judged["y"].isin((0.0, 1.0))]
-    rows = []
+    rows, bins = [], {}
     for pair, part in judged.groupby(judged.apply(lambda r: tuple(sorted((r["first"], r["second"]))), axis=1), sort=True):
         model_1, model_2 = pair
         r_1 = indexed.reindex(pd.MultiIndex.from_arrays([part["context_id"], [model_1] * len(part)])).to_numpy(dtype=float)
@@ -250,10 +252,15 @@ def rouge_difference_regression(
         if fitted:
             fit = binned_regression((r_2 - r_1)[usable], chose_1[usable], n_bins=n_bins)
             row.update(slope=fit.slope, intercept=fit.intercept, r_squared=fit.r_squared)
+            bins[f"{model_1} vs {model_2}"] = pd.DataFrame(
+                {"bin_centre": fit.bin_centres, "proportion": fit.proportions, "count": fit.counts}
+            )
         else:
             row.update(slope=np.nan, intercept=np.nan, r_squared=np.nan)
         rows.append({**row, "fitted": bool(fitted)})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["bins"] = bins
+    return table
 
 
 def ranking_agreement(strengths: Mapping[str, pd.Series], reference: str) -> pd.DataFrame:
@@ -277,3 +284,76 @@ def ranking_agreement(strengths: Mapping[str, pd.Series], reference: str) -> pd.
             "n_contestants": len(common),
         })
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter's tables
+
+
+#: The paper's name of the ground truth -> ours.
+PAPER_NAMES = {"Baseline": "reference", "baseline": "reference"}
+
+
+def rouge_scores(baselines: pd.DataFrame, reference: str = "reference") -> pd.DataFrame:
+    """ROUGE F1 per article and contestant, wide (context_id, system, ROUGE-1, ROUGE-2, ROUGE-L), from
+    :func:`nlgjudge.metrics.reference.reference_baselines` on the contest. The ``reference``
+    contestant gets NaN: its text *is* the reference, so ROUGE cannot judge it (the paper's
+    ROUGE Elo, Fig. 3, leaves its baseline out for the same reason)."""
+    missing = [c for c in ("context_id", "candidate_id", "metric", "score") if c not in baselines.columns]
+    if missing:
+        raise ValueError(f"baselines lacks columns {missing}; pass reference_baselines(...)'s frame")
+    wide = baselines.pivot_table(index=["context_id", "candidate_id"], columns="metric", values="score", sort=False)
+    wide.columns.name = None
+    wide = wide.reset_index().rename(columns={"candidate_id": "system"})
+    wide.loc[wide["system"] == reference, [c for c in wide.columns if c.startswith("ROUGE")]] = np.nan
+    return wide
+
+
+def mean_rouge(scores: pd.DataFrame, contestants: Sequence[str]) -> pd.DataFrame:
+    """Fig. 1: mean ROUGE F1 x100 per contestant (long: contestant, metric, value, n_articles)."""
+    metrics = [c for c in scores.columns if c.startswith("ROUGE")]
+    long = scores.melt(id_vars=["context_id", "system"], value_vars=metrics, var_name="metric", value_name="score")
+    grouped = long.dropna(subset=["score"]).groupby(["system", "metric"], sort=False)["score"]
+    out = (grouped.mean() * 100).rename("value").to_frame().assign(n_articles=grouped.size()).reset_index()
+    out = out.rename(columns={"system": "contestant"})
+    order = {name: k for k, name in enumerate(contestants)}
+    return out[out["contestant"].isin(order)].sort_values(["contestant", "metric"], key=lambda s: s.map(order) if s.name == "contestant" else s).reset_index(drop=True)
+
+
+def ratings(
+    outcomes: Mapping[str, pd.DataFrame], contestants: Sequence[str], *, n_orders: int = 200, n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per judge and contestant: the final Elo in the encounters' seeded order (the paper's single
+    run), the range of final Elo over ``n_orders`` random orders (``order_low``/``order_high``: 2.5%
+    and 97.5%), and Bradley-Terry on the Elo scale with its bootstrap interval over articles.
+    Contestants a judge cannot judge are left out of its rows."""
+    rows = []
+    for judge, frame in outcomes.items():
+        judged = _judged(frame)
+        present = [c for c in contestants if c in set(judged["first"]) | set(judged["second"])]
+        if len(present) < 2:
+            continue
+        elo = final_elo(judged, present)
+        spread = elo_order_spread(judged, present, n_orders=n_orders, seed=seed).set_index("contestant")
+        bt = bradley_terry_table(judged, present, n_boot=n_boot, seed=seed).set_index("contestant")
+        for contestant in present:
+            rows.append({
+                "judge": judge, "contestant": contestant, "elo": elo[contestant],
+                "order_low": spread.loc[contestant, "low"], "order_high": spread.loc[contestant, "high"],
+                "strength": bt.loc[contestant, "strength"], "ci_low": bt.loc[contestant, "ci_low"],
+                "ci_high": bt.loc[contestant, "ci_high"], "encounters": int(bt.loc[contestant, "encounters"]),
+            })
+    return pd.DataFrame(rows)
+
+
+def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataFrame:
+    """A harang2023 table from :func:`nlgjudge.reported.load_reported` as contestant, column, judge,
+    value, with the paper's "Baseline" named "reference" as here."""
+    frame = reported[reported["value"].notna()]
+    return pd.DataFrame({
+        "contestant": frame["row"].map(lambda r: PAPER_NAMES.get(r, r)).to_numpy(),
+        "column": frame["column"].to_numpy(),
+        "judge": frame["judge"].fillna("").to_numpy(),
+        value_name: frame["value"].astype(float).to_numpy(),
+    })

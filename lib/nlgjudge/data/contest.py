@@ -110,3 +110,21 @@ DEFINITION = DatasetDefinition(
     parse=parse,
     cacheable=False,  # joins three datasets (each cached on its own)
 )
+
+
+def human_scores(data_dir: str | os.PathLike[str] | None = None, aspect: str = "ACU") -> pd.DataFrame:
+    """People's ``aspect`` score (RoSE's ACU by default) of every contestant on every contest article:
+    columns context_id, system (the contestant), ``aspect``; NaN for contestants RoSE did not annotate
+    (GPT-4, ChatGPT, and the reference, whose ACUs are the units it was split into)."""
+    frames = _frames(data_dir)
+    articles = parse(None, data_dir)[["context_id", "system"]]  # type: ignore[arg-type] - parse ignores located
+    values = []
+    for context_id, name in zip(articles["context_id"], articles["system"], strict=True):
+        dataset, system = CONTESTANTS[name]
+        frame = frames[dataset] if dataset in ("rose", "rose_llm") and system != REFERENCE else None
+        if frame is None:
+            values.append(float("nan"))
+            continue
+        row = frame[(frame["context_id"] == context_id) & (frame["system"] == system)]
+        values.append(float(row[aspect].iloc[0]) if len(row) else float("nan"))
+    return articles.assign(**{aspect: values}).reset_index(drop=True)

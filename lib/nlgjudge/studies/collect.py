@@ -209,3 +209,33 @@ def prepare_comparisons(
             "with released_only=False to compute them\n" + "\n".join(collected.notes)
         )
     return PreparedComparisons(collected, imported)
+
+
+def collect_elo_judgements(
+    models: Sequence[str],
+    ds: JudgeDataset,
+    *,
+    cache: object,
+    templates: Sequence[int],
+    released_only: bool,
+    backend: str | None = None,
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Every LLM judge's P(A) for every ordered pair of contestants (the ``elo`` study), with the
+    coverage rule: with ``released_only`` a judge is used only on the articles whose every judgement
+    is cached, and a note says how many (a judge with none is left out). Returns ``{model: frame}``
+    and the notes."""
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.elo import run_elo_judge
+    from nlgjudge.studies.registry import StudyOptions, released_folder
+
+    frames: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
+    for model in dict.fromkeys(models):
+        judge = Judge(model, cache=cache, study=released_folder("elo", ds.info.name), backend=backend)
+        part, note = study_subset("elo", judge, ds, StudyOptions(templates=tuple(templates)), released_only=released_only,
+                                  what=f"elo, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+        notes.append(note)
+        if part is not None:
+            frames[judge.handle.name] = run_elo_judge(judge, part, templates=templates)
+    return frames, notes

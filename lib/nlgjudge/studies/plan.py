@@ -20,6 +20,8 @@ JUDGE = "qwen2.5-coder-1.5b-instruct"
 #: The runtime the released outputs were computed with (``Judge(backend=...)``); the chapters read
 #: the release with the same runtime, since outputs of different runtimes never share a cache key.
 BACKEND = "torch"
+#: The runtime of the Elo chapter's released judgements (computed after the llama.cpp backend landed).
+ELO_BACKEND = "llamacpp"
 SMALL_JUDGES = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")
 
 #: Default context subsets (seeded, nested: smaller subsets of one seed are inside larger ones).

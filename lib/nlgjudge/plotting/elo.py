@@ -1,0 +1,143 @@
+"""The Elo chapter's figures: ROUGE per contestant, Elo trajectories, final ratings, kappa, Fig. 5."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, PANEL_HEIGHT, PANEL_WIDTH, require_columns
+
+
+def _colours(contestants: Sequence[str]) -> dict[str, tuple[float, float, float]]:
+    """One colour per contestant, the same in every figure of the chapter."""
+    return dict(zip(contestants, sns.color_palette(PALETTE, len(contestants)), strict=False))
+
+
+def rouge_bars(scores: pd.DataFrame, title: str | None = None) -> Figure:
+    """Seed 004 Fig. 1: mean ROUGE F1 x100 per contestant and ROUGE variant (``scores``: contestant,
+    metric, value)."""
+    require_columns(scores, ["contestant", "metric", "value"])
+    fig, ax = plt.subplots(figsize=(7.0, 3.2), layout="constrained")
+    sns.barplot(data=scores, x="contestant", y="value", hue="metric", palette=PALETTE, errorbar=None, ax=ax)
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.1f", fontsize="x-small", padding=1)
+    ax.set_xlabel("")
+    ax.set_ylabel("F1 x100 against the reference")
+    ax.legend(title="", frameon=False, fontsize="small", ncols=3, loc="upper left")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def elo_trajectories(trajectories: Mapping[str, pd.DataFrame], contestants: Sequence[str], title: str | None = None) -> Figure:
+    """Seed 004 Figs. 2, 6, 7: each contestant's Elo over the encounters, one panel per judge
+    (``trajectories``: judge -> :func:`nlgjudge.analysis.elo.elo_trajectory` frame)."""
+    if not trajectories:
+        raise ValueError("elo_trajectories: no judge to draw")
+    colours = _colours(contestants)
+    n = len(trajectories)
+    columns = min(n, 2)
+    rows = int(np.ceil(n / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(PANEL_WIDTH * 1.7 * columns, PANEL_HEIGHT * 1.2 * rows),
+                             squeeze=False, sharey=True, layout="constrained")
+    for ax, (judge, frame) in zip(axes.flat, trajectories.items()):
+        require_columns(frame, ["update", "contestant", "elo"])
+        for contestant in contestants:
+            line = frame[frame["contestant"] == contestant]
+            if len(line):
+                ax.plot(line["update"], line["elo"], color=colours[contestant], linewidth=1.1, label=contestant)
+        ax.axhline(1000, color="grey", linewidth=0.6, linestyle="--")
+        ax.set_title(judge, fontsize="medium")
+        ax.set_xlabel("encounters judged")
+        ax.set_ylabel("Elo")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", frameon=False, fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Seed 004 Figs. 3-4 beside Bradley-Terry: per judge (one panel each) and contestant, the final
+    Elo of the paper's single order, the middle 95% of final Elo over random orders, and the
+    Bradley-Terry strength with its bootstrap interval (``table``: judge, contestant, elo, order_low,
+    order_high, strength, ci_low, ci_high)."""
+    require_columns(table, ["judge", "contestant", "elo", "order_low", "order_high", "strength", "ci_low", "ci_high"])
+    judges = list(dict.fromkeys(table["judge"]))
+    fig, axes = plt.subplots(1, len(judges), figsize=(PANEL_WIDTH * 1.15 * len(judges) + 0.8, 3.4),
+                             squeeze=False, sharex=True, layout="constrained")
+    blue, orange = sns.color_palette(PALETTE, 2)
+    for ax, judge in zip(axes.flat, judges, strict=True):
+        part = table[table["judge"] == judge].sort_values("strength")
+        y = np.arange(len(part))
+        ax.errorbar(part["strength"], y + 0.15, xerr=[part["strength"] - part["ci_low"], part["ci_high"] - part["strength"]],
+                    fmt="o", color=blue, markersize=4, capsize=2, label="Bradley-Terry (95% bootstrap)")
+        ax.errorbar(part["elo"], y - 0.15, xerr=[part["elo"] - part["order_low"], part["order_high"] - part["elo"]],
+                    fmt="s", color=orange, markersize=4, capsize=2, label="Elo (range over orders)")
+        ax.set_yticks(y, part["contestant"])
+        ax.axvline(1000, color="grey", linewidth=0.6, linestyle="--")
+        ax.set_title(judge, fontsize="medium")
+        ax.set_xlabel("rating (Elo scale)")
+    axes.flat[0].legend(loc="lower right", fontsize="x-small", frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
+    """Cohen's kappa between every two judges (symmetric; the diagonal is 1 by definition), annotated
+    with the value and the bootstrap interval (``kappas``: judge_1, judge_2, kappa, ci_low, ci_high)."""
+    require_columns(kappas, ["judge_1", "judge_2", "kappa", "ci_low", "ci_high"])
+    judges = list(dict.fromkeys([*kappas["judge_1"], *kappas["judge_2"]]))
+    matrix = pd.DataFrame(np.eye(len(judges)), index=judges, columns=judges)
+    labels = pd.DataFrame("1", index=judges, columns=judges)
+    for row in kappas.itertuples(index=False):
+        matrix.loc[row.judge_1, row.judge_2] = matrix.loc[row.judge_2, row.judge_1] = row.kappa
+        text = "n/a" if np.isnan(row.kappa) else f"{row.kappa:.2f}\n[{row.ci_low:.2f}, {row.ci_high:.2f}]"
+        labels.loc[row.judge_1, row.judge_2] = labels.loc[row.judge_2, row.judge_1] = text
+    side = max(3.2, 1.2 * len(judges) + 1.6)
+    fig, ax = plt.subplots(figsize=(side + 1.0, side), layout="constrained")
+    sns.heatmap(matrix.astype(float), annot=labels.to_numpy(), fmt="", vmin=-1, vmax=1, center=0, cmap=CORRELATION_CMAP,
+                square=True, linewidths=0.5, cbar_kws={"label": "Cohen's kappa", "shrink": 0.8}, ax=ax,
+                annot_kws={"fontsize": "small"})
+    ax.tick_params(axis="x", rotation=30)
+    ax.tick_params(axis="y", rotation=0)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def regression_panels(points: Mapping[str, pd.DataFrame], fits: pd.DataFrame, title: str | None = None) -> Figure:
+    """Seed 004 Fig. 5: per model pair, the proportion of encounters where the judge chose model 1
+    in each ROUGE-L-difference bin (dot size = encounters) and the weighted line
+    (``points``: "model_1 vs model_2" -> frame of bin_centre, proportion, count; ``fits``: the
+    :func:`nlgjudge.analysis.elo.rouge_difference_regression` rows of those pairs)."""
+    if not points:
+        raise ValueError("regression_panels: no model pair to draw")
+    n = len(points)
+    columns = min(n, 3)
+    rows = int(np.ceil(n / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(PANEL_WIDTH * columns, PANEL_HEIGHT * rows), squeeze=False,
+                             sharey=True, layout="constrained")
+    fitted = fits.assign(pair=fits["model_1"] + " vs " + fits["model_2"]).set_index("pair")
+    for ax, (pair, frame) in zip(axes.flat, points.items()):
+        ax.scatter(frame["bin_centre"], frame["proportion"], s=8 + 4 * frame["count"], alpha=0.6)
+        fit = fitted.loc[pair]
+        xs = np.linspace(frame["bin_centre"].min(), frame["bin_centre"].max(), 20)
+        ax.plot(xs, fit["intercept"] + fit["slope"] * xs, color="black", linewidth=1)
+        ax.set_title(f"{pair}\nslope {fit['slope']:.2f}, r² {fit['r_squared']:.2f}", fontsize="small")
+        ax.set_xlabel("ROUGE-L difference (model 2 - model 1)")
+        ax.set_ylabel("P(model 1 chosen)")
+        ax.set_ylim(-0.05, 1.05)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    return fig
