@@ -7,7 +7,7 @@ import pytest
 from nlgjudge.data import list_datasets
 from nlgjudge.models import PACKAGED_MODELS
 from nlgjudge.studies.__main__ import _parser, main
-from nlgjudge.studies.plan import FIRST_PASS, JUDGE, N_CONTEXTS, PLAN
+from nlgjudge.studies.plan import ELO_JOBS, FIRST_PASS, JUDGE, N_CONTEXTS, PLAN
 
 
 def test_every_job_parses_and_names_known_datasets_and_models() -> None:
@@ -16,7 +16,7 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
         assert args.study == job.study
         assert args.dataset in list_datasets()
         assert args.model in PACKAGED_MODELS
-        assert args.n_contexts == N_CONTEXTS[job.dataset]
+        assert args.n_contexts == N_CONTEXTS.get(job.dataset)  # None: every context (the Elo contest)
         assert args.max_contexts is None or args.max_contexts <= args.n_contexts
 
 
@@ -50,3 +50,8 @@ def test_the_judge_finishes_summeval_with_comparative_and_scoring_in_step() -> N
             if min(covered.values()) >= FIRST_PASS:
                 assert abs(covered["comparative"] - covered["scoring"]) <= 1, job
     assert covered == {"comparative": N_CONTEXTS["summeval"], "scoring": N_CONTEXTS["summeval"]}
+
+
+def test_the_elo_judges_run_last_on_every_contest_article_with_the_judge_first() -> None:
+    assert PLAN[-len(ELO_JOBS):] == ELO_JOBS and ELO_JOBS[0].model == JUDGE
+    assert all(job.study == "elo" and job.n_contexts is None and job.backend == "llamacpp" for job in ELO_JOBS)

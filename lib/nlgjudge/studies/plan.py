@@ -78,3 +78,9 @@ PLAN: tuple[Job, ...] = (
     Job("scoring", "summeval", SMALL_JUDGES[1], _SE),
     Job("scoring", "summeval", SMALL_JUDGES[0], _SE),
 )
+#: The Elo chapter's LLM judges on all 99 contest articles (every ordered pair of contestants:
+#: 42 comparisons an article), on llama.cpp: the judge first, then the small models.
+ELO_JOBS: tuple[Job, ...] = tuple(
+    Job("elo", "cnndm_contest", model, None, backend=ELO_BACKEND) for model in (JUDGE, *SMALL_JUDGES)
+)
+PLAN = PLAN + ELO_JOBS
