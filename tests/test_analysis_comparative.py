@@ -145,23 +145,29 @@ def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None
               comparisons_from(ds, lambda *a: 1 - perfect(*a), templates=(1,), model="w")]
     ours = [comparative_predictions(f) for f in frames]
     ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "expected", model="m", dataset="tiny"))
-    table = correlations(pd.concat(ours, ignore_index=True), ds, n_boot=10)
+    table = correlations(pd.concat(ours, ignore_index=True), ds)
     result = comparative_vs_scoring(table).set_index("model")
     assert list(result.index) == ["m", "w"]  # one row per model with a comparative figure
     assert result.loc["m", COMPARATIVE] == pytest.approx(100.0)
     assert result.loc["m", analysis.SCORING_EXPECTED] == pytest.approx(0.0)  # +100 and -100
     assert np.isnan(result.loc["m", analysis.SCORING_SAMPLED])  # not run
     assert result.loc["m", "gap"] == pytest.approx(100.0)
+    # paired over the 2 contexts: differences 0 and 200 -> mean 100 with t_{1, 0.975} = 12.706 x sd / sqrt(2)
+    half = 12.706204736174698 * np.std([0.0, 200.0], ddof=1) / np.sqrt(2)
+    assert result.loc["m", "gap_low"] == pytest.approx(100.0 - half) and result.loc["m", "gap_high"] == pytest.approx(100.0 + half)
+    assert result.loc["m", "n_paired"] == 2 and not result.loc["m", "gap_excludes_zero"]  # 2 contexts prove nothing
     assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
 
 
-def test_bootstrap_interval_brackets_the_mean_and_needs_two_contexts(tiny_dataset) -> None:
+def test_the_t_interval_brackets_the_mean_needs_two_contexts_and_flags_small_n(tiny_dataset) -> None:
     ds = tiny_dataset(4, 4)
     rng = np.random.default_rng(0)
     values = rng.normal(size=len(ds.frame))
     table = correlations(scoring_predictions(scoring_frame(ds, values), "expected", model="m", dataset="tiny"), ds)
     row = table.iloc[0]
     assert row["ci_low"] <= row["spearman"] <= row["ci_high"]
+    per_context = np.array(list(row["per_context"].values())) * 100
+    assert row["spearman"] == pytest.approx(per_context.mean()) and row["small_n"]  # 4 contexts: flagged
     one = ds.select_contexts(1)
     single = correlations(scoring_predictions(scoring_frame(one, values[:4]), "expected", model="m", dataset="tiny"), one)
     assert np.isnan(single["ci_low"].iloc[0])

@@ -185,7 +185,7 @@ def test_comparative_chapter_figure_is_the_mean_over_templates(independent, rele
     from nlgjudge.analysis import comparative as analysis
 
     frame, ds = released_comparisons
-    table = analysis.comparative_correlations(frame, ds, n_boot=10)
+    table = analysis.comparative_correlations(frame, ds)
     for aspect in ("COH", "CON", "FLU", "REL"):
         ours = np.mean([_win_ratio_spearman(independent[(t, aspect)], 0.5) for t in (1, 2)])
         row = table[(table["aspect"] == aspect) & (table["template"] == analysis.TEMPLATE_MEAN)]
@@ -227,7 +227,7 @@ def test_expected_score_spearman_matches_an_independent_computation(summeval, tm
     judge = Judge(JUDGE, cache=cache, study="scoring-summeval", backend=BACKEND)
     scores = expected_scores(judge, ds, aspects=["COH", "CON", "FLU", "REL"], templates=(1, 2))
     assert scores["from_cache"].all()  # read back, nothing computed
-    table = analysis.correlations(analysis.scoring_predictions(scores, "expected", model=JUDGE, dataset="summeval"), ds, n_boot=10)
+    table = analysis.correlations(analysis.scoring_predictions(scores, "expected", model=JUDGE, dataset="summeval"), ds)
     for template in (1, 2):
         for aspect in ("COH", "CON", "FLU", "REL"):
             values = []

@@ -26,7 +26,8 @@ import pandas as pd
 
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
-    bootstrap_mean_ci,
+    mean_interval,
+    paired_difference_interval,
     debias_threshold,
     debiased_decisions,
     hard_decisions,
@@ -196,22 +197,24 @@ def correlations(
     ds: JudgeDataset,
     *,
     method: str = "spearman",
-    n_boot: int = 2000,
     confidence: float = 0.95,
-    seed: int = 0,
 ) -> pd.DataFrame:
     """Summary-level correlation x100 per model, dataset, method, template and aspect.
 
     Columns: the :data:`GROUP_COLUMNS`, ``spearman`` (x100, the mean over the contexts counted),
-    ``ci_low``/``ci_high`` (percentile bootstrap over contexts, NaN with fewer than two contexts),
+    ``ci_low``/``ci_high`` (the t interval of that mean over contexts,
+    :func:`nlgjudge.stats.intervals.mean_interval`: valid at the few contexts a chapter has, where a
+    percentile bootstrap is too narrow; NaN with fewer than two contexts), ``small_n`` (fewer than
+    :data:`nlgjudge.stats.intervals.SMALL_N` contexts: read the interval as a warning),
     ``n_contexts`` (contexts counted), ``n_tied`` (counted contexts where the method gave every
     candidate the same score: it expressed no ranking, so they count as 0, chance, as in the bias
     and subset chapters), ``n_constant_gold`` (contexts whose human scores are all equal: no
     correlation exists whatever the method does, so they are left out), ``n_unscored`` (candidates
     without a prediction, e.g. no parseable sample: they are left out of their context's
     correlation). For every model, method and aspect a row with ``template == "mean"`` averages the
-    per-template values (the paper's figure); its interval resamples contexts of the per-context
-    template means.
+    per-template values (the paper's figure); its interval is over the per-context template means.
+    ``per_context`` holds each row's ``{context_id: correlation}`` (tied contexts as 0), for paired
+    comparisons of two methods on the same contexts (:func:`comparative_vs_scoring`).
     """
     _require(predictions, PREDICTION_COLUMNS, "predictions")
     gold = _gold_lookup(ds)
@@ -248,30 +251,29 @@ def correlations(
             values = np.where(np.isnan(result.per_context), 0.0, result.per_context)
         record.update(spearman=value, n_contexts=len(contexts), n_tied=tied, n_constant_gold=constant_gold,
                       n_unscored=unscored)
-        record.update(_interval(values, n_boot, confidence, seed))
+        record.update(_interval(values, confidence))
+        record["per_context"] = dict(zip(contexts, values.tolist(), strict=True))
         records.append(record)
         per_context[key] = pd.Series(values, index=contexts, dtype=float)
     table = pd.DataFrame.from_records(records)
-    means = _template_means(table, per_context, n_boot, confidence, seed)
-    columns = [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high", "n_contexts", "n_tied", "n_constant_gold", "n_unscored"]
+    means = _template_means(table, per_context, confidence)
+    columns = [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high", "small_n", "n_contexts", "n_tied", "n_constant_gold",
+               "n_unscored", "per_context"]
     out = pd.concat([table, means], ignore_index=True)[columns]
     out["template"] = out["template"].astype(object)
     return out
 
 
-def _interval(per_context: np.ndarray, n_boot: int, confidence: float, seed: int) -> dict[str, float]:
+def _interval(per_context: np.ndarray, confidence: float) -> dict[str, object]:
     finite = per_context[np.isfinite(per_context)]
-    if finite.size < 2:
-        return {"ci_low": np.nan, "ci_high": np.nan}
-    try:
-        ci = bootstrap_mean_ci(finite, n_boot=n_boot, confidence=confidence, seed=seed)
-    except ValueError:  # degenerate resamples: no interval rather than a made-up one
-        return {"ci_low": np.nan, "ci_high": np.nan}
-    return {"ci_low": 100.0 * ci.low, "ci_high": 100.0 * ci.high}
+    if finite.size == 0:
+        return {"ci_low": np.nan, "ci_high": np.nan, "small_n": True}
+    interval = mean_interval(finite, confidence)
+    return {"ci_low": 100.0 * interval.low, "ci_high": 100.0 * interval.high, "small_n": interval.small}
 
 
 def _template_means(
-    table: pd.DataFrame, per_context: Mapping[tuple[object, ...], pd.Series], n_boot: int, confidence: float, seed: int
+    table: pd.DataFrame, per_context: Mapping[tuple[object, ...], pd.Series], confidence: float
 ) -> pd.DataFrame:
     records = []
     keys = ["model", "dataset", "method", "aspect"]
@@ -287,7 +289,8 @@ def _template_means(
             n_constant_gold=int(part["n_constant_gold"].sum()),
             n_unscored=int(part["n_unscored"].sum()),
         )
-        record.update(_interval(by_context.to_numpy(dtype=float), n_boot, confidence, seed))
+        record.update(_interval(by_context.to_numpy(dtype=float), confidence))
+        record["per_context"] = by_context.to_dict()
         records.append(record)
     return pd.DataFrame.from_records(records)
 
@@ -298,12 +301,10 @@ def comparative_correlations(
     debias: bool = False,
     *,
     debias_scope: str = "dataset",
-    n_boot: int = 2000,
-    seed: int = 0,
 ) -> pd.DataFrame:
     """:func:`correlations` of the comparative win ratios (see :func:`comparative_predictions`)."""
     predictions = comparative_predictions(comparisons, debias=debias, debias_scope=debias_scope)
-    return correlations(predictions, ds, n_boot=n_boot, seed=seed)
+    return correlations(predictions, ds)
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,16 +314,19 @@ def comparative_correlations(
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
-def comparative_vs_scoring(table: pd.DataFrame) -> pd.DataFrame:
+def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Seed 000's main claim checked within each model: comparative assessment against the same
     model's absolute scoring, on the same contexts.
 
     ``table``: :func:`correlations` output (one or more datasets). One row per model, dataset and
     aspect that has a comparative figure: the template-mean Spearman x100 of comparative and of
-    each prompt-scoring reading (NaN where not run), ``best_scoring`` (the highest of those) and
-    ``gap`` (comparative minus ``best_scoring``; positive where comparing beats every scoring).
+    each prompt-scoring reading (NaN where not run), ``best_scoring`` (the highest of those; taking
+    the best of up to three readings favours scoring, so a positive gap is a cautious result),
+    ``gap`` (comparative minus ``best_scoring``), and the paired t interval of that gap over the
+    contexts both were computed on (``gap_low``, ``gap_high``, ``n_paired``; ``gap_excludes_zero``).
+    Counting positive gaps is not a test; an interval that excludes 0 is one.
     """
-    _require(table, [*GROUP_COLUMNS, "spearman"], "correlation table")
+    _require(table, [*GROUP_COLUMNS, "spearman", "per_context"], "correlation table")
     figures = table[table["template"].astype(str) == TEMPLATE_MEAN]  # every method has one, G-Eval too
     figures = figures[figures["method"].isin([COMPARATIVE, *SCORING_METHODS])]
     wide = figures.pivot_table(index=["model", "dataset", "aspect"], columns="method", values="spearman",
@@ -331,7 +335,25 @@ def comparative_vs_scoring(table: pd.DataFrame) -> pd.DataFrame:
     wide = wide[wide[COMPARATIVE].notna()]
     scoring = wide[list(SCORING_METHODS)]
     wide["best_scoring"] = scoring.max(axis=1)
+    best_method = pd.Series(
+        [row.idxmax() if row.notna().any() else np.nan for _, row in scoring.iterrows()], index=wide.index, dtype=object
+    )
     wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
+    per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
+    lows, highs, counts = [], [], []
+    for key, best in zip(wide.index, best_method, strict=True):
+        if not isinstance(best, str):
+            lows.append(np.nan), highs.append(np.nan), counts.append(0)
+            continue
+        ours, theirs = per_context[(*key, COMPARATIVE)], per_context[(*key, best)]
+        common = [c for c in ours if c in theirs]
+        if not common:
+            lows.append(np.nan), highs.append(np.nan), counts.append(0)
+            continue
+        interval = paired_difference_interval([ours[c] for c in common], [theirs[c] for c in common], confidence)
+        lows.append(100.0 * interval.low), highs.append(100.0 * interval.high), counts.append(len(common))
+    wide["gap_low"], wide["gap_high"], wide["n_paired"] = lows, highs, counts
+    wide["gap_excludes_zero"] = (wide["gap_low"] > 0) | (wide["gap_high"] < 0)
     wide.columns.name = None
     return wide.reset_index()
 
@@ -449,7 +471,7 @@ def chapter_correlations(
     baselines: Mapping[str, pd.DataFrame],
     datasets: Mapping[str, JudgeDataset],
     *,
-    seed: int = 0,
+    seed: int = 0,  # kept for callers; the intervals no longer resample
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Every method's :func:`correlations` per dataset, and the unparseable-sample counts.
 
@@ -476,7 +498,7 @@ def chapter_correlations(
         if name in baselines:
             predictions.append(baseline_predictions(baselines[name], dataset=name))
         if predictions:
-            tables[name] = correlations(pd.concat(predictions, ignore_index=True), ds, seed=seed)
+            tables[name] = correlations(pd.concat(predictions, ignore_index=True), ds)
     return tables, (pd.concat(unparsed, ignore_index=True) if unparsed else pd.DataFrame())
 
 

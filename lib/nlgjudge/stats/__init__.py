@@ -12,6 +12,7 @@ Modules, one concept each:
 - :mod:`~nlgjudge.stats.max_likelihood`  maximum-likelihood ranking (Appendix B, eq. 11-13)
 - :mod:`~nlgjudge.stats.bradley_terry`   Bradley-Terry scores via choix, bootstrap intervals
 - :mod:`~nlgjudge.stats.elo`             Elo by stochastic gradient ascent (seed 004 Annex)
+- :mod:`~nlgjudge.stats.intervals`       the t interval of a mean over contexts, and its paired version
 - :mod:`~nlgjudge.stats.likelihood`      seed 003 eq. 2: token log-likelihoods -> one score
 - :mod:`~nlgjudge.stats.correlation`     correlation with human scores: summary- and system-level, length bias
 - :mod:`~nlgjudge.stats.agreement`       pairwise accuracy (Tables 7, 10), self-consistency (Table 8), Cohen's kappa
@@ -76,6 +77,7 @@ from nlgjudge.stats.elo import (
     outcomes_from_codes,
     step_schedule,
 )
+from nlgjudge.stats.intervals import MeanInterval, mean_interval, paired_difference_interval
 from nlgjudge.stats.likelihood import weighted_loglikelihood
 from nlgjudge.stats.max_likelihood import (
     LikelihoodRanking,
@@ -177,5 +179,8 @@ __all__ = [
     "win_matrix",
     "win_ratio",
     "weighted_loglikelihood",
+    "MeanInterval",
+    "mean_interval",
+    "paired_difference_interval",
     "win_ratio_full_matrix",
 ]

@@ -1,0 +1,74 @@
+"""Intervals for a mean over a few independent units (contexts, articles), valid at small n.
+
+With the 6 to 30 contexts a chapter has, a percentile bootstrap of the mean is too narrow: it
+resamples only the values seen, and at n = 6 its nominal 95% interval covers the mean far less
+often. The Student t interval, ``mean +- t_{n-1, (1+c)/2} s / sqrt(n)``, is exact for normal
+values and robust enough for means of bounded correlations; it is the book's one interval for "the
+mean over contexts" (:func:`mean_interval`) and, on per-context differences of two methods on the
+same contexts, for comparing them (:func:`paired_difference_interval`: a paired interval, which
+a count of signs is not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+#: Below this many units an interval is shown with a warning: it is honest but very wide.
+SMALL_N = 5
+METHOD = "Student t, n - 1 degrees of freedom"
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """The mean of ``n`` values and its t interval (NaN bounds when n < 2 or the values are constant)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    confidence: float
+    method: str = METHOD
+
+    @property
+    def small(self) -> bool:
+        """True when n < :data:`SMALL_N`: read the interval as a warning that n is tiny."""
+        return self.n < SMALL_N
+
+    @property
+    def excludes_zero(self) -> bool:
+        return bool(np.isfinite(self.low) and (self.low > 0 or self.high < 0))
+
+
+def mean_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
+    """The t interval of the mean of ``values`` (NaN entries are an error: decide before what they mean)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"values must be one-dimensional; got shape {x.shape}")
+    if np.isnan(x).any():
+        raise ValueError("values contain NaN; drop or replace them first (say how many and why)")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1); got {confidence}")
+    n = int(x.size)
+    if n == 0:
+        raise ValueError("no values: an interval needs at least one")
+    mean = float(x.mean())
+    if n < 2:
+        return MeanInterval(mean, np.nan, np.nan, n, confidence)
+    if np.ptp(x) == 0.0:  # constant values (rounding would otherwise give a hair-thin interval)
+        return MeanInterval(mean, mean, mean, n, confidence)
+    sd = float(x.std(ddof=1))
+    half = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n - 1)) * sd / np.sqrt(n)
+    return MeanInterval(mean, mean - half, mean + half, n, confidence)
+
+
+def paired_difference_interval(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> MeanInterval:
+    """The t interval of the mean of ``a - b`` over the same units (e.g. two methods' per-context
+    correlations): paired, so what the units share cancels."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"a paired interval needs the same units on both sides; got shapes {x.shape} and {y.shape}")
+    return mean_interval(x - y, confidence)

@@ -1,0 +1,41 @@
+"""The small-sample interval of a mean, and its paired version, against known answers."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nlgjudge.stats.intervals import SMALL_N, mean_interval, paired_difference_interval
+
+
+def test_the_t_interval_of_a_known_sample() -> None:
+    values = [0.1, 0.4, 0.35, 0.8, -0.05, 0.5]
+    got = mean_interval(values)
+    mean, sd, n = np.mean(values), np.std(values, ddof=1), 6
+    half = 2.5705818366147395 * sd / np.sqrt(n)  # t_{5, 0.975}
+    assert got.mean == pytest.approx(mean) and got.low == pytest.approx(mean - half) and got.high == pytest.approx(mean + half)
+    expected = stats.t.interval(0.95, df=n - 1, loc=mean, scale=stats.sem(values))
+    assert (got.low, got.high) == pytest.approx(expected)
+    assert got.n == 6 and not got.small
+
+
+def test_small_and_degenerate_samples_say_so() -> None:
+    assert mean_interval([0.3]).n == 1 and np.isnan(mean_interval([0.3]).low)
+    constant = mean_interval([0.2, 0.2, 0.2])
+    assert constant.low == constant.high == pytest.approx(0.2) and constant.small and SMALL_N == 5
+    with pytest.raises(ValueError, match="NaN"):
+        mean_interval([0.1, np.nan])
+    with pytest.raises(ValueError, match="no values"):
+        mean_interval([])
+
+
+def test_the_paired_interval_sees_a_consistent_gap_that_unpaired_noise_hides() -> None:
+    rng = np.random.default_rng(0)
+    context_effect = rng.normal(0, 0.3, 8)  # contexts differ a lot, for both methods alike
+    a = context_effect + 0.10 + rng.normal(0, 0.02, 8)
+    b = context_effect + rng.normal(0, 0.02, 8)
+    paired = paired_difference_interval(a, b)
+    assert paired.excludes_zero and paired.low > 0
+    unpaired_a, unpaired_b = mean_interval(a), mean_interval(b)
+    assert unpaired_a.low < unpaired_b.high  # the separate intervals overlap
+    with pytest.raises(ValueError, match="same units"):
+        paired_difference_interval([1.0, 2.0], [1.0])
