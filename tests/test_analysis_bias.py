@@ -120,3 +120,27 @@ def test_bias_figure_draws_paper_and_ours_in_separate_rows(tiny_dataset, synthet
     assert sum(len(c.get_offsets()) for c in fig.axes[1].collections) == len(ours)
     with pytest.raises(ValueError, match="lacks columns"):
         bias_figure(ours.drop(columns="p_a"))
+
+
+def test_the_two_threshold_scopes_are_named_and_differ_when_contexts_are_biased_differently(
+    tiny_dataset, synthetic_comparisons
+) -> None:
+    from nlgjudge.analysis.bias import threshold_scope_gains
+
+    ds = tiny_dataset(n_contexts=2, n_candidates=4)
+    # context 0 pulled strongly to A, context 1 pulled to B: one pooled tau cannot fit both
+    strong_a = synthetic_comparisons(ds.only("ctx0"), pull=3.0, sharpness=0.4)
+    strong_b = synthetic_comparisons(ds.only("ctx1"), pull=-3.0, sharpness=0.4)
+    comparisons = pd.concat([strong_a, strong_b], ignore_index=True)
+    table = debiasing_table(comparisons, {"tiny": ds}, scopes=("pooled", "per context"))
+    assert set(table["threshold"]) == {"none", "pooled", "per context"}
+    by = table.set_index(["aspect", "threshold"])
+    # per context recovers the perfect order in both contexts; the pooled tau cannot
+    assert by.loc[("COH", "per context"), "spearman_x100"] == pytest.approx(100.0)
+    assert by.loc[("COH", "pooled"), "spearman_x100"] < 100.0
+    gains = threshold_scope_gains(table).set_index("threshold")
+    assert gains.loc["per context", "spearman_gain"] > gains.loc["pooled", "spearman_gain"]
+    with pytest.raises(ValueError, match="threshold scope"):
+        debiasing_table(comparisons, {"tiny": ds}, scopes=("global",))
+    averaged = average_over_templates(table, ["spearman_x100"])
+    assert len(averaged) == len(table)  # one template: nothing merged across scopes

@@ -103,13 +103,28 @@ def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
     return _Scored(corr.value_x100, len(usable), corr.n_undefined, accuracy.percent, accuracy.n_comparisons)
 
 
-def debiasing_table(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset]) -> pd.DataFrame:
+#: The two ways to fit the debiasing threshold of eq. 10, by name (one definition each, used by
+#: every chapter): ``pooled`` fits one tau per comparison set on the comparisons of all its contexts
+#: (the paper's set-up, the bias chapter's default); ``per context`` fits one tau per context on that
+#: context's own comparisons (all a user judging one context has; what the subsets chapter uses,
+#: since its partial comparison sets are per context).
+THRESHOLD_SCOPES = ("pooled", "per context")
+
+
+def debiasing_table(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], scopes: Sequence[str] = ("pooled",)
+) -> pd.DataFrame:
     """Spearman x100 (Table 6) and pairwise accuracy % (Tables 7, 10) with and without debiasing.
 
     ``datasets`` maps dataset name -> the loaded :class:`JudgeDataset` (for the human scores, in the
-    candidates' order). One row per comparison set and ``debiased`` flag; columns also give tau,
-    alpha, P(A) after the decisions used, the contexts used and the comparisons counted.
+    candidates' order). One row per comparison set and threshold: ``threshold`` is "none" (eq. 2)
+    or one of ``scopes`` (:data:`THRESHOLD_SCOPES`), ``debiased`` says whether it is not "none";
+    columns also give tau (for "per context", the mean of the contexts' taus), alpha, P(A) after the
+    decisions used, the contexts used and the comparisons counted.
     """
+    unknown = [scope for scope in scopes if scope not in THRESHOLD_SCOPES]
+    if unknown or isinstance(scopes, str):
+        raise ValueError(f"unknown threshold scope(s) {unknown or scopes!r}; choose from {THRESHOLD_SCOPES}")
     rows = []
     for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
         if dataset not in datasets:
@@ -126,11 +141,18 @@ def debiasing_table(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDatas
                     f"{all_gold[context_id].size} human scores; the comparisons must cover every candidate"
                 )
         fit = fit_threshold(matrices)
-        for debiased in (False, True):
-            if debiased:
+        for threshold in ("none", *scopes):
+            if threshold == "pooled":
                 decisions = [debiased_decisions(m, fit) for m in matrices.values()]
+                tau, alpha = fit.tau, fit.alpha
+            elif threshold == "per context":
+                fits = [debias_threshold(m[~np.isnan(m)]) for m in matrices.values()]
+                decisions = [debiased_decisions(m, f) for m, f in zip(matrices.values(), fits, strict=True)]
+                tau = float(np.mean([f.tau for f in fits]))
+                alpha = float(np.mean([f.alpha for f in fits]))
             else:
                 decisions = [hard_decisions(m) for m in matrices.values()]
+                tau, alpha = 0.5, 1.0
             scored = _score(decisions, gold)
             made = np.concatenate([d[~np.isnan(d)] for d in decisions])
             rows.append(
@@ -139,12 +161,13 @@ def debiasing_table(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDatas
                     "dataset": dataset,
                     "template": template,
                     "aspect": aspect,
-                    "debiased": debiased,
+                    "debiased": threshold != "none",
+                    "threshold": threshold,
                     "spearman_x100": scored.spearman,
                     "accuracy_pct": scored.accuracy,
                     "p_a": float(made.mean()),
-                    "tau": fit.tau if debiased else 0.5,
-                    "alpha": fit.alpha if debiased else 1.0,
+                    "tau": tau,
+                    "alpha": alpha,
                     "n_contexts": scored.n_contexts_used,
                     "n_contexts_constant_gold": len(matrices) - scored.n_contexts_used,
                     "n_contexts_tied_prediction": scored.n_constant_pred,
@@ -157,7 +180,9 @@ def debiasing_table(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDatas
 def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean of ``values`` over the prompt templates (the paper averages its two prompts, Table 6),
     with ``n_templates`` saying how many were averaged."""
-    keys = list(keys) if keys is not None else [k for k in [*SET_KEYS, "debiased"] if k in table.columns and k != "template"]
+    keys = list(keys) if keys is not None else [
+        k for k in [*SET_KEYS, "debiased", "threshold"] if k in table.columns and k != "template"
+    ]
     grouped = table.groupby(keys, sort=False)
     out = grouped[list(values)].mean()
     out["n_templates"] = grouped["template"].nunique()
@@ -191,3 +216,22 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
                        else "no clear relation either way")
             lines.append(f"  across its {len(d)} sets, Spearman between |P(A) - 0.5| and the Spearman gain: {rho:+.2f} ({reading})")
     return lines
+
+
+def threshold_scope_gains(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model and dataset, the mean change from debiasing (Spearman x100 and accuracy points)
+    with each threshold scope of ``scores`` (a :func:`debiasing_table` run with several scopes), and
+    how many comparison sets it raised: the two definitions side by side, under their names."""
+    keys = ["model", "dataset", "template", "aspect"]
+    plain = scores[scores["threshold"] == "none"].set_index(keys)
+    rows = []
+    for scope in [s for s in THRESHOLD_SCOPES if s in set(scores["threshold"])]:
+        debiased = scores[scores["threshold"] == scope].set_index(keys)
+        gain = (debiased[["spearman_x100", "accuracy_pct"]] - plain[["spearman_x100", "accuracy_pct"]]).dropna()
+        for (model, dataset), part in gain.groupby(level=["model", "dataset"], sort=False):
+            rows.append({
+                "model": model, "dataset": dataset, "threshold": scope, "sets": len(part),
+                "spearman_gain": float(part["spearman_x100"].mean()), "sets_raised": int((part["spearman_x100"] > 0).sum()),
+                "accuracy_gain": float(part["accuracy_pct"].mean()),
+            })
+    return pd.DataFrame(rows)

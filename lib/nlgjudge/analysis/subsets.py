@@ -185,9 +185,9 @@ STRATEGY_COMPARISON_LABELS = {
     "no_repeat_minus_random": "no-repeat - random (R <= N(N-1)/2)",
     "no_repeat_minus_symmetric_equal_r": "no-repeat - symmetric, equal R",
     "symmetric_minus_no_repeat_equal_pairs": "symmetric(2m) - no-repeat(m), equal pairs",
-    "debias_gain_small_budgets": "debias gain, random, N <= R <= N(N-1)/4",
-    "debias_gain_tiny_budgets": "debias gain, random, R < N",
-    "debias_gain_full": "debias gain, all comparisons",
+    "debias_gain_small_budgets": "debias gain (per-context threshold), random, N <= R <= N(N-1)/4",
+    "debias_gain_tiny_budgets": "debias gain (per-context threshold), random, R < N",
+    "debias_gain_full": "debias gain (per-context threshold), all comparisons",
 }
 
 
