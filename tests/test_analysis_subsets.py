@@ -50,9 +50,9 @@ def test_strategy_comparisons_per_set_of_a_strongly_pulled_judge(tiny_dataset, s
     curves = subset_curve_frame(synthetic_comparisons(ds, pull=5.0), {"tiny": ds}, ["random", "symmetric"], n_draws=6)
     table = strategy_comparison_frame(curves)
     assert len(table) == curves.groupby(["dataset", "template", "aspect"]).ngroups
-    gain = table["debias gain, all comparisons"].to_numpy()
+    gain = table["debias gain (per-context threshold), all comparisons"].to_numpy()
     assert gain == pytest.approx(100.0)  # always A: all win ratios tie (0); debiased: the perfect order (100)
-    assert (table["debias gain, random, N <= R <= N(N-1)/4"] > 20).all()
+    assert (table["debias gain (per-context threshold), random, N <= R <= N(N-1)/4"] > 20).all()
     assert table["no-repeat - random (R <= N(N-1)/2)"].isna().all()  # no-repeat was not run
     with pytest.raises(ValueError, match="lacks columns"):
         strategy_comparison_frame(curves.drop(columns="budget"))
