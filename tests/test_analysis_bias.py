@@ -144,3 +144,24 @@ def test_the_two_threshold_scopes_are_named_and_differ_when_contexts_are_biased_
         debiasing_table(comparisons, {"tiny": ds}, scopes=("global",))
     averaged = average_over_templates(table, ["spearman_x100"])
     assert len(averaged) == len(table)  # one template: nothing merged across scopes
+
+
+def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.bias import prose_values
+
+    ds = tiny_dataset(n_contexts=4, n_candidates=4)
+    comparisons = synthetic_comparisons(ds, pull=0.6, sharpness=0.5)  # only gaps of 2+ overcome the pull
+    values = prose_values(debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons), "toy")
+    assert values["judge"] == "toy" and values["n_sets"] == "2" and values["fewest_contexts"] == "4"
+    assert float(values["pa_min"]) > 0.5 and values["rho_gain"] == "+0.0" and values["acc_gain"] == "+25.0"
+    # the win ratio of a symmetric set already ranks perfectly; only single decisions improve
+    assert values["verdict"] == ("on the rank correlation, pooled debiasing left it unchanged; on pairwise accuracy, "
+                                 "it raised it in most comparison sets")
+    two = ds.restrict(["ctx0", "ctx1"])
+    small = synthetic_comparisons(two, pull=0.6, sharpness=0.5)
+    assert "too small" in prose_values(debiasing_table(small, {"tiny": two}), bias_table(small), "toy")["verdict"]
+    always_a = synthetic_comparisons(ds, pull=40.0, sharpness=0.0)  # P(A) ~ 1 whatever the candidates
+    verdict = prose_values(debiasing_table(always_a, {"tiny": ds}), bias_table(always_a), "toy")["verdict"]
+    assert "tie every candidate" in verdict
+    with pytest.raises(ValueError, match="no comparisons of judge"):
+        prose_values(debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons), "other")

@@ -235,3 +235,59 @@ def threshold_scope_gains(scores: pd.DataFrame) -> pd.DataFrame:
                 "accuracy_gain": float(part["accuracy_pct"].mean()),
             })
     return pd.DataFrame(rows)
+
+
+#: Fewer contexts than this per comparison set, and a chapter's summary declines to draw conclusions.
+MIN_CONTEXTS_FOR_A_CLAIM = 3
+
+
+def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str) -> dict[str, str]:
+    """The numbers the bias chapter's prose cites for ``judge``, as display strings (for glue):
+    the P(A) range, the pooled-debiasing changes and a one-sentence verdict that refuses to claim
+    anything on a degenerate run (too few contexts; a judge whose plain decisions tie every
+    candidate of every context, for which any "gain" is the threshold's doing)."""
+    from nlgjudge.prose import number
+
+    mine = scores[(scores["model"] == judge) & (scores["threshold"].isin(["none", "pooled"]))]
+    p_a = bias.loc[bias["model"] == judge, "p_a"]
+    if mine.empty or p_a.empty:
+        raise ValueError(f"no comparisons of judge {judge!r} in the tables")
+    keys = ["dataset", "template", "aspect"]
+    plain = mine[~mine["debiased"]].set_index(keys)
+    debiased = mine[mine["debiased"]].set_index(keys)
+    gain_rho = (debiased["spearman_x100"] - plain["spearman_x100"]).dropna()
+    gain_acc = (debiased["accuracy_pct"] - plain["accuracy_pct"]).dropna()
+    n_sets, fewest = len(gain_rho), int(plain["n_contexts"].min())
+    all_tied = bool((plain["n_contexts_tied_prediction"] >= plain["n_contexts"]).all())
+    if fewest < MIN_CONTEXTS_FOR_A_CLAIM:
+        verdict = (f"with as few as {fewest} context(s) in a comparison set, this run is too small to say whether "
+                   "debiasing helps")
+    elif all_tied:
+        verdict = ("its plain decisions tie every candidate of every context (it answers by position), so the plain "
+                   "rankings are empty and the debiased ones show only what its probabilities follow")
+    else:
+        verdict = (f"on the rank correlation, pooled debiasing {_direction(gain_rho)}; on pairwise accuracy, "
+                   f"it {_direction(gain_acc)}")
+    return {
+        "judge": judge,
+        "pa_min": number(float(p_a.min()), 2),
+        "pa_max": number(float(p_a.max()), 2),
+        "n_sets": str(n_sets),
+        "fewest_contexts": str(fewest),
+        "rho_gain": number(float(gain_rho.mean()), 1, signed=True),
+        "rho_raised": str(int((gain_rho > 0).sum())),
+        "acc_gain": number(float(gain_acc.mean()), 1, signed=True),
+        "acc_raised": str(int((gain_acc > 0).sum())),
+        "verdict": verdict,
+    }
+
+
+def _direction(gains: pd.Series) -> str:
+    """How a set of changes went, in words (a majority and the mean must agree to name a direction)."""
+    if (gains.abs() < 1e-9).all():
+        return "left it unchanged"
+    if (gains > 0).sum() > len(gains) / 2 and gains.mean() > 0:
+        return "raised it in most comparison sets"
+    if (gains < 0).sum() > len(gains) / 2 and gains.mean() < 0:
+        return "lowered it in most comparison sets"
+    return "moved it both ways, with no clear direction"

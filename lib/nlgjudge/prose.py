@@ -1,0 +1,47 @@
+"""Numbers and names in a chapter's prose, glued from computed values (myst-nb ``glue``).
+
+A chapter computes a mapping of short names to display strings (``analysis`` modules build them)
+and calls :func:`glue_all` in a hidden cell; its Markdown then cites them as
+``{glue:text}`name```. The text cannot drift from the outputs: rerun with another model and the
+sentences change with the tables. Values are glued as plain strings, formatted where they are
+computed, so a reader sees exactly what the code decided to say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class _Plain:
+    """A string whose ``repr`` is itself, so the glued text/plain has no quotes around it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
+    """Glue every ``name -> value`` (as ``str``) for the Markdown of the current notebook, hidden."""
+    for name in values:
+        if not name.replace("_", "").isalnum():
+            raise ValueError(f"glue names are letters, digits and '_': got {name!r}")
+    from myst_nb import glue  # imported here: only notebooks glue
+
+    for name, value in values.items():
+        glue(f"{prefix}{name}", _Plain(str(value)), display=False)
+
+
+def number(value: float, decimals: int = 1, signed: bool = False) -> str:
+    """A number as the prose shows it ("n/a" for NaN)."""
+    if value != value:  # NaN
+        return "n/a"
+    return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+
+
+def listing(names: list[str], empty: str = "none") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if not names:
+        return empty
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -1,0 +1,24 @@
+"""Prose helpers: formatting, and glue names that myst-nb accepts."""
+
+import pytest
+
+from nlgjudge.prose import glue_all, listing, number
+
+
+def test_numbers_and_listings_read_as_prose() -> None:
+    assert number(0.8234, 2) == "0.82" and number(3.0, 1, signed=True) == "+3.0" and number(float("nan")) == "n/a"
+    assert listing([]) == "none" and listing(["a"]) == "a" and listing(["a", "b", "c"]) == "a, b and c"
+
+
+def test_glue_refuses_names_markdown_cannot_cite() -> None:
+    with pytest.raises(ValueError, match="glue names"):
+        glue_all({"p(A) max": 1})
+
+
+def test_glued_text_has_no_quotes(monkeypatch) -> None:
+    import myst_nb
+
+    seen = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: seen.update({name: repr(value)}))
+    glue_all({"judge": "qwen", "n": 3})
+    assert seen == {"judge": "qwen", "n": "3"}
