@@ -206,3 +206,22 @@ def test_side_by_side_rejects_another_table(tiny_dataset) -> None:
 def test_methods_map_to_the_papers_sections() -> None:
     assert analysis.SECTIONS[COMPARATIVE] == "Comparative Assessment (§3)"
     assert set(analysis.SECTIONS.values()) | {analysis.BASELINE_SECTION} == set(analysis.SECTION_ORDER)
+
+
+def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None:
+    from nlgjudge.analysis.comparative import prose_values
+
+    ds = tiny_dataset(2, 3)
+    frames = [comparisons_from(ds, perfect, templates=(1,))]
+    ours = [comparative_predictions(f) for f in frames]
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "expected", model="m", dataset="tiny"))
+    table = correlations(pd.concat(ours, ignore_index=True), ds)
+    values = prose_values(comparative_vs_scoring(table), table, "m")
+    assert values["n_cases"] == "1" and values["n_positive"] == "1" and values["fewest_paired"] == "2"  # COH only
+    assert "too small to test" in values["verdict"]  # 2 contexts: a +100 gap is not evidence
+    always_a = [comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))]
+    always_a.append(ours[-1])
+    tied = correlations(pd.concat(always_a, ignore_index=True), ds)
+    assert "tie every candidate" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
+    with pytest.raises(ValueError, match="no comparative correlations"):
+        prose_values(comparative_vs_scoring(table), table, "other")

@@ -558,3 +558,50 @@ def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequen
                      "comparisons per template and aspect": int((sizes * (sizes - 1)).sum()),
                      "aspects": ", ".join(aspects[name])})
     return pd.DataFrame(rows, index=list(datasets))
+
+
+#: Fewer shared contexts than this and the chapter's summary declines to test a gap.
+MIN_CONTEXTS_FOR_A_CLAIM = 3
+
+
+def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[str, str]:
+    """The numbers the comparative chapter's prose cites for ``judge`` (display strings, for glue):
+    how many dataset-aspects it was compared on, how many gaps are positive, how many paired
+    intervals lie above or below 0, the mean gap, and a verdict that refuses to claim a win on a
+    degenerate run (fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` shared contexts, or a comparative
+    judge that tied every candidate of every context). ``claim`` is :func:`comparative_vs_scoring`'s
+    output, ``table`` the :func:`correlations` rows it came from."""
+    from nlgjudge.prose import number
+
+    mine = claim[(claim["model"] == judge)].dropna(subset=["gap"])
+    rows = table[(table["model"] == judge) & (table["method"] == COMPARATIVE) & (table["template"].astype(str) == TEMPLATE_MEAN)]
+    if rows.empty:
+        raise ValueError(f"no comparative correlations of judge {judge!r}")
+    n, above = len(mine), int((mine["gap_excludes_zero"] & (mine["gap"] > 0)).sum())
+    below = int((mine["gap_excludes_zero"] & (mine["gap"] < 0)).sum())
+    fewest = int(mine["n_paired"].min()) if n else 0
+    tied_everywhere = bool((rows["n_tied"] >= rows["n_contexts"]).all())
+    if n == 0:
+        verdict = "there is no absolute scoring of the same model to compare with in this run"
+    elif tied_everywhere:
+        verdict = ("its comparative rankings tie every candidate (it answers by position), so this run says nothing "
+                   "about comparing against scoring")
+    elif fewest < MIN_CONTEXTS_FOR_A_CLAIM:
+        verdict = f"with as few as {fewest} shared context(s), this run is too small to test the gaps"
+    elif above > n / 2:
+        verdict = "comparing beats the best absolute scoring, beyond the noise of the context sample, in most cases"
+    elif below > n / 2:
+        verdict = "the best absolute scoring beats comparing, beyond the noise of the context sample, in most cases"
+    else:
+        verdict = (f"most gaps are within the noise of the context sample ({above} above 0 and {below} below 0 "
+                   f"of {n} paired intervals)")
+    return {
+        "judge": judge,
+        "n_cases": str(n),
+        "n_positive": str(int((mine["gap"] > 0).sum())),
+        "n_above": str(above),
+        "n_below": str(below),
+        "mean_gap": number(float(mine["gap"].mean()) if n else float("nan"), 1, signed=True),
+        "fewest_paired": str(fewest),
+        "verdict": verdict,
+    }
