@@ -131,3 +131,21 @@ def test_hard_likelihood_of_an_always_a_judge_is_a_full_tie_not_the_index_order(
     table = ranking_methods_frame(frame, {"tiny": ds}).set_index(["aspect", "method"])
     # the candidates' index order matches COH exactly, so an index tie-break would score 100
     assert table.loc[("COH", "max likelihood (hard)"), "spearman_x100"] == 0.0
+
+
+def test_prose_values_report_ranges_and_the_largest_method_changes() -> None:
+    import pandas as pd
+
+    from nlgjudge.analysis.subsets import STRATEGY_COMPARISON_LABELS, prose_values
+
+    gap = STRATEGY_COMPARISON_LABELS["no_repeat_minus_symmetric_equal_r"]
+    strategies = pd.DataFrame({"model": "m", "dataset": ["summeval", "summeval", "webnlg"], gap: [-2.5, -9.5, 1.0]})
+    methods = pd.DataFrame({
+        "model": "m", "dataset": "summeval", "aspect": ["COH", "COH", "COH", "FLU", "FLU", "FLU"],
+        "method": ["win ratio", "max likelihood", "Bradley-Terry"] * 2,
+        "spearman_x100": [30.0, 27.0, 41.5, 50.0, 56.8, 31.5],
+    })
+    values = prose_values(strategies, methods, "m")
+    assert values["symmetric_gap_ranges"] == "summeval -9.5 to -2.5 and webnlg +1.0 to +1.0"
+    assert values["bt_max"] == "+11.5 (summeval COH)" and values["bt_min"] == "-18.5 (summeval FLU)"
+    assert values["ml_max"] == "+6.8 (summeval FLU)" and values["ml_mean"] == "+1.9"

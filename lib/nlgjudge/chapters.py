@@ -459,7 +459,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "templates": [1, 2],
             "strategies": ["random", "no-repeat", "symmetric", "active"],
             "n_draws": 50,
-            "self_consistency_sizes": [4, 8, 12],
+            "self_consistency_sizes": [2, 3, 4, 6, 8, 12, 16],  # the paper's Table 8 sizes
             "seed": SEED,
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing

@@ -296,3 +296,36 @@ def _hard_likelihood_scores(probs: np.ndarray) -> np.ndarray:
     if np.allclose(wins, wins.T):
         return np.zeros(probs.shape[0])
     return -max_likelihood_ranking_hard(decisions).ranks
+
+
+def prose_values(strategies: pd.DataFrame, methods: pd.DataFrame, judge: str) -> dict[str, str]:
+    """The numbers the subsets chapter's prose cites (display strings, for glue).
+
+    ``strategies``: :func:`strategy_comparison_frame`; ``methods``: :func:`ranking_methods_frame`
+    averaged over templates (model, dataset, aspect, method, spearman_x100). Per dataset, the
+    range of "no-repeat minus symmetric at equal R" (negative: symmetric ahead), and over every
+    dataset-aspect how far maximum likelihood and Bradley-Terry move from the win ratio: the
+    largest change either way, so the text never calls "little" what the table shows is large.
+    """
+    from nlgjudge.prose import listing, number
+
+    gap = STRATEGY_COMPARISON_LABELS["no_repeat_minus_symmetric_equal_r"]
+    mine = strategies[strategies["model"] == judge]
+    parts = []
+    for dataset, part in mine.groupby("dataset", sort=False):
+        values = part[gap].dropna()
+        if len(values):
+            parts.append(f"{dataset} {number(values.min(), 1, signed=True)} to {number(values.max(), 1, signed=True)}")
+    wide = methods[methods["model"] == judge].pivot_table(index=["dataset", "aspect"], columns="method",
+                                                          values="spearman_x100", sort=False)
+    out = {"judge": judge, "symmetric_gap_ranges": listing(parts, empty="not computed")}
+    for method, name in (("max likelihood", "ml"), ("Bradley-Terry", "bt")):
+        if method in wide and "win ratio" in wide:
+            change = (wide[method] - wide["win ratio"]).dropna()
+            where_max, where_min = change.idxmax(), change.idxmin()
+            out[f"{name}_max"] = f"{number(change.max(), 1, signed=True)} ({' '.join(where_max)})"
+            out[f"{name}_min"] = f"{number(change.min(), 1, signed=True)} ({' '.join(where_min)})"
+            out[f"{name}_mean"] = number(float(change.mean()), 1, signed=True)
+        else:
+            out[f"{name}_max"] = out[f"{name}_min"] = out[f"{name}_mean"] = "n/a"
+    return out
