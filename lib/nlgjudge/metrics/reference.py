@@ -99,6 +99,10 @@ def _bert_scorer(folder: str, num_layers: int) -> Any:
     # bert_score picks special loaders when the name contains "t5" or starts with "scibert".
     if "t5" in folder.lower() or folder.lower().startswith("scibert"):
         raise ValueError(f"bert_score would misread the folder name {folder!r}; move the model to another path")
+    from transformers.utils import logging as transformers_logging
+
+    # transformers draws a "Loading weights" progress bar on stderr, which would land in the book's pages.
+    transformers_logging.disable_progress_bar()
     return BERTScorer(model_type=folder, num_layers=num_layers, rescale_with_baseline=False, idf=False, device="cpu")
 
 
