@@ -383,6 +383,32 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": DATA_DIR_TYPE,
         },
     ),
+    # One SummEval article end to end, from the comparative chapter's released outputs (teaching).
+    Chapter(
+        name="worked",
+        title="A worked example",
+        notebook="worked.ipynb",
+        defaults={
+            "model": JUDGE,
+            "small_model": SMALL_JUDGES[1],
+            "dataset": "summeval",
+            "n_contexts": N_CONTEXTS["summeval"],
+            "article": 0,
+            "aspect": "COH",
+            "template": 1,
+            "seed": SEED,
+            "backend": BACKEND,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={"model": "smollm2-135m-instruct", "n_contexts": 1, "released_only": False},
+        inputs=("data/outputs",),
+        types={
+            "model": STRING, "small_model": STRING, "dataset": DATASET_TYPE, "n_contexts": integer(minimum=1),
+            "article": integer(minimum=0), "aspect": STRING, "template": choice((1, 2), "prompt templates"),
+            "seed": SEED_TYPE, "backend": BACKEND_TYPE, "released_only": BOOLEAN, "data_dir": DATA_DIR_TYPE,
+        },
+    ),
     # The three chapters of the first paper (Liusie et al. 2024) read the same released outputs
     # (data/outputs/comparative-*, scoring-*); defaults are the plan in nlgjudge.studies.plan.
     # released_only=True: use the planned contexts whose outputs are all released, and say how
