@@ -196,3 +196,13 @@ def test_an_empty_candidate_is_judged_as_it_is() -> None:
     prompt = comparative_prompt(1, ARTICLE, S1, "", "COH")
     assert "Summary B: \n\nWhich Summary" in prompt
     assert scoring_prompt(1, ARTICLE, "", "COH").count("Summary: \n\n") == 1
+
+
+def test_every_prompt_gives_the_papers_four_prompts() -> None:
+    from nlgjudge.prompts import every_prompt
+
+    prompts = every_prompt("The article.", "First.", "Second.", "COH")
+    assert list(prompts) == ["comparative prompt 1", "comparative prompt 2", "scoring prompt 1", "scoring prompt 2"]
+    assert prompts["comparative prompt 2"].startswith("Passage:\nThe article.\n\nSummary A: First.")
+    assert prompts["scoring prompt 1"].endswith("measures the summary's coherency")
+    assert "Second." not in prompts["scoring prompt 2"]

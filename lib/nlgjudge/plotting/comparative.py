@@ -41,3 +41,29 @@ def paper_vs_ours_bars(
     if title:
         fig.suptitle(title)
     return fig
+
+
+def method_diagram() -> Figure:
+    """A drawn version of seed 000's Figure 1: prompt scoring asks for one candidate's score,
+    comparative assessment asks which of two candidates is better, and win ratios rank them."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.8), layout="constrained")
+    box = dict(boxstyle="round,pad=0.4", linewidth=0.8)
+    blue, orange, green = sns.color_palette(PALETTE, 3)
+    panels = (
+        ("Prompt scoring", [("context + candidate $x_i$", 0.78, blue), ("LLM", 0.5, "lightgrey"),
+                            ("score $s_i \\in \\{1..10\\}$\n(one per candidate)", 0.2, green)]),
+        ("Comparative assessment", [("context + $x_i$ (A) + $x_j$ (B)", 0.78, orange), ("LLM", 0.5, "lightgrey"),
+                                    ("$p_{ij} = P(A)$ for every ordered pair\n-> win ratio per candidate", 0.2, green)]),
+    )
+    for ax, (title, steps) in zip(axes, panels, strict=True):
+        ax.set_axis_off()
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_title(title, fontsize="medium")
+        for k, (text, y, colour) in enumerate(steps):
+            ax.text(0.5, y, text, ha="center", va="center", fontsize="small",
+                    bbox={**box, "facecolor": colour, "alpha": 0.35 if colour != "lightgrey" else 1.0})
+            if k < len(steps) - 1:
+                ax.annotate("", xy=(0.5, steps[k + 1][1] + 0.09), xytext=(0.5, y - 0.09),
+                            arrowprops={"arrowstyle": "->", "linewidth": 0.9})
+    return fig

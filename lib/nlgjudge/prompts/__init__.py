@@ -26,6 +26,7 @@ from nlgjudge.prompts.templates import (
     comparative_prompt,
     comparative_question,
     comparative_segments,
+    every_prompt,
     scoring_ending,
     scoring_prompt,
     scoring_question,
@@ -35,6 +36,6 @@ from nlgjudge.prompts.templates import (
 __all__ = [
     "ANSWER_SUFFIX", "ASPECTS", "DIALOGUE_RESPONSE", "SCORE_SUFFIX", "SUMMARY", "AspectWording", "Decision",
     "ParseReport", "PromptEnding", "PromptSegments", "Wording", "comparative_ending", "comparative_prompt",
-    "comparative_question", "comparative_segments", "fraction_first", "parse_all", "parse_comparative",
+    "comparative_question", "comparative_segments", "every_prompt", "fraction_first", "parse_all", "parse_comparative",
     "parse_score", "scoring_ending", "scoring_prompt", "scoring_question", "scoring_segments",
 ]

@@ -345,3 +345,17 @@ def scoring_ending(user_suffix: str = "", low: int = SCORE_LOW, high: int = SCOR
         decisions=scores,
     )
 
+
+
+def every_prompt(
+    source: str, candidate_a: str, candidate_b: str, aspect: str, wording: Wording = SUMMARY
+) -> dict[str, str]:
+    """The four prompts of the first paper for one context and aspect, by name: comparative
+    prompts 1 and 2 (A and B as given) and scoring prompts 1 and 2 (of ``candidate_a``), as the
+    paper's Figures 2 and 3 show them. G-Eval's prompts are files (:mod:`nlgjudge.prompts.geval`)."""
+    return {
+        "comparative prompt 1": comparative_prompt(1, source, candidate_a, candidate_b, aspect, wording),
+        "comparative prompt 2": comparative_prompt(2, source, candidate_a, candidate_b, aspect, wording),
+        "scoring prompt 1": scoring_prompt(1, source, candidate_a, aspect, wording),
+        "scoring prompt 2": scoring_prompt(2, source, candidate_a, aspect, wording),
+    }
