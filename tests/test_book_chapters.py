@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from nlgjudge.chapters import (
+    STATIC_PAGES,
     ALL_DATASETS,
     CHAPTERS,
     NONE,
@@ -92,7 +93,8 @@ def test_toc_lists_the_intro_then_every_chapter_in_registry_order() -> None:
     assert toc["root"] == "book/intro"
     assert (REPO_ROOT / "book" / "intro.md").is_file()
     files = [entry["file"] for entry in toc["chapters"]]
-    assert files == [c.toc_entry for c in CHAPTERS]
+    assert files == [c.toc_entry for c in CHAPTERS] + list(STATIC_PAGES)
+    assert all((REPO_ROOT / f"{page}.md").is_file() for page in STATIC_PAGES)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)

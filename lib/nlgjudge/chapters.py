@@ -552,6 +552,10 @@ CHAPTERS: tuple[Chapter, ...] = (
 )
 
 
+#: Static pages listed in ``_toc.yml`` after the chapters (Markdown, not executed).
+STATIC_PAGES: tuple[str, ...] = ("book/glossary",)
+
+
 def list_chapters() -> tuple[Chapter, ...]:
     """Every registered chapter, in book order."""
     return CHAPTERS
