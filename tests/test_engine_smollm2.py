@@ -1,4 +1,7 @@
-"""A few real comparisons with the packaged SmolLM2-135M-Instruct (marked slow)."""
+"""A few real comparisons with the packaged SmolLM2-135M-Instruct on the torch runtime (marked slow).
+
+The llama.cpp runtime on the same model: test_engine_llamacpp_smollm2.py.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ def test_real_comparisons_match_a_plain_forward_and_show_position_bias(smollm2, 
     assert [tok(x, add_special_tokens=False).input_ids for x in (" A", " B")] == [[330], [389]]  # models.md
     requests = [_request(GOOD, BAD), _request(BAD, GOOD)]
     with OutputCache(tmp_path / "c.sqlite") as cache:
-        results = Judge(smollm2, cache=cache, progress=False).label_probs(requests)
+        results = Judge(smollm2, cache=cache, progress=False, backend="torch").label_probs(requests)
     for request, result in zip(requests, results):
         ids = encode_prompt(tok, request.prompt, request.response_prefix)
         with torch.inference_mode():

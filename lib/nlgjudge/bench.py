@@ -14,6 +14,12 @@ FLOP/s against a matrix-multiply peak measured in the same run, and last, exactl
 ``speedup=<ratio> max_abs_diff=<largest |P(A) difference| on the shared comparisons>``.
 
 Run: ``python -m nlgjudge.bench`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick`` (SmolLM2-135M).
+
+``--compare-backends`` compares the two runtimes instead (:func:`compare_backends`): the torch
+engine, the llama.cpp engine and a plain llama.cpp prompt-cache loop on the same comparative
+prompts and token ids, plus greedy generation; it ends with exactly
+``llamacpp_vs_torch=<r> llamacpp_vs_prefix_cache_loop=<r> rank_agreement=<rho> max_abs_diff=<d>
+generation_vs_torch=<g>``.
 """
 
 from __future__ import annotations
@@ -89,7 +95,14 @@ def naive_p_a(model: Any, tokenizer: Any, messages: list[dict[str, str]], label_
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        import sys
+
+        argv = sys.argv[1:]
+    if "--compare-backends" in argv:
+        return compare_backends([a for a in argv if a != "--compare-backends"])
     parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--compare-backends", action="store_true", help="torch vs llama.cpp runtimes (see compare_backends)")
     parser.add_argument("--quick", action="store_true", help="SmolLM2-135M instead of Qwen2.5-Coder-1.5B")
     parser.add_argument("--model", default=None, help="any model name resolve_model accepts")
     parser.add_argument("--context", type=int, default=0, help="index of the SummEval article")
@@ -155,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # (b) the engine on the whole article, against a throw-away cache.
     with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-") as tmp:
         cache = OutputCache(Path(tmp) / "bench.sqlite")
-        judge = Judge(handle, cache=cache, progress=True)
+        judge = Judge(handle, cache=cache, progress=True, backend="torch")  # the naive loop runs torch too
         requests = [
             ClassifyRequest(
                 prompt=comparative_messages(source, texts[c.first], texts[c.second], c.aspect),
@@ -184,6 +197,215 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mean P(A) over the article {all_p.mean():.3f}; share of comparisons with P(A) > 0.5: {(all_p > 0.5).mean():.2f}")
     print("caveat: CPU time is shared with other processes on this machine; the ratio is the robust figure")
     print(f"speedup={engine_rate / naive_rate:.2f} max_abs_diff={diff:.2e}")
+    return 0
+
+
+# ---- --compare-backends: torch vs llama.cpp ------------------------------------------------------
+SUMMARY_INSTRUCTION = "Summarise the following news article in two or three sentences.\n\n{source}"
+
+
+def _article(dataset: Any, index: int, candidates: int | None) -> Any:
+    """One SummEval article as a one-context dataset, optionally with its first N candidates only."""
+    from nlgjudge.data import JudgeDataset
+
+    context_ids = dataset.context_ids()
+    if not 0 <= index < len(context_ids):
+        raise SystemExit(f"--context must lie in 0..{len(context_ids) - 1}, got {index}")
+    one = dataset.restrict([context_ids[index]])
+    if candidates is not None:
+        if candidates < 2:
+            raise SystemExit(f"--candidates must be at least 2, got {candidates}")
+        one = JudgeDataset(one.frame.head(candidates).copy(), one.info)
+    return one
+
+
+def _win_ratios(frame: Any, p_a: np.ndarray, n: int) -> dict[tuple[int, str], np.ndarray]:
+    """Per (template, aspect): each candidate's win ratio (seed 000 eq. 6) from hard decisions."""
+    from nlgjudge.stats import hard_decisions, win_ratio
+
+    out = {}
+    for (template, aspect), rows in frame.assign(p=p_a).groupby(["template", "aspect"], sort=True):
+        matrix = np.full((n, n), np.nan)
+        matrix[rows["i"].to_numpy(), rows["j"].to_numpy()] = rows["p"].to_numpy()
+        out[(int(template), str(aspect))] = win_ratio(hard_decisions(matrix))
+    return out
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    keep = np.isfinite(a) & np.isfinite(b)
+    if keep.sum() < 3 or np.ptp(a[keep]) == 0 or np.ptp(b[keep]) == 0:
+        return float("nan")
+    return float(spearmanr(a[keep], b[keep]).statistic)
+
+
+def compare_backends(argv: list[str] | None = None) -> int:
+    """The runtimes on identical prompts: torch engine, llama.cpp engine, llama.cpp prompt-cache loop.
+
+    On one SummEval article (its comparative requests from
+    :func:`nlgjudge.studies.comparative.comparative_requests`), in one process, every judge without
+    an output cache (``cache=False``: nothing is read back). Prints a table and ends with exactly
+    ``llamacpp_vs_torch=<r> llamacpp_vs_prefix_cache_loop=<r> rank_agreement=<rho>
+    max_abs_diff=<d> generation_vs_torch=<g>``: comparison-rate ratios, the Spearman correlation
+    of the per-candidate win ratios of the two runtimes (all templates and aspects together), the
+    largest |P(A) difference|, and the ratio of greedy-generation speeds (generated tokens/s).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m nlgjudge.bench --compare-backends", description=compare_backends.__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 5 candidates, 1 aspect, 2 summaries generated")
+    parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct)")
+    parser.add_argument("--context", type=int, default=0, help="index of the SummEval article")
+    parser.add_argument("--candidates", type=int, default=None, help="use the article's first N candidates only")
+    parser.add_argument("--max-pairs", type=int, default=None, help="keep the first N ordered pairs only")
+    parser.add_argument("--aspects", nargs="*", default=None, help="SummEval aspects (default: all four; --quick: COH)")
+    parser.add_argument("--templates", nargs="*", type=int, default=[1], help="comparative templates (default: 1)")
+    parser.add_argument("--generate", type=int, default=None, help="summaries generated greedily per runtime (default 4; --quick 2)")
+    parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per summary (default 60; --quick 24)")
+    parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from nlgjudge.data import load_dataset
+    from nlgjudge.engine import GenerateRequest, Judge
+    from nlgjudge.engine.llamacpp import SCHEME_ENV, SCHEMES, prefix_cache_loop_label_logprobs, thread_count
+    from nlgjudge.engine.prompting import encode_labels, encode_prompt
+    from nlgjudge.models import resolve_model
+    from nlgjudge.studies.comparative import comparative_requests
+    from nlgjudge.studies.prompting import prompt_style
+
+    name = args.model or ("smollm2-135m-instruct" if args.quick else "qwen2.5-coder-1.5b-instruct")
+    candidates = args.candidates if args.candidates is not None else (5 if args.quick else None)
+    aspects = args.aspects if args.aspects is not None else (["COH"] if args.quick else None)
+    n_generate = args.generate if args.generate is not None else (2 if args.quick else 4)
+    max_new = args.max_new_tokens if args.max_new_tokens is not None else (24 if args.quick else 60)
+    threads = thread_count(args.threads)
+    torch.set_num_threads(threads)
+
+    handle = resolve_model(name)
+    dataset = load_dataset("summeval")
+    one = _article(dataset, args.context, candidates)
+    style = prompt_style(handle)
+    requests, frame = comparative_requests(one, aspects=aspects, templates=args.templates, style=style)
+    if args.max_pairs is not None:
+        pairs = list(dict.fromkeys(zip(frame["i"], frame["j"], strict=True)))[: args.max_pairs]
+        keep = [k for k, pair in enumerate(zip(frame["i"], frame["j"], strict=True)) if pair in set(pairs)]
+        requests = [requests[k] for k in keep]
+        frame = frame.iloc[keep].reset_index(drop=True)
+    n_cand = len(one.frame)
+    n_pairs = len(set(zip(frame["i"], frame["j"], strict=True)))
+    print(f"model {name}; SummEval article {one.context_ids()[0]}: {n_cand} candidates, {n_pairs} ordered pairs, "
+          f"{len(requests)} comparisons (templates {args.templates}, aspects {sorted(set(frame['aspect']))}); "
+          f"{threads} threads for both runtimes (usable cores {thread_count()})")
+
+    torch_judge = Judge(handle, cache=False, progress=False, backend="torch")
+    llama_judge = Judge(handle, cache=False, progress=False, backend="llamacpp", threads=threads)
+    start = time.perf_counter()
+    torch_judge.load()
+    print(f"torch model loaded in {time.perf_counter() - start:.1f} s: {torch_judge.runtime_description()}")
+    start = time.perf_counter()
+    llama_judge.load()
+    llama_model, llama_tok = llama_judge._load()
+    print(f"llama.cpp model loaded in {time.perf_counter() - start:.1f} s: {llama_judge.runtime_description()}")
+    _, torch_tok = handle.load()
+
+    # Identical token ids: both runtimes tokenise with the same Hugging Face tokenizer.
+    prompts = [encode_prompt(llama_tok, r.prompt, r.response_prefix) for r in requests]
+    labels = [encode_labels(llama_tok, r.labels, r.label_end) for r in requests]
+    same = all(encode_prompt(torch_tok, r.prompt, r.response_prefix) == ids for r, ids in zip(requests, prompts, strict=True))
+    print(f"identical prompt token ids in both runtimes: {same}; "
+          f"{sum(map(len, prompts)) / len(prompts):.0f} tokens per prompt on average")
+
+    rows = []
+    start = time.perf_counter()
+    torch_results = torch_judge.label_probs(requests)
+    t_torch = time.perf_counter() - start
+    rows.append(("torch engine (prefix tree, fp32)", t_torch, torch_judge.last_run.stats.tokens_computed))
+    # The llama.cpp engine with each prefix-sharing scheme; the default one gives the final ratios.
+    default_scheme = os.environ.get(SCHEME_ENV, "").strip() or SCHEMES[0]
+    scheme_results = {}
+    t_scheme = {}
+    for scheme in sorted(SCHEMES, key=lambda x: x != default_scheme):
+        os.environ[SCHEME_ENV] = scheme
+        llama_model.reset()
+        start = time.perf_counter()
+        scheme_results[scheme] = llama_judge.label_probs(requests)
+        t_scheme[scheme] = time.perf_counter() - start
+        mark = " = default" if scheme == default_scheme else ""
+        rows.append((f"llama.cpp engine ({scheme} scheme{mark})", t_scheme[scheme], llama_judge.last_run.stats.tokens_computed))
+    os.environ[SCHEME_ENV] = default_scheme
+    llama_results = scheme_results[default_scheme]
+    t_llama = t_scheme[default_scheme]
+    schemes_equal = all(
+        np.array_equal(a.logprobs, b.logprobs) for res in scheme_results.values() for a, b in zip(res, llama_results, strict=True)
+    )
+
+    # The plain loop: prompts in sorted order, one after another, prompt cache of the previous one.
+    order = sorted(range(len(requests)), key=lambda k: prompts[k])
+    llama_model.reset()
+    before = llama_model.stats.tokens_computed
+    start = time.perf_counter()
+    loop_scores = prefix_cache_loop_label_logprobs(llama_model, [prompts[k] for k in order], [labels[k] for k in order])
+    t_loop = time.perf_counter() - start
+    rows.append(("llama.cpp plain prompt-cache loop", t_loop, llama_model.stats.tokens_computed - before))
+    loop_logprobs = [np.zeros(0)] * len(requests)
+    for k, scores in zip(order, loop_scores, strict=True):
+        loop_logprobs[k] = np.asarray(scores)
+
+    p_torch = np.array([r.probs[0] for r in torch_results])
+    p_llama = np.array([r.probs[0] for r in llama_results])
+    p_loop = np.array([float(np.exp(x[0] - np.logaddexp.reduce(x))) for x in loop_logprobs])
+    diff = np.abs(p_llama - p_torch)
+    loop_diff = float(np.max(np.abs(p_loop - p_llama)))
+
+    print()
+    print(f"{'runtime':<52} {'time s':>8} {'comparisons/s':>14} {'tokens computed':>16}")
+    for label, seconds, tokens in rows:
+        print(f"{label:<52} {seconds:>8.1f} {len(requests) / seconds:>14.3f} {tokens:>16}")
+    print(f"P(A) llama.cpp vs torch: mean |diff| {diff.mean():.4f}, max {diff.max():.4f}; "
+          f"same preferred summary in {np.mean((p_llama > 0.5) == (p_torch > 0.5)):.1%} of comparisons")
+    print(f"llama.cpp schemes bitwise equal: {schemes_equal}; prompt-cache loop vs engine max |P(A) diff| {loop_diff:.1e}")
+    wr_torch = _win_ratios(frame, p_torch, n_cand)
+    wr_llama = _win_ratios(frame, p_llama, n_cand)
+    for key in wr_torch:
+        print(f"  win-ratio Spearman, template {key[0]} {key[1]}: {_spearman(wr_torch[key], wr_llama[key]):.3f}")
+    rho = _spearman(np.concatenate(list(wr_torch.values())), np.concatenate([wr_llama[k] for k in wr_torch]))
+    if not np.isfinite(rho):
+        print("  (rank agreement undefined: a runtime gives every candidate the same win ratio, e.g. a judge that "
+              "always answers A; use more candidates or a stronger judge)")
+
+    # Greedy generation of a few summaries (different articles) with both runtimes.
+    sources = [str(dataset.candidates(c)["source"].iloc[0]) for c in dataset.context_ids()[:n_generate]]
+    if style == "chat":
+        gen_requests = [GenerateRequest(prompt=[{"role": "user", "content": SUMMARY_INSTRUCTION.format(source=x)}], max_new_tokens=max_new) for x in sources]
+    else:
+        gen_requests = [GenerateRequest(prompt=f"Article: {x}\n\nSummary:", max_new_tokens=max_new) for x in sources]
+    timings = {}
+    texts = {}
+    for label, judge in (("torch", torch_judge), ("llama.cpp", llama_judge)):
+        start = time.perf_counter()
+        outputs = judge.generate(gen_requests)
+        seconds = time.perf_counter() - start
+        tokens = sum(len(llama_tok(o.text, add_special_tokens=False)["input_ids"]) for o in outputs)
+        timings[label] = (seconds, tokens)
+        texts[label] = [o.text for o in outputs]
+    print()
+    print(f"{'greedy generation':<52} {'time s':>8} {'tokens/s':>14} {'tokens':>16}")
+    for label, (seconds, tokens) in timings.items():
+        print(f"{label + f' ({len(gen_requests)} summaries, batched, prompt included)':<52} {seconds:>8.1f} {tokens / seconds:>14.2f} {tokens:>16}")
+    identical = sum(a == b for a, b in zip(texts["torch"], texts["llama.cpp"], strict=True))
+    print(f"identical summaries: {identical} of {len(gen_requests)}")
+    speed = {k: t / s for k, (s, t) in timings.items()}
+    generation = speed["llama.cpp"] / speed["torch"] if speed["torch"] > 0 else float("nan")
+
+    print("caveat: CPU time is shared with other processes on this machine; llama.cpp spin-waits, so a busy machine "
+          "penalises it more than torch; measure on a quiet machine")
+    print(
+        f"llamacpp_vs_torch={t_torch / t_llama:.2f} llamacpp_vs_prefix_cache_loop={t_loop / t_llama:.2f} "
+        f"rank_agreement={rho:.3f} max_abs_diff={diff.max():.3f} generation_vs_torch={generation:.2f}"
+    )
     return 0
 
 

@@ -32,7 +32,7 @@ def run_side(
     from nlgjudge.engine import Judge
     from nlgjudge.studies.scoring import expected_scores, sampled_scores
 
-    judge = Judge(handle, cache=False, progress=False)
+    judge = Judge(handle, cache=False, progress=False, backend="torch")  # sharing_prompts is a torch feature
     start = time.perf_counter()
     with judge.sharing_prompts() if shared else nullcontext():
         expected = expected_scores(judge, ds, aspects=aspects, templates=templates)

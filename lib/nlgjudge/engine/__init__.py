@@ -1,6 +1,7 @@
 """Judge operations over one model: label probabilities, sampling, log-likelihoods, generation."""
 
-from nlgjudge.engine.judge import Judge, RunReport, normalise
+from nlgjudge.engine.judge import BACKENDS, Judge, RunReport, choose_backend, normalise
+from nlgjudge.engine.llamacpp import BackendUnavailableError
 from nlgjudge.engine.requests import (
     ClassifyRequest,
     ClassifyResult,
@@ -16,6 +17,8 @@ from nlgjudge.engine.requests import (
 )
 
 __all__ = [
+    "BACKENDS",
+    "BackendUnavailableError",
     "ClassifyRequest",
     "ClassifyResult",
     "ContextTooLongError",
@@ -29,5 +32,6 @@ __all__ = [
     "RunReport",
     "SampleRequest",
     "SampleResult",
+    "choose_backend",
     "normalise",
 ]

@@ -19,15 +19,9 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from nlgjudge.engine.prefix_tree import CausalRunner, PrefixTree
 from nlgjudge.engine.seq2seq import Seq2SeqRunner
+from nlgjudge.engine.tree import DecodeJob
 
-
-@dataclass(frozen=True)
-class DecodeJob:
-    prompt_ids: list[int]
-    n_samples: int
-    temperature: float  # 0 = greedy
-    max_new_tokens: int
-    seed: int
+__all__ = ["DecodeJob", "PromptState", "decode_causal", "decode_seq2seq"]
 
 
 def _draw(logprobs: torch.Tensor, temperature: float, generator: torch.Generator) -> int:

@@ -6,12 +6,31 @@ up; the model is loaded only when something is missing. Missing requests are sor
 sharing a prefix are neighbours, computed in chunks through the prefix tree (decoder-only) or the
 encoder-once runner (encoder-decoder), and each chunk's results are written to the cache as soon
 as it completes, so a killed run resumes where it stopped.
+
+Two runtimes compute behind the one interface (``backend``):
+
+- ``"llamacpp"``: llama.cpp runs the packaged GGUF file as shipped (quantised), see
+  :mod:`nlgjudge.engine.llamacpp`; the default (``"auto"``) for the packaged GGUF models;
+- ``"torch"``: transformers with fp32 weights (the GGUF de-quantised); the default for hub ids,
+  local folders, in-memory models and encoder-decoder models, and the only runtime for those.
+
+``"auto"`` depends on the model only, never on what is installed, so the same call always gives
+the same cache keys; when llama-cpp-python is missing, a judge that must compute on llama.cpp
+raises :class:`~nlgjudge.engine.llamacpp.BackendUnavailableError` saying how to install it or to
+pass ``backend="torch"`` (cache hits need no runtime). The environment variable
+``NLGJUDGE_BACKEND`` sets the default of ``backend`` for judges created without one.
+
+Outputs of the two runtimes never mix: the torch cache keys are exactly the keys of earlier
+releases (``request_key(model, fingerprint, operation, request)``), and the llama.cpp keys use
+the fingerprint with ``|runtime=llama.cpp`` appended. :meth:`Judge.runtime_description` says which
+runtime produced a judge's numbers.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,14 +53,46 @@ from nlgjudge.engine.requests import (
     SampleResult,
 )
 from nlgjudge.engine.stats import ForwardStats
-from nlgjudge.models import ModelHandle, resolve_model
+from nlgjudge.engine.tree import DecodeJob
+from nlgjudge.models import PACKAGED_MODELS, ModelHandle, resolve_model
 
 if TYPE_CHECKING:  # torch and transformers load only when something must be computed
-    from nlgjudge.engine.decoding import DecodeJob
+    from nlgjudge.engine.llamacpp import LlamaCppRunner
     from nlgjudge.engine.prefix_tree import CausalRunner
     from nlgjudge.engine.seq2seq import Seq2SeqRunner
 
 log = logging.getLogger(__name__)
+
+#: The runtimes a judge can compute with ("auto": llama.cpp for packaged GGUF models, else torch).
+BACKENDS = ("auto", "torch", "llamacpp")
+BACKEND_ENV = "NLGJUDGE_BACKEND"
+
+
+def runs_on_llamacpp(handle: ModelHandle) -> bool:
+    """True for the packaged models shipped as GGUF files (the ones llama.cpp can run)."""
+    if handle.source != "packaged":
+        return False
+    spec = PACKAGED_MODELS[handle.location]
+    return spec.gguf_file is not None and spec.kind == "causal"
+
+
+def choose_backend(handle: ModelHandle, backend: str | None = None) -> str:
+    """The runtime for ``handle``: "torch" or "llamacpp" (``backend=None``: ``$NLGJUDGE_BACKEND`` or "auto")."""
+    source = "backend"
+    if backend is None:
+        backend = os.environ.get(BACKEND_ENV, "").strip() or "auto"
+        source = BACKEND_ENV
+    if backend not in BACKENDS:
+        raise ValueError(f"{source}={backend!r} is not a runtime; choose one of {', '.join(BACKENDS)}")
+    gguf = runs_on_llamacpp(handle)
+    if backend == "auto":
+        return "llamacpp" if gguf else "torch"
+    if backend == "llamacpp" and not gguf:
+        raise ValueError(
+            f"{source}='llamacpp' runs the packaged GGUF models only ({', '.join(n for n, m in PACKAGED_MODELS.items() if m.gguf_file)}); "
+            f"{handle.name!r} is a {handle.source} model: use backend='torch' (or 'auto')"
+        )
+    return backend
 
 
 @dataclass
@@ -78,6 +129,9 @@ class Judge:
     ``cache``: an :class:`nlgjudge.cache.OutputCache` (``None`` = the default cache file,
     ``False`` = no caching, for experiments only). ``truncate``: cut prompts that exceed the
     context window from the left (counted in :attr:`last_run`) instead of raising.
+    ``backend``: "auto" (llama.cpp for the packaged GGUF models, torch otherwise), "torch" or
+    "llamacpp" (see the module docstring); ``None`` reads ``$NLGJUDGE_BACKEND`` (default "auto").
+    ``threads``: llama.cpp threads (default ``$NLGJUDGE_THREADS``, else the usable cores).
     """
 
     def __init__(
@@ -92,8 +146,18 @@ class Judge:
         state_budget: int = 16384,
         chunk_size: int = 256,
         progress: bool = True,
+        backend: str | None = None,
+        threads: int | None = None,
     ) -> None:
         self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
+        self.backend = choose_backend(self.handle, backend)
+        if threads is not None:
+            from nlgjudge.engine.llamacpp import thread_count
+
+            thread_count(threads)  # validate now, not at the first computation
+        self.threads = threads
+        self._llama: Any = None  # the llama.cpp model, loaded on the first computation
+        self._llama_tokenizer: Any = None
         if cache is None:
             from nlgjudge.cache import OutputCache
 
@@ -114,6 +178,53 @@ class Judge:
         # Prompt key/values shared from label_probs to sample/generate, only inside sharing_prompts().
         self._shared_prompts: dict[tuple[int, ...], Any] | None = None
         self._shared_bytes_left = 0
+
+    # ---- runtime ------------------------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        """The weight fingerprint in this judge's cache keys: the model's own for torch (the keys
+        of earlier releases), with ``|runtime=llama.cpp`` appended for llama.cpp."""
+        if self.backend == "llamacpp":
+            from nlgjudge.engine.llamacpp import FINGERPRINT_SUFFIX
+
+            return self.handle.fingerprint + FINGERPRINT_SUFFIX
+        return self.handle.fingerprint
+
+    def runtime_description(self) -> str:
+        """Which runtime computes this judge's outputs, for chapters to state under their numbers."""
+        from importlib import metadata
+
+        def installed(name: str) -> str:
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return "not installed"
+
+        spec = PACKAGED_MODELS.get(self.handle.location) if self.handle.source == "packaged" else None
+        quant = f"GGUF {spec.quantisation}" if spec is not None and spec.quantisation else "GGUF"
+        if self.backend == "llamacpp":
+            return f"llama.cpp (llama-cpp-python {installed('llama-cpp-python')}, {quant} as shipped)"
+        weights = f", de-quantised {quant}" if spec is not None and spec.gguf_file else ""
+        return f"transformers (transformers {installed('transformers')}, torch {installed('torch')} fp32{weights})"
+
+    def load(self) -> None:
+        """Load this judge's runtime now (otherwise it loads at the first computation)."""
+        self._load()
+
+    def _load(self) -> tuple[Any, Any]:
+        """(model, tokenizer) of this judge's runtime: the torch model, or the llama.cpp model."""
+        if self.backend == "torch":
+            return self.handle.load()
+        if self._llama is None:
+            from nlgjudge.engine import llamacpp
+            from nlgjudge.models.packaged import gguf_path
+
+            llamacpp.import_llama_cpp()  # the clear error first, before assembling or reading weights
+            spec = PACKAGED_MODELS[self.handle.location]
+            path = gguf_path(spec)
+            self._llama_tokenizer = llamacpp.load_tokenizer(spec.name, str(path))
+            self._llama = llamacpp.load_model(path, self.threads)
+        return self._llama, self._llama_tokenizer
 
     # ---- public operations ------------------------------------------------------------------
     def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
@@ -181,7 +292,8 @@ class Judge:
 
         At most ``max_bytes`` of key/values are held (prompts beyond that are simply recomputed);
         all are released when the block ends. Decoder-only models without sliding-window layers
-        only; elsewhere the block changes nothing. Results equal those computed without it up to
+        on the torch runtime only; elsewhere the block changes nothing (llama.cpp keeps the last
+        prompt's key/values between calls anyway). Results equal those computed without it up to
         floating-point reassociation (the same tokens, positions and attended keys).
         """
         if self._shared_prompts is not None:
@@ -215,7 +327,7 @@ class Judge:
 
         if self.truncate:
             request = {**request, "truncate": "left"}
-        return request_key(self.handle.name, self.handle.fingerprint, operation, request)
+        return request_key(self.handle.name, self.fingerprint, operation, request)
 
     def _run(
         self,
@@ -236,7 +348,7 @@ class Judge:
                 missing_first[key] = index
         report.from_cache = sum(1 for k in keys if k in found)
         if missing_first:
-            model, tokenizer = self.handle.load()
+            model, tokenizer = self._load()
             todo = [
                 _Prepared(index=i, key=k, request=keyed[i], payload=requests[i]) for k, i in missing_first.items()
             ]
@@ -263,7 +375,7 @@ class Judge:
                                 CacheEntry(
                                     key=prepared.key,
                                     model_id=self.handle.name,
-                                    fingerprint=self.handle.fingerprint,
+                                    fingerprint=self.fingerprint,
                                     operation=operation,
                                     request=request,
                                     value=value,
@@ -297,6 +409,8 @@ class Judge:
     def window(self, model: Any) -> int | None:
         if self.context_window is not None:
             return self.context_window
+        if self.backend == "llamacpp":
+            return int(model.n_ctx_train) or None
         cfg = model.config
         for name in ("max_position_embeddings", "n_positions"):
             value = getattr(cfg, name, None)
@@ -322,7 +436,11 @@ class Judge:
         prepared.truncated = True
         return prompt_ids[excess:]
 
-    def _causal_runner(self, model: Any, report: RunReport) -> CausalRunner:
+    def _causal_runner(self, model: Any, report: RunReport) -> CausalRunner | LlamaCppRunner:
+        if self.backend == "llamacpp":
+            from nlgjudge.engine.llamacpp import LlamaCppRunner
+
+            return LlamaCppRunner(model, stats=report.stats)
         from nlgjudge.engine.prefix_tree import CausalRunner
 
         runner = CausalRunner(model, token_budget=self.token_budget, state_budget=self.state_budget)
@@ -352,6 +470,10 @@ class Judge:
                     items.append((prompt_ids + label, len(prompt_ids)))
         if self.handle.kind == "seq2seq":
             scores = self._seq2seq_runner(model, report).score(items)
+        elif self.backend == "llamacpp":
+            from nlgjudge.engine.tree import score_continuations
+
+            scores = score_continuations(self._causal_runner(model, report), items)
         else:
             from nlgjudge.engine.decoding import PromptState
             from nlgjudge.engine.prefix_tree import score_continuations_keeping
@@ -388,7 +510,7 @@ class Judge:
         if self.handle.kind == "seq2seq":
             scores = self._seq2seq_runner(model, report).score(items)
         else:
-            from nlgjudge.engine.prefix_tree import score_continuations
+            from nlgjudge.engine.tree import score_continuations
 
             scores = score_continuations(self._causal_runner(model, report), items)
         return [
@@ -397,21 +519,24 @@ class Judge:
         ]
 
     def _decode(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, jobs_of: Callable[[Any, list[int]], DecodeJob]) -> list[list[list[int]]]:
-        from nlgjudge.engine.decoding import decode_causal, decode_seq2seq
-
         jobs = []
         for prepared in chunk:
             r = prepared.payload
             prompt_ids = encode_prompt(tokenizer, r.prompt, r.response_prefix)
             extra = r.max_new_tokens if self.handle.kind != "seq2seq" else 0
             jobs.append(jobs_of(r, self._fit(prepared, prompt_ids, extra, model)))
+        if self.backend == "llamacpp":
+            from nlgjudge.engine.llamacpp import stop_ids
+
+            runner = self._causal_runner(model, report)
+            return runner.decode(jobs, stop_ids(model, tokenizer))  # type: ignore[union-attr]
+        from nlgjudge.engine.decoding import decode_causal, decode_seq2seq
+
         if self.handle.kind == "seq2seq":
             return decode_seq2seq(self._seq2seq_runner(model, report), tokenizer, jobs)
         return decode_causal(self._causal_runner(model, report), tokenizer, jobs, known=self._shared_prompts)
 
     def _compute_samples(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
-        from nlgjudge.engine.decoding import DecodeJob
-
         outputs = self._decode(
             chunk, model, tokenizer, report,
             lambda r, ids: DecodeJob(ids, r.n_samples, float(r.temperature), r.max_new_tokens, r.seed),
@@ -419,8 +544,6 @@ class Judge:
         return [{"texts": [tokenizer.decode(s, skip_special_tokens=True) for s in samples]} for samples in outputs]
 
     def _compute_generate(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
-        from nlgjudge.engine.decoding import DecodeJob
-
         outputs = self._decode(chunk, model, tokenizer, report, lambda r, ids: DecodeJob(ids, 1, 0.0, r.max_new_tokens, 0))
         return [{"text": tokenizer.decode(samples[0], skip_special_tokens=True)} for samples in outputs]
 
@@ -452,6 +575,11 @@ def _check_finite(value: dict[str, Any], operation: str) -> None:
 
 
 def _keyed_label_probs(r: ClassifyRequest) -> dict[str, Any]:
+    if isinstance(r.labels, str):
+        raise EngineInputError(
+            f"labels must be a sequence of label strings, got the single string {r.labels!r} (which would be read as "
+            f"the labels {list(r.labels)!r}); write e.g. labels=(' A', ' B')"
+        )
     labels = tuple(r.labels)
     if len(labels) < 2 or any(not isinstance(x, str) or x == "" for x in labels):
         raise EngineInputError(f"labels must be at least two non-empty strings, got {labels!r}")

@@ -14,3 +14,4 @@ class ForwardStats:
     padded_tokens: int = 0  # rows x padded segment length (what the matmuls actually saw)
     attended_keys: int = 0  # sum over real query tokens of the keys they attend (attention cost)
     output_rows: int = 0  # positions that went through the output layer
+    reused_tokens: int = 0  # prompt tokens whose key/values an earlier run left (llama.cpp prompt cache)

@@ -2,7 +2,7 @@
 
 from nlgjudge.models.errors import ChecksumMismatchError, MissingPackageError, ModelError, UnknownModelError
 from nlgjudge.models.handle import ModelHandle, list_packaged_models, resolve_model
-from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel
+from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, gguf_path
 
 __all__ = [
     "PACKAGED_MODELS",
@@ -12,6 +12,7 @@ __all__ = [
     "ModelHandle",
     "PackagedModel",
     "UnknownModelError",
+    "gguf_path",
     "list_packaged_models",
     "resolve_model",
 ]

