@@ -77,10 +77,12 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
     for ax, judge in zip(axes.flat, judges, strict=True):
         part = table[table["judge"] == judge].sort_values("strength")
         y = np.arange(len(part))
-        ax.errorbar(part["strength"], y + 0.15, xerr=[part["strength"] - part["ci_low"], part["ci_high"] - part["strength"]],
-                    fmt="o", color=blue, markersize=4, capsize=2, label="Bradley-Terry (95% bootstrap)")
-        ax.errorbar(part["elo"], y - 0.15, xerr=[part["elo"] - part["order_low"], part["order_high"] - part["elo"]],
-                    fmt="s", color=orange, markersize=4, capsize=2, label="Elo (range over orders)")
+        # Intervals are drawn as lines of their own: a percentile interval need not contain the
+        # point (the one seeded order's Elo can fall outside the middle 95% of random orders).
+        ax.hlines(y + 0.15, part["ci_low"], part["ci_high"], color=blue, linewidth=1.2)
+        ax.plot(part["strength"], y + 0.15, "o", color=blue, markersize=4, label="Bradley-Terry (95% bootstrap)")
+        ax.hlines(y - 0.15, part["order_low"], part["order_high"], color=orange, linewidth=1.2)
+        ax.plot(part["elo"], y - 0.15, "s", color=orange, markersize=4, label="Elo (middle 95% over orders)")
         ax.set_yticks(y, part["contestant"])
         ax.axvline(1000, color="grey", linewidth=0.6, linestyle="--")
         ax.set_title(judge, fontsize="medium")

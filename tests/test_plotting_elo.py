@@ -1,0 +1,31 @@
+"""The Elo chapter's figures draw what they are given, even a point outside its interval."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from nlgjudge.plotting.elo import final_ratings, kappa_heatmap
+
+
+def test_final_ratings_accept_a_point_outside_its_order_range() -> None:
+    table = pd.DataFrame({
+        "judge": ["j", "j"], "contestant": ["A", "B"], "elo": [1100.0, 900.0],
+        "order_low": [1010.0, 950.0], "order_high": [1050.0, 990.0],  # A's seeded order lies above its range
+        "strength": [1040.0, 960.0], "ci_low": [1000.0, 920.0], "ci_high": [1080.0, 1000.0],
+    })
+    fig = final_ratings(table, title="t")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["B", "A"]  # sorted by strength
+    with pytest.raises(KeyError, match="order_low"):
+        final_ratings(table.drop(columns="order_low"))
+
+
+def test_kappa_heatmap_is_symmetric_with_intervals_in_the_cells() -> None:
+    kappas = pd.DataFrame({"judge_1": ["a"], "judge_2": ["b"], "kappa": [0.32], "ci_low": [0.1], "ci_high": [0.5]})
+    fig = kappa_heatmap(kappas)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts.count("0.32\n[0.10, 0.50]") == 2 and texts.count("1") == 2
