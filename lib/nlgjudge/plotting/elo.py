@@ -28,7 +28,8 @@ def rouge_bars(scores: pd.DataFrame, title: str | None = None) -> Figure:
         ax.bar_label(container, fmt="%.1f", fontsize="x-small", padding=1)
     ax.set_xlabel("")
     ax.set_ylabel("F1 x100 against the reference")
-    ax.legend(title="", frameon=False, fontsize="small", ncols=3, loc="upper left")
+    ax.set_ylim(0, float(scores["value"].max()) * 1.12)  # room for the value labels
+    ax.legend(title="", frameon=False, fontsize="small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     if title:
         ax.set_title(title)
     return fig
