@@ -721,16 +721,7 @@ class LlamaCppRunner:
         growing from position 0 is safe (the torch path runs such models unshared too).
         """
         m = self.model
-        done: set[tuple[int, ...]] = set()
-        for seq in tree.sequences:
-            if tuple(seq) in done:
-                continue
-            done.add(tuple(seq))
-            path, node, pos = [], tree.root, 0
-            while pos < len(seq):
-                node = node.children[seq[pos]]
-                path.append(node)
-                pos = node.end
+        for seq, path in tree.distinct_paths():
             outputs = {}
             for n in path:
                 for off in n.wanted:

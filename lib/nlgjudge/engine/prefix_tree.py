@@ -223,16 +223,7 @@ class CausalRunner:
 
     def _run_unshared(self, tree: PrefixTree) -> None:
         """One plain forward pass per distinct sequence (no prefix sharing)."""
-        done: set[tuple[int, ...]] = set()
-        for index, seq in enumerate(tree.sequences):
-            if tuple(seq) in done:
-                continue
-            done.add(tuple(seq))
-            path, node, pos = [], tree.root, 0
-            while pos < len(seq):
-                node = node.children[seq[pos]]
-                path.append(node)
-                pos = node.end
+        for seq, path in tree.distinct_paths():
             out = self.base(input_ids=torch.tensor([seq]), use_cache=any(n.keep_state for n in path))
             hidden = out.last_hidden_state[0]
             self.stats.forward_calls += 1

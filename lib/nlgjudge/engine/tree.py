@@ -10,7 +10,7 @@ nodes).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -60,6 +60,21 @@ class PrefixTree:
     def __init__(self) -> None:
         self.root = TreeNode(tokens=[], start=0)
         self.sequences: list[list[int]] = []
+
+    def distinct_paths(self) -> Iterator[tuple[list[int], list[TreeNode]]]:
+        """Each distinct inserted sequence once (first occurrence order) with the nodes it runs
+        through, root excluded: what a runner that computes sequences one by one walks."""
+        done: set[tuple[int, ...]] = set()
+        for seq in self.sequences:
+            if tuple(seq) in done:
+                continue
+            done.add(tuple(seq))
+            path, node, pos = [], self.root, 0
+            while pos < len(seq):
+                node = node.children[seq[pos]]
+                path.append(node)
+                pos = node.end
+            yield seq, path
 
     def insert(self, tokens: Sequence[int]) -> int:
         """Insert one sequence; returns its index. Sequences may be inserted more than once."""
