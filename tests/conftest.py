@@ -81,3 +81,21 @@ def synthetic_comparisons() -> Callable[..., pd.DataFrame]:
     """Factory of a comparison frame from a judge with P(A) = sigmoid(sharpness (gold_i - gold_j) + pull):
     ``synthetic_comparisons(ds, pull, sharpness=0.5, model="toy", templates=(1,))``."""
     return _synthetic_comparisons
+
+
+@pytest.fixture(scope="session")
+def paper_text_of() -> Callable[[str], str]:
+    """Factory reading a paper's text extraction by file name from ``NLGJUDGE_PAPERS_DIR`` (default
+    ``../shared/papers``): skipped where it is absent, a failure in CI (the transcriptions must be checked)."""
+
+    def read(name: str) -> str:
+        from nlgjudge.config import REPO_ROOT
+
+        path = Path(os.environ.get("NLGJUDGE_PAPERS_DIR") or REPO_ROOT.parent / "shared" / "papers") / name
+        if not path.is_file():
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"paper text {path} is missing (set NLGJUDGE_PAPERS_DIR)")
+            pytest.skip(f"paper text {path} not available; set NLGJUDGE_PAPERS_DIR to check transcriptions")
+        return path.read_text(encoding="utf-8")
+
+    return read

@@ -7,14 +7,11 @@ kappa between judges) has no caption at all. Their keys are "fig1", "fig3", "fig
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from nlgjudge.config import REPO_ROOT
 from nlgjudge.reported import (
     PAPERS,
     UnknownTableError,
@@ -32,14 +29,8 @@ SUMMARISERS = ["BART", "DistilBART", "PEGASUS", "BRIO", "GPT-4"]
 
 
 @pytest.fixture(scope="module")
-def paper_text() -> str:
-    papers = Path(os.environ.get("NLGJUDGE_PAPERS_DIR") or REPO_ROOT.parent / "shared" / "papers")
-    path = papers / table_layout("fig1", PAPER).source
-    if not path.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"paper text {path} is missing (set NLGJUDGE_PAPERS_DIR)")
-        pytest.skip(f"paper text {path} not available; set NLGJUDGE_PAPERS_DIR")
-    return path.read_text(encoding="utf-8")
+def paper_text(paper_text_of) -> str:
+    return paper_text_of(table_layout("fig1", PAPER).source)
 
 
 def _flat(table: str, printed: bool = False) -> pd.DataFrame:

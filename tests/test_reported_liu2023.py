@@ -5,14 +5,11 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from nlgjudge.config import REPO_ROOT
 from nlgjudge.reported import (
     check_table_against_text,
     find_table_lines,
@@ -32,14 +29,8 @@ EVALUATORS = [
 
 
 @pytest.fixture(scope="module")
-def paper_text() -> str:
-    papers = Path(os.environ.get("NLGJUDGE_PAPERS_DIR") or REPO_ROOT.parent / "shared" / "papers")
-    path = papers / table_layout(4, PAPER).source
-    if not path.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"paper text {path} is missing (set NLGJUDGE_PAPERS_DIR)")
-        pytest.skip(f"paper text {path} not available; set NLGJUDGE_PAPERS_DIR")
-    return path.read_text(encoding="utf-8")
+def paper_text(paper_text_of) -> str:
+    return paper_text_of(table_layout(4, PAPER).source)
 
 
 def test_tables_1_to_6_are_transcribed() -> None:

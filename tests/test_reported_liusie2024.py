@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from nlgjudge.config import REPO_ROOT
 from nlgjudge.reported import (
     ReportedDataError,
     UnknownTableError,
@@ -27,22 +24,9 @@ PAPER = "liusie2024"
 SECOND_EXTRACTION = "001_7bdebfea858d7909.txt"  # the same paper, another text extraction
 
 
-def _papers_dir() -> Path:
-    return Path(os.environ.get("NLGJUDGE_PAPERS_DIR") or REPO_ROOT.parent / "shared" / "papers")
-
-
-def _paper_text(name: str) -> str:
-    path = _papers_dir() / name
-    if not path.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"paper text {path} is missing (set NLGJUDGE_PAPERS_DIR)")
-        pytest.skip(f"paper text {path} not available; set NLGJUDGE_PAPERS_DIR to check transcriptions")
-    return path.read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
-def paper_text() -> str:
-    return _paper_text(table_layout(1, PAPER).source)
+def paper_text(paper_text_of) -> str:
+    return paper_text_of(table_layout(1, PAPER).source)
 
 
 def test_all_eleven_tables_are_transcribed() -> None:
@@ -123,10 +107,10 @@ def _numeric_tokens(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("table", range(1, 11))  # seed 001's text stops before Table 11
-def test_the_second_text_extraction_agrees(table: int) -> None:
+def test_the_second_text_extraction_agrees(table: int, paper_text_of) -> None:
     """Seed 001 prints the same tables flattened into one line; the values must appear in the
     same order (as a subsequence of the numbers before the caption, after the previous caption)."""
-    text = _paper_text(SECOND_EXTRACTION)
+    text = paper_text_of(SECOND_EXTRACTION)
     at = text.index(f"Table {table}:")
     previous = max((m.end() for m in re.finditer(r"Table \d+:", text[:at])), default=0)
     tokens = _numeric_tokens(text[previous:at])
