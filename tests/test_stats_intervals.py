@@ -39,3 +39,19 @@ def test_the_paired_interval_sees_a_consistent_gap_that_unpaired_noise_hides() -
     assert unpaired_a.low < unpaired_b.high  # the separate intervals overlap
     with pytest.raises(ValueError, match="same units"):
         paired_difference_interval([1.0, 2.0], [1.0])
+
+
+def test_the_bootstrap_se_interval_is_centred_on_the_estimate_with_a_t_quantile() -> None:
+    from nlgjudge.stats.intervals import bootstrap_se_interval
+
+    replicates = np.array([[1.0, 10.0], [3.0, np.nan], [5.0, 14.0]])  # sd 2 and 2*sqrt(2) (NaN left out)
+    low, high = bootstrap_se_interval(np.array([0.5, 12.0]), replicates, n_units=4)
+    t = stats.t.ppf(0.975, df=3)
+    np.testing.assert_allclose(low, [0.5 - t * 2.0, 12.0 - t * np.sqrt(8.0)])
+    np.testing.assert_allclose(high, [0.5 + t * 2.0, 12.0 + t * np.sqrt(8.0)])
+    one_unit = bootstrap_se_interval(np.array([1.0]), np.ones((5, 1)), n_units=1)
+    assert np.isnan(one_unit[0]).all() and np.isnan(one_unit[1]).all()
+    too_few = bootstrap_se_interval(np.array([1.0]), np.array([[2.0], [np.nan]]), n_units=6)
+    assert np.isnan(too_few[0]).all()
+    with pytest.raises(ValueError, match="replicates must have shape"):
+        bootstrap_se_interval(np.array([1.0, 2.0]), np.ones((5, 3)), n_units=3)

@@ -6,6 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nlgjudge.stats.selection import (
     STRATEGIES,
+    BradleyTerryPosterior,
+    plan_active_batch,
     max_budget,
     restrict_to,
     select_comparisons,
@@ -148,3 +150,28 @@ def test_counts_and_pairs_must_be_integers() -> None:
         max_budget(4.5, "random")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="integer candidate indices"):
         selection_mask(np.array([[0.0, 1.5]]), 3)  # used to be truncated to (0, 1) silently
+
+
+def test_the_posterior_after_one_comparison_has_the_hand_computed_laplace_update() -> None:
+    """Prior N(0, I), candidate 0 beats 1 with y = 1: pi = 1/2, w = 1/4, a'Sigma a = 2, so the mean moves
+    by (y - pi) / (1 + w a'Sigma a) = 1/3 and the variances shrink by w / 1.5 = 1/6."""
+    posterior = BradleyTerryPosterior.from_observations(3, [(0, 1)], [1.0])
+    np.testing.assert_allclose(posterior.mean[0], [1 / 3, -1 / 3, 0.0])
+    np.testing.assert_allclose(posterior.variances[0], [5 / 6, 5 / 6, 1.0])
+    np.testing.assert_allclose(posterior.cov_sq[0], posterior.cov[0] @ posterior.cov[0])
+    before = BradleyTerryPosterior(3).gains()[0]
+    after = posterior.gains()[0]
+    assert after[0, 1] < before[0, 1] and after[0, 2] > after[0, 1]  # a compared pair is worth less now
+
+
+def test_a_planned_batch_spreads_over_pairs_and_leaves_the_posterior_alone() -> None:
+    posterior = BradleyTerryPosterior(4)
+    mask = ~np.eye(4, dtype=bool)
+    picks = plan_active_batch(posterior, np.stack([mask, mask, np.zeros((4, 4), bool)]), seed=0)
+    assert picks[2] is None
+    (i, j), (k, m) = picks[0], picks[1]  # type: ignore[misc]
+    assert {i, j}.isdisjoint({k, m})  # the second group avoids the first group's candidates
+    np.testing.assert_array_equal(posterior.mean, 0.0)
+    np.testing.assert_array_equal(posterior.cov[0], np.eye(4))
+    with pytest.raises(ValueError, match="available must have shape"):
+        plan_active_batch(posterior, mask)

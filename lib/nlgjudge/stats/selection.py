@@ -160,48 +160,125 @@ def restrict_to(probs: ArrayLike, pairs: ArrayLike) -> NDArray[np.float64]:
     return np.where(mask, matrix, np.nan)
 
 
+class BradleyTerryPosterior:
+    """The Gaussian posterior over Bradley-Terry scores that ``active`` selection steers by (module
+    docstring): prior ``N(0, prior_variance I)``, one Laplace (Newton + rank-one) update per observed
+    comparison, for ``n_sets`` independent problems at once (arrays carry a leading set axis)."""
+
+    def __init__(self, n_candidates: int, n_sets: int = 1, prior_variance: float = 1.0) -> None:
+        n = check.integer(n_candidates, "n_candidates", minimum=1)
+        n_sets = check.integer(n_sets, "n_sets", minimum=1)
+        self.mean = np.zeros((n_sets, n))
+        self.cov = np.broadcast_to(np.eye(n) * prior_variance, (n_sets, n, n)).copy()
+        self.cov_sq = self.cov @ self.cov  # kept up to date by rank-one updates instead of a matrix product per step
+
+    @classmethod
+    def from_observations(
+        cls, n_candidates: int, pairs: ArrayLike, outcomes: ArrayLike, prior_variance: float = 1.0
+    ) -> BradleyTerryPosterior:
+        """One posterior (``n_sets = 1``) after the comparisons ``pairs`` (R, 2) with outcomes ``p_ij``, in order."""
+        posterior = cls(n_candidates, 1, prior_variance)
+        index = np.asarray(pairs, dtype=int).reshape(-1, 2)
+        values = np.asarray(outcomes, dtype=float).reshape(-1)
+        if index.shape[0] != values.size:
+            raise ValueError(f"{index.shape[0]} pairs but {values.size} outcomes")
+        for (i, j), y in zip(index, values, strict=True):
+            posterior.observe(np.array([i]), np.array([j]), np.array([y]))
+        return posterior
+
+    def copy(self) -> BradleyTerryPosterior:
+        other = object.__new__(BradleyTerryPosterior)
+        other.mean, other.cov, other.cov_sq = self.mean.copy(), self.cov.copy(), self.cov_sq.copy()
+        return other
+
+    @property
+    def variances(self) -> NDArray[np.float64]:
+        """(n_sets, N) posterior variances of the scores."""
+        return np.diagonal(self.cov, axis1=1, axis2=2).copy()
+
+    def gains(self) -> NDArray[np.float64]:
+        """(n_sets, N, N): expected reduction of the total posterior variance if ``(i, j)`` were compared next."""
+        cov, cov_sq = self.cov, self.cov_sq
+        diag = np.diagonal(cov, axis1=1, axis2=2)
+        diag_sq = np.diagonal(cov_sq, axis1=1, axis2=2)
+        pair_var = diag[:, :, None] + diag[:, None, :] - 2 * cov  # a' Sigma a
+        pair_sq = diag_sq[:, :, None] + diag_sq[:, None, :] - 2 * cov_sq  # ||Sigma a||^2
+        win = expit(self.mean[:, :, None] - self.mean[:, None, :])
+        weight = win * (1 - win)
+        return weight * pair_sq / (1 + weight * pair_var)
+
+    def observe(self, i: NDArray[np.int_], j: NDArray[np.int_], y: NDArray[np.float64] | None) -> None:
+        """Fold one comparison per set, ``i`` in position A with outcome ``y = p_ij``, into the posterior.
+        ``y=None`` updates as if the outcome were its expected value: the mean stays, the covariance
+        shrinks (how a batch is planned before its outcomes are known)."""
+        sets = np.arange(self.mean.shape[0])
+        mean, cov = self.mean, self.cov
+        pi = expit(mean[sets, i] - mean[sets, j])
+        w = pi * (1 - pi)
+        sigma_a = cov[sets, :, i] - cov[sets, :, j]  # (n_sets, n)
+        a_sigma_a = sigma_a[sets, i] - sigma_a[sets, j]
+        denominator = 1 + w * a_sigma_a
+        if y is not None:
+            self.mean = mean + sigma_a * ((y - pi) / denominator)[:, None]
+        c = (w / denominator)[:, None, None]
+        outer = sigma_a[:, :, None] * sigma_a[:, None, :]
+        # Sigma' = Sigma - c u u'  =>  Sigma'^2 = Sigma^2 - c (Sigma u u' + u u' Sigma) + c^2 (u'u) u u'
+        sigma_u = np.einsum("bkl,bl->bk", cov, sigma_a)
+        cross = sigma_u[:, :, None] * sigma_a[:, None, :]
+        self.cov_sq = (
+            self.cov_sq - c * (cross + cross.transpose(0, 2, 1)) + c * c * (sigma_a * sigma_a).sum(1)[:, None, None] * outer
+        )
+        self.cov = cov - c * outer
+
+
+def plan_active_batch(
+    posterior: BradleyTerryPosterior, available: ArrayLike, seed: int | np.random.Generator | None = None
+) -> list[tuple[int, int] | None]:
+    """One comparison for each of several groups (e.g. contexts sharing the candidates' scores), all
+    chosen before any outcome is known: group g takes its available ordered pair (``available[g]``, a
+    (N, N) bool mask) of largest expected variance reduction, then the posterior is updated as if that
+    outcome were its expected value (the batch "believer" rule), so that the groups of one batch
+    spread over different pairs. ``None`` for a group with nothing left. ``posterior`` (one set) is
+    not changed."""
+    masks = np.asarray(available, dtype=bool)
+    if masks.ndim != 3 or masks.shape[1:] != posterior.mean.shape[1:] * 2:
+        raise ValueError(f"available must have shape (groups, {posterior.mean.shape[1]}, {posterior.mean.shape[1]}); got {masks.shape}")
+    if posterior.mean.shape[0] != 1:
+        raise ValueError("plan_active_batch plans for one posterior (n_sets = 1)")
+    rng = check.rng_from(seed)
+    planning = posterior.copy()
+    n = masks.shape[1]
+    picks: list[tuple[int, int] | None] = []
+    for mask in masks:
+        if not mask.any():
+            picks.append(None)
+            continue
+        gain = planning.gains()[0] * (1 + 1e-9 * rng.random((n, n)))
+        flat = int(np.argmax(np.where(mask, gain, -np.inf)))
+        i, j = flat // n, flat % n
+        picks.append((i, j))
+        planning.observe(np.array([i]), np.array([j]), None)
+    return picks
+
+
 def _active_orders(
     oracle: NDArray[np.float64], rng: np.random.Generator, prior_variance: float = 1.0
 ) -> NDArray[np.int_]:
     """Greedy expected-variance-reduction selection under the online Bradley-Terry-Laplace posterior."""
     n_sets, n, _ = oracle.shape
     total = n * (n - 1)
-    mean = np.zeros((n_sets, n))
-    cov = np.broadcast_to(np.eye(n) * prior_variance, (n_sets, n, n)).copy()
-    cov_sq = cov @ cov  # kept up to date by rank-one updates instead of a matrix product per step
+    posterior = BradleyTerryPosterior(n, n_sets, prior_variance)
     available = np.broadcast_to(~np.eye(n, dtype=bool), (n_sets, n, n)).copy()
     order = np.empty((n_sets, total, 2), dtype=int)
     sets = np.arange(n_sets)
     # Random tie-break (e.g. the two orders of a pair have equal gain) that never reorders real gains.
     tie_break = 1 + 1e-9 * rng.random((n_sets, n, n))
     for step in range(total):
-        diag = np.diagonal(cov, axis1=1, axis2=2)
-        diag_sq = np.diagonal(cov_sq, axis1=1, axis2=2)
-        pair_var = diag[:, :, None] + diag[:, None, :] - 2 * cov  # a' Sigma a
-        pair_sq = diag_sq[:, :, None] + diag_sq[:, None, :] - 2 * cov_sq  # ||Sigma a||^2
-        win = expit(mean[:, :, None] - mean[:, None, :])
-        weight = win * (1 - win)
-        gain = weight * pair_sq / (1 + weight * pair_var)
-        gain = np.where(available, gain * tie_break, -np.inf)
+        gain = np.where(available, posterior.gains() * tie_break, -np.inf)
         flat = np.argmax(gain.reshape(n_sets, -1), axis=1)
         i, j = flat // n, flat % n
         order[:, step, 0], order[:, step, 1] = i, j
         available[sets, i, j] = False
         # Observe the judge and fold the comparison into the Gaussian posterior.
-        y = oracle[sets, i, j]
-        pi = expit(mean[sets, i] - mean[sets, j])
-        w = pi * (1 - pi)
-        sigma_a = cov[sets, :, i] - cov[sets, :, j]  # (n_sets, n)
-        a_sigma_a = sigma_a[sets, i] - sigma_a[sets, j]
-        denominator = 1 + w * a_sigma_a
-        mean += sigma_a * ((y - pi) / denominator)[:, None]
-        c = (w / denominator)[:, None, None]
-        outer = sigma_a[:, :, None] * sigma_a[:, None, :]
-        # Sigma' = Sigma - c u u'  =>  Sigma'^2 = Sigma^2 - c (Sigma u u' + u u' Sigma) + c^2 (u'u) u u'
-        sigma_u = np.einsum("bkl,bl->bk", cov, sigma_a)
-        cross = sigma_u[:, :, None] * sigma_a[:, None, :]
-        cov_sq = (
-            cov_sq - c * (cross + cross.transpose(0, 2, 1)) + c * c * (sigma_a * sigma_a).sum(1)[:, None, None] * outer
-        )
-        cov = cov - c * outer
+        posterior.observe(i, j, oracle[sets, i, j])
     return order
