@@ -9,6 +9,14 @@ Subpackages (imported on demand; importing ``nlgjudge`` does no work):
 - ``nlgjudge.cache``   persistent, content-addressed cache of every model output
 - ``nlgjudge.prompts`` prompt templates and output parsers
 - ``nlgjudge.stats``   pure numeric code: selection strategies, rankings, debiasing, Elo, metrics
+- :func:`nlgjudge.rank` rank your own systems' outputs (``nlgjudge rank`` on the command line)
 """
 
 __version__ = "0.1.0"
+
+
+def rank(outputs, model=None, **options):  # type: ignore[no-untyped-def]
+    """Rank systems from their outputs with a judge; returns the leaderboard (see :mod:`nlgjudge.ranking`)."""
+    from nlgjudge.ranking import rank as _rank
+
+    return _rank(outputs, model, **options)

@@ -4,6 +4,7 @@
     nlgjudge studies list          # the registered studies; `nlgjudge studies comparative ...` runs one
     nlgjudge cache stats           # what the output cache holds
     nlgjudge bench --quick         # the judge-engine benchmark
+    nlgjudge rank outputs.jsonl --model NAME --out DIR   # rank your own systems' outputs
 
 Each subcommand is the module of the same name (``python -m nlgjudge.book`` and so on); the rest
 of the command line goes to it unchanged. Modules are imported only for the subcommand asked for.
@@ -21,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "studies": ("nlgjudge.studies.__main__", "compute a registered study's model outputs (list | plan | STUDY ...)"),
     "cache": ("nlgjudge.cache.__main__", "the model-output cache and released outputs (stats | export | import ...)"),
     "bench": ("nlgjudge.bench", "the judge-engine benchmark"),
+    "rank": ("nlgjudge.ranking", "rank your own systems' outputs with a judge (INPUT --model NAME --out DIR)"),
 }
 
 
