@@ -340,6 +340,11 @@ DATA_DIR_TYPE = NONE | STRING
 TEMPLATES_TYPE = list_of(choice((1, 2), "prompt templates"), min_length=1)
 ASPECTS_TYPE = NONE | list_of(STRING, min_length=1)
 MODELS_TYPE = list_of(STRING)
+#: A fraction strictly between 0 and 1 (e.g. a comparison budget below "all of them").
+FRACTION_TYPE = ParamType(
+    "a number in (0, 1)", "numbers in (0, 1)",
+    lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1,
+)
 #: Model runtimes of :class:`nlgjudge.engine.Judge` (outputs of different runtimes never mix).
 BACKEND_TYPE = choice(("auto", "torch", "llamacpp"), "model runtimes")
 #: Selection strategies of :data:`nlgjudge.stats.selection.STRATEGIES` (a test keeps them equal;
@@ -549,11 +554,48 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": DATA_DIR_TYPE,
         },
     ),
+    # Issue 16: the rank tool on the contest's released Elo judgments (no model needed to rebuild).
+    Chapter(
+        name="rank",
+        title="Rank your own outputs",
+        notebook="rank.ipynb",
+        defaults={
+            "judge_model": JUDGE,
+            "backend": ELO_BACKEND,
+            "contestants": list(CONTEST_CONTESTANTS),
+            "n_articles": None,
+            "budgets": [0.5, 0.25],
+            "n_boot": 500,
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "judge_model": "smollm2-135m-instruct",
+            "backend": "torch",
+            "n_articles": 2,
+            "budgets": [0.5],
+            "n_boot": 20,
+            "released_only": False,
+        },
+        inputs=("data/outputs",),
+        types={
+            "judge_model": STRING,
+            "backend": BACKEND_TYPE,
+            "contestants": list_of(choice(CONTEST_CONTESTANTS, "contestants of the cnndm_contest dataset"), min_length=2),
+            "n_articles": NONE | integer(minimum=1),
+            "budgets": list_of(FRACTION_TYPE, min_length=1),
+            "n_boot": integer(minimum=10),
+            "seed": SEED_TYPE,
+            "released_only": BOOLEAN,
+            "data_dir": DATA_DIR_TYPE,
+        },
+    ),
 )
 
 
 #: Static pages listed in ``_toc.yml`` after the chapters (Markdown, not executed).
-STATIC_PAGES: tuple[str, ...] = ("book/glossary",)
+STATIC_PAGES: tuple[str, ...] = ("book/glossary", "book/references")
 
 
 def list_chapters() -> tuple[Chapter, ...]:
