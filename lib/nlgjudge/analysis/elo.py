@@ -27,6 +27,7 @@ from nlgjudge.stats import (
     elo_from_pairs,
 )
 from nlgjudge.stats.bias import threshold_decisions_values
+from nlgjudge.stats.intervals import bootstrap_se_interval
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
 OUTCOME_COLUMNS = [*ENCOUNTER_COLUMNS, "judge", "y"]
@@ -176,9 +177,11 @@ def bradley_terry_table(
     outcomes: pd.DataFrame, contestants: Sequence[str], n_boot: int = 1000, seed: int = 0, alpha: float = 0.01
 ) -> pd.DataFrame:
     """Bradley-Terry strengths on the Elo scale (400 / ln 10 per unit of log-strength, mean 1000,
-    so they read like Elo ratings), with a percentile bootstrap over articles (the articles are the
-    independent units; encounters within an article share its text). Contestants the judge never
-    judged are left out. Columns: contestant, strength, ci_low, ci_high, encounters, n_boot."""
+    so they read like Elo ratings), with the book's interval for a refitted estimate
+    (:func:`nlgjudge.stats.intervals.bootstrap_se_interval`: strength +- t x bootstrap standard error)
+    over articles (the articles are the independent units; encounters within an article share its
+    text), as ``nlgjudge rank`` does. Contestants the judge never judged are left out. Columns:
+    contestant, strength, ci_low, ci_high, encounters, n_boot."""
     judged = _judged(outcomes)
     present = [c for c in contestants if c in set(judged["first"]) | set(judged["second"])]
     scale = 400.0 / np.log(10.0)
@@ -190,7 +193,7 @@ def bradley_terry_table(
     for k in range(n_boot):
         sample = pd.concat([by_article[articles[i]] for i in rng.integers(0, len(articles), len(articles))])
         replicates[k] = bradley_terry_from_wins(win_counts(sample, present), alpha) * scale + 1000.0
-    low, high = np.percentile(replicates, [2.5, 97.5], axis=0)
+    low, high = bootstrap_se_interval(strength, replicates, len(articles))
     counts = pd.concat([judged["first"], judged["second"]]).value_counts()
     return pd.DataFrame({
         "contestant": present, "strength": strength, "ci_low": low, "ci_high": high,

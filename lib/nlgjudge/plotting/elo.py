@@ -81,7 +81,7 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
         # Intervals are drawn as lines of their own: a percentile interval need not contain the
         # point (the one seeded order's Elo can fall outside the middle 95% of random orders).
         ax.hlines(y + 0.15, part["ci_low"], part["ci_high"], color=blue, linewidth=1.2)
-        ax.plot(part["strength"], y + 0.15, "o", color=blue, markersize=4, label="Bradley-Terry (95% bootstrap)")
+        ax.plot(part["strength"], y + 0.15, "o", color=blue, markersize=4, label="Bradley-Terry (95%, t x bootstrap SE)")
         ax.hlines(y - 0.15, part["order_low"], part["order_high"], color=orange, linewidth=1.2)
         ax.plot(part["elo"], y - 0.15, "s", color=orange, markersize=4, label="Elo (middle 95% over orders)")
         ax.set_yticks(y, part["contestant"])
