@@ -225,3 +225,46 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     assert "tie every candidate" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
     with pytest.raises(ValueError, match="no comparative correlations"):
         prose_values(comparative_vs_scoring(table), table, "other")
+
+
+def test_dropping_candidates_renumbers_and_ranks_only_the_others(tiny_dataset) -> None:
+    ds = tiny_dataset(2, 4)
+    full = comparisons_from(ds, perfect, templates=(1,))
+    drop = {"ctx0-1", "ctx1-3"}
+    kept = analysis.drop_candidates(full, drop)
+    assert len(kept) == 2 * 3 * 2  # 3 candidates left per context, all ordered pairs
+    assert not kept["candidate_a"].isin(drop).any() and not kept["candidate_b"].isin(drop).any()
+    for _, part in kept.groupby("context_id"):
+        assert sorted(set(part["i"])) == [0, 1, 2] and sorted(set(part["j"])) == [0, 1, 2]
+    predictions = comparative_predictions(kept)
+    assert set(predictions["candidate_id"]) == set(ds.frame["candidate_id"]) - drop
+    # A perfect judge: the best remaining candidate wins both its comparisons.
+    best = predictions.sort_values("score").groupby("context_id").tail(1)
+    assert best.set_index("context_id")["score"].tolist() == [1.0, 1.0]
+    assert analysis.drop_candidates(full, set()) is full
+
+
+def test_placeholders_are_found_and_left_out_of_every_reading(tiny_dataset) -> None:
+    ds = tiny_dataset(2, 3)
+    frame = ds.frame.copy()
+    frame.loc[frame["candidate_id"] == "ctx0-2", "text"] = " NULL "
+    frame.loc[frame["candidate_id"] == "ctx1-1", "text"] = ""
+    ds = JudgeDataset(frame, ds.info)
+    found = analysis.placeholder_candidates(ds)
+    assert found["candidate_id"].tolist() == ["ctx0-2", "ctx1-1"]
+    comparisons = {("tiny", "m"): comparisons_from(ds, perfect, templates=(1,))}
+    scores = {("tiny", "m"): {"expected": pd.DataFrame({"context_id": frame["context_id"], "candidate_id": frame["candidate_id"],
+                                                        "template": 1, "aspect": "COH", "expected": frame["COH"]})}}
+    kept_comparisons, kept_scores = analysis.restrict_runs(comparisons, scores, "tiny", set(found["candidate_id"]))
+    assert len(kept_comparisons[("tiny", "m")]) == 2 * 2
+    assert set(kept_scores[("tiny", "m")]["expected"]["candidate_id"]) == {"ctx0-0", "ctx0-1", "ctx1-0", "ctx1-2"}
+    untouched, _ = analysis.restrict_runs(comparisons, scores, "other", set(found["candidate_id"]))
+    assert untouched[("tiny", "m")] is comparisons[("tiny", "m")]
+
+
+def test_readings_side_by_side(tiny_dataset) -> None:
+    ds = tiny_dataset(3, 4)
+    table = comparative_correlations(comparisons_from(ds, perfect), ds)
+    wide = analysis.reading_comparison({"all": table, "again": table}, ["COH"])
+    assert list(wide.columns) == ["all", "again"]
+    assert wide.iloc[0, 0].startswith("100.0") and "(n=3)" in wide.iloc[0, 0]

@@ -605,3 +605,73 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
         "fewest_paired": str(fewest),
         "verdict": verdict,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Candidates that are not text (WebNLG 2017's placeholders)
+
+#: Outputs that are not a system's text: WebNLG 2017's team "vietnam" printed the literal "null"
+#: for most triple sets and "tilburg-pipe" left some empty; people rated them 1/1/1.
+PLACEHOLDER_TEXTS = frozenset({"", "null"})
+
+
+def placeholder_candidates(ds: JudgeDataset) -> pd.DataFrame:
+    """The candidates of ``ds`` whose text is a placeholder (:data:`PLACEHOLDER_TEXTS`, ignoring case
+    and surrounding space): context_id, candidate_id, system, text."""
+    frame = ds.frame
+    mask = frame["text"].astype(str).str.strip().str.lower().isin(PLACEHOLDER_TEXTS)
+    return frame.loc[mask, ["context_id", "candidate_id", "system", "text"]].reset_index(drop=True)
+
+
+def drop_candidates(comparisons: pd.DataFrame, candidate_ids: set[str] | frozenset[str]) -> pd.DataFrame:
+    """The comparison frame as if ``candidate_ids`` had never been candidates: every comparison that
+    involves one is removed and ``i``/``j`` are renumbered within each context, so the remaining
+    matrices are full and their win ratios rank only the others."""
+    _require(comparisons, ["context_id", "i", "j", "candidate_a", "candidate_b"], "comparisons")
+    if not candidate_ids:
+        return comparisons
+    kept = comparisons[~comparisons["candidate_a"].isin(candidate_ids) & ~comparisons["candidate_b"].isin(candidate_ids)]
+    parts = []
+    for _, part in kept.groupby("context_id", sort=False):
+        order = {old: new for new, old in enumerate(sorted(set(part["i"]) | set(part["j"])))}
+        parts.append(part.assign(i=part["i"].map(order), j=part["j"].map(order)))
+    return pd.concat(parts, ignore_index=True) if parts else kept.iloc[0:0]
+
+
+def restrict_runs(
+    comparisons: Mapping[tuple[str, str], pd.DataFrame],
+    scores: Mapping[tuple[str, str], Mapping[str, pd.DataFrame]],
+    dataset: str,
+    candidate_ids: set[str] | frozenset[str],
+) -> tuple[dict[tuple[str, str], pd.DataFrame], dict[tuple[str, str], dict[str, pd.DataFrame]]]:
+    """A chapter's runs (keyed by ``(dataset, model)``) with ``candidate_ids`` of ``dataset`` left out
+    (:func:`drop_candidates` for comparisons; rows dropped from every scoring reading)."""
+    kept_comparisons = {
+        key: drop_candidates(frame, candidate_ids) if key[0] == dataset else frame for key, frame in comparisons.items()
+    }
+    kept_scores = {
+        key: ({reading: frame[~frame["candidate_id"].isin(candidate_ids)] for reading, frame in parts.items()}
+              if key[0] == dataset else dict(parts))
+        for key, parts in scores.items()
+    }
+    return kept_comparisons, kept_scores
+
+
+def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:
+    """Several readings of one dataset side by side (``tables``: label -> :func:`correlations` table):
+    the template-mean Spearman x100 with its t interval, rows (method, model, aspect), one column per
+    reading. Shows what a choice of candidates does to every method at once."""
+    columns = {}
+    for label, table in tables.items():
+        means = table[(table["template"].astype(str) == TEMPLATE_MEAN) & table["aspect"].isin(aspects)]
+        cells = {}
+        for row in means.to_dict("records"):
+            value = row["spearman"]
+            text = "n/a" if value != value else f"{value:.{decimals}f}"
+            if row["ci_low"] == row["ci_low"] and value == value:
+                text += f" [{row['ci_low']:.{decimals}f}, {row['ci_high']:.{decimals}f}]"
+            cells[(row["method"], row["model"], row["aspect"])] = f"{text} (n={row['n_contexts']})"
+        columns[label] = pd.Series(cells, dtype=object)
+    out = pd.DataFrame(columns)
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["method", "model", "aspect"])
+    return out.fillna("")
