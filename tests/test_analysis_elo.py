@@ -125,3 +125,51 @@ def test_ranking_agreement_with_the_human_ranking() -> None:
                  "reversed": pd.Series({"A": 1.0, "B": 2.0, "C": 3.0})}
     table = ranking_agreement(strengths, "people").set_index("judge")
     assert table.loc["good", "spearman"] == pytest.approx(1.0) and table.loc["reversed", "kendall"] == pytest.approx(-1.0)
+
+
+def _ratings_frame(judge: str, strengths: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"judge": judge, "contestant": c, "strength": s} for c, s in strengths.items()])
+
+
+def test_claims_read_the_papers_three_claims_from_the_tables() -> None:
+    from nlgjudge.analysis.elo import claims
+
+    table = pd.concat([
+        _ratings_frame("llm", {"GPT-4": 1100, "ChatGPT": 1080, "BRIO": 1050, "BART": 1000, "reference": 900}),
+        _ratings_frame("ROUGE-1", {"GPT-4": 950, "ChatGPT": 960, "BRIO": 1100, "BART": 1000}),
+    ])
+    kappas = pd.DataFrame([{"judge_1": "ROUGE-1", "judge_2": "llm", "kappa": 0.1, "ci_low": 0.02, "ci_high": 0.18,
+                            "n_encounters": 300, "n_left_out": 0}])
+    out = claims(kappas, table, "llm", llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"), n_articles=50)
+    assert out["holds"].tolist() == ["yes", "yes", "yes", "yes"]
+    assert out.loc[0, "evidence"] == "kappa = 0.10 [0.02, 0.18] on 300 encounters"
+    assert out.loc[1, "value"] == pytest.approx(-2 / 3)  # 4 contestants: 1 concordant, 5 discordant pairs
+    assert out.loc[2, "evidence"] == "the reference ranks 5 of 5"
+    assert out.loc[3, "evidence"] == "2 of 2 LLM summarizers rank above every fine-tuned system"
+
+    # A strong agreement, the same order, the reference first, an LLM below a fine-tuned system: all "no".
+    same = pd.concat([
+        _ratings_frame("llm", {"reference": 1200, "GPT-4": 1100, "BRIO": 1050, "ChatGPT": 1000, "BART": 990}),
+        _ratings_frame("ROUGE-1", {"GPT-4": 1100, "BRIO": 1050, "ChatGPT": 1000, "BART": 990}),
+    ])
+    strong = kappas.assign(kappa=0.7, ci_low=0.6, ci_high=0.8)
+    out = claims(strong, same, "llm", llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"), n_articles=50)
+    assert out["holds"].tolist() == ["no", "no", "no", "no"]
+    # An interval across 0.4 decides nothing.
+    assert claims(kappas.assign(kappa=0.35, ci_low=0.2, ci_high=0.5), table, "llm", n_articles=50)["holds"].iloc[0] == "undecided"
+
+
+def test_claims_refuse_a_verdict_on_a_degenerate_run() -> None:
+    from nlgjudge.analysis.elo import claims
+
+    table = pd.concat([
+        _ratings_frame("llm", {"GPT-4": 1100, "BART": 1000, "reference": 900}),
+        _ratings_frame("ROUGE-1", {"GPT-4": 950, "BART": 1000}),
+    ])
+    kappas = pd.DataFrame([{"judge_1": "llm", "judge_2": "ROUGE-1", "kappa": 0.1, "ci_low": 0.0, "ci_high": 0.2,
+                            "n_encounters": 6, "n_left_out": 0}])
+    few = claims(kappas, table, "llm", n_articles=2)
+    assert (few["holds"] == "undecided").all() and few["evidence"].str.contains("no verdict: only 2 article").all()
+    flat = table.assign(strength=1000.0)
+    tied = claims(kappas, flat, "llm", n_articles=50)
+    assert (tied["holds"] == "undecided").all() and tied["evidence"].str.contains("same strength").all()

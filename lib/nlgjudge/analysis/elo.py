@@ -360,3 +360,102 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
         "judge": frame["judge"].fillna("").to_numpy(),
         value_name: frame["value"].astype(float).to_numpy(),
     })
+
+
+# --------------------------------------------------------------------------------------------
+# What to take from the chapter: the paper's claims, read from this run's tables
+
+#: Landis and Koch's (1977) reading of kappa: "slight" up to 0.2, "fair" up to 0.4, then
+#: "moderate", "substantial" and "almost perfect". The paper's claim (1) is agreement of at most "fair".
+WEAK_KAPPA = 0.4
+#: Fewer articles than this and the chapter states no verdict (the intervals are not to be read).
+MIN_ARTICLES_FOR_A_CLAIM = 5
+
+
+def claims(
+    kappas: pd.DataFrame,
+    table: pd.DataFrame,
+    llm_judge: str,
+    *,
+    rouge_judge: str = "ROUGE-1",
+    reference: str = "reference",
+    llm_contestants: Sequence[str] = ("GPT-4", "ChatGPT", "GPT-3"),
+    fine_tuned: Sequence[str] = ("BART", "PEGASUS", "BRIO"),
+    n_articles: int,
+) -> pd.DataFrame:
+    """The paper's three claims and the "LLM summaries first" question, each read from this run:
+    ``kappas`` is :func:`kappa_table`, ``table`` :func:`ratings`, ``llm_judge`` the judge's name in
+    both. One row per claim: claim, evidence (the numbers, as text), holds ("yes", "no" or
+    "undecided"), and the values behind them. A degenerate run (fewer than
+    :data:`MIN_ARTICLES_FOR_A_CLAIM` articles, or a judge whose every outcome is a tie) is
+    "undecided" throughout.
+
+    1. LLM judges agree weakly with ROUGE: Cohen's kappa with ``rouge_judge`` at most "fair"
+       (:data:`WEAK_KAPPA`); "yes" when the whole 95% interval is below it, "no" when above it.
+    2. They rank the systems differently from ROUGE: Kendall's tau between the two judges'
+       Bradley-Terry strengths on the contestants both rank; "yes" when the orders differ.
+    3. The reference is not always preferred: its Bradley-Terry rank under the judge; "yes" when not first.
+    4. LLM summaries above the fine-tuned systems: how many of ``llm_contestants`` rank above every
+       one of ``fine_tuned``; "yes" when all do.
+    """
+    from scipy.stats import kendalltau
+
+    mine = table[table["judge"] == llm_judge].set_index("contestant")["strength"]
+    rouge = table[table["judge"] == rouge_judge].set_index("contestant")["strength"]
+    pair = kappas[((kappas["judge_1"] == llm_judge) & (kappas["judge_2"] == rouge_judge))
+                  | ((kappas["judge_2"] == llm_judge) & (kappas["judge_1"] == rouge_judge))]
+    degenerate = n_articles < MIN_ARTICLES_FOR_A_CLAIM or mine.empty or mine.nunique() <= 1
+    rows = []
+
+    if pair.empty or not np.isfinite(pair["kappa"].iloc[0]):
+        kappa = low = high = float("nan")
+        n_kappa = 0
+        holds = "undecided"
+        evidence = "kappa is undefined on this run"
+    else:
+        kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
+        n_kappa = int(pair["n_encounters"].iloc[0])
+        holds = "yes" if high < WEAK_KAPPA else "no" if low > WEAK_KAPPA else "undecided"
+        evidence = f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {n_kappa} encounters"
+    rows.append({"claim": "LLM judges agree weakly with ROUGE (kappa at most 'fair', < 0.4)", "evidence": evidence,
+                 "holds": holds, "value": kappa, "ci_low": low, "ci_high": high, "n": n_kappa})
+
+    common = mine.dropna().index.intersection(rouge.dropna().index)
+    if len(common) >= 3:
+        tau = float(kendalltau(mine[common], rouge[common]).statistic)
+        top_mine, top_rouge = mine[common].idxmax(), rouge[common].idxmax()
+        holds = "yes" if tau < 1.0 else "no"
+        evidence = (f"Kendall's tau = {tau:.2f} on {len(common)} contestants; first: {top_mine} (judge) vs "
+                    f"{top_rouge} ({rouge_judge})")
+    else:
+        tau, holds, evidence = float("nan"), "undecided", f"fewer than 3 contestants ranked by both ({len(common)})"
+    rows.append({"claim": f"LLM judges rank the systems differently from {rouge_judge}", "evidence": evidence,
+                 "holds": holds, "value": tau, "ci_low": np.nan, "ci_high": np.nan, "n": len(common)})
+
+    if reference in mine.index and np.isfinite(mine[reference]):
+        place = int((mine.dropna() > mine[reference]).sum()) + 1
+        holds = "yes" if place > 1 else "no"
+        evidence = f"the reference ranks {place} of {int(mine.notna().sum())}"
+    else:
+        place, holds, evidence = 0, "undecided", "the reference is not a contestant of this run"
+    rows.append({"claim": "the reference summary is not always the preferred one", "evidence": evidence,
+                 "holds": holds, "value": float(place), "ci_low": np.nan, "ci_high": np.nan, "n": int(mine.notna().sum())})
+
+    llms = [c for c in llm_contestants if c in mine.index and np.isfinite(mine[c])]
+    tuned = [c for c in fine_tuned if c in mine.index and np.isfinite(mine[c])]
+    if llms and tuned:
+        above = [c for c in llms if mine[c] > max(mine[t] for t in tuned)]
+        holds = "yes" if len(above) == len(llms) else "no"
+        evidence = f"{len(above)} of {len(llms)} LLM summarizers rank above every fine-tuned system"
+    else:
+        above, holds, evidence = [], "undecided", "this run lacks LLM or fine-tuned contestants"
+    rows.append({"claim": "the LLM judge ranks the LLMs' summaries above the fine-tuned systems", "evidence": evidence,
+                 "holds": holds, "value": float(len(above)), "ci_low": np.nan, "ci_high": np.nan, "n": len(llms)})
+
+    out = pd.DataFrame(rows)
+    if degenerate:
+        why = (f"only {n_articles} article(s)" if n_articles < MIN_ARTICLES_FOR_A_CLAIM
+               else "the judge gives every contestant the same strength")
+        out["holds"] = "undecided"
+        out["evidence"] = out["evidence"] + f" (no verdict: {why})"
+    return out
