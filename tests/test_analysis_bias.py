@@ -165,3 +165,32 @@ def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tin
     assert "tie every candidate" in verdict
     with pytest.raises(ValueError, match="no comparisons of judge"):
         prose_values(debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons), "other")
+
+
+def test_gain_intervals_are_paired_over_contexts_and_agree_with_the_tables(tiny_dataset, synthetic_comparisons) -> None:
+    from scipy import stats
+
+    from nlgjudge.analysis.bias import debiasing_gain_intervals
+
+    ds = tiny_dataset(n_contexts=6, n_candidates=5)
+    rng = np.random.default_rng(4)
+    frame = synthetic_comparisons(ds, pull=1.0, sharpness=0.8)
+    frame["p_a"] = expit(np.log(frame["p_a"] / (1 - frame["p_a"])) + rng.normal(0, 1.5, len(frame)))  # noisy judge
+    table = debiasing_table(frame, {"tiny": ds})
+    gains = debiasing_gain_intervals(frame, {"tiny": ds}).set_index("aspect")
+    bias = bias_table(frame).set_index("aspect")
+    for aspect in ("COH", "FLU"):
+        row = gains.loc[aspect]
+        plain = table[(table["aspect"] == aspect) & ~table["debiased"]]["spearman_x100"].iloc[0]
+        fixed = table[(table["aspect"] == aspect) & table["debiased"]]["spearman_x100"].iloc[0]
+        assert row["spearman_gain"] == pytest.approx(fixed - plain)  # the same per-context correlations
+        assert row["gain_low"] <= row["spearman_gain"] <= row["gain_high"] and row["n_contexts"] == 6
+        # every context makes the same number of comparisons: the mean of contexts' P(A) is the pooled P(A)
+        assert row["p_a"] == pytest.approx(bias.loc[aspect, "p_a"])
+        part = frame[frame["aspect"] == aspect]
+        per_context = part.groupby("context_id")["p_a"].apply(lambda p: float((p > 0.5).mean()))
+        low, high = stats.t.interval(0.95, len(per_context) - 1, loc=per_context.mean(), scale=stats.sem(per_context))
+        assert (row["p_a_low"], row["p_a_high"]) == pytest.approx((low, high))
+        assert not row["small_n"]
+    with pytest.raises(ValueError, match="unknown threshold scope"):
+        debiasing_gain_intervals(frame, {"tiny": ds}, scope="global")

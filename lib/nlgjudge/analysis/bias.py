@@ -21,8 +21,6 @@ the paper-beside-ours layout is :func:`nlgjudge.analysis.side_by_side.side_by_si
 
 from __future__ import annotations
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +39,7 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
+from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
 
 def fit_threshold(matrices: Mapping[str, np.ndarray]) -> DebiasThreshold:
@@ -88,6 +87,10 @@ class _Scored:
     n_constant_pred: int
     accuracy: float
     n_pairs: int
+    per_context: np.ndarray
+    """Spearman of each usable context (constant gold left out; a tied prediction counts 0), in order."""
+    usable: tuple[int, ...]
+    """Indices of the usable contexts (``per_context``'s order)."""
 
 
 def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
@@ -100,7 +103,9 @@ def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
     ratios = [win_ratio(decisions[k]) for k in usable]
     corr = summary_level_correlation(ratios, [gold[k] for k in usable], "spearman", undefined="zero")
     accuracy = pairwise_accuracy(decisions, gold)
-    return _Scored(corr.value_x100, len(usable), corr.n_undefined, accuracy.percent, accuracy.n_comparisons)
+    values = np.where(np.isnan(corr.per_context), 0.0, corr.per_context)
+    return _Scored(corr.value_x100, len(usable), corr.n_undefined, accuracy.percent, accuracy.n_comparisons,
+                   values, tuple(usable))
 
 
 #: The two ways to fit the debiasing threshold of eq. 10, by name (one definition each, used by
@@ -109,6 +114,43 @@ def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
 #: context's own comparisons (all a user judging one context has; what the subsets chapter uses,
 #: since its partial comparison sets are per context).
 THRESHOLD_SCOPES = ("pooled", "per context")
+
+
+def _check_scopes(scopes: Sequence[str]) -> None:
+    unknown = [scope for scope in scopes if scope not in THRESHOLD_SCOPES]
+    if unknown or isinstance(scopes, str):
+        raise ValueError(f"unknown threshold scope(s) {unknown or scopes!r}; choose from {THRESHOLD_SCOPES}")
+
+
+def _set_gold(matrices: Mapping[str, np.ndarray], datasets: Mapping[str, JudgeDataset], dataset: str, aspect: str) -> list[np.ndarray]:
+    """The human scores of a comparison set's contexts, in its order, checked against the matrices."""
+    if dataset not in datasets:
+        raise ValueError(f"no human scores for dataset {dataset!r}: pass its JudgeDataset in datasets")
+    all_gold = gold_scores(datasets[dataset], aspect)
+    missing = [c for c in matrices if c not in all_gold]
+    if missing:
+        raise ValueError(f"contexts {missing[:3]} of {dataset} are not in the dataset passed for the human scores")
+    for context_id, matrix in matrices.items():
+        if matrix.shape[0] != all_gold[context_id].size:
+            raise ValueError(
+                f"{dataset} context {context_id}: {matrix.shape[0]} compared candidates but "
+                f"{all_gold[context_id].size} human scores; the comparisons must cover every candidate"
+            )
+    return [all_gold[c] for c in matrices]
+
+
+def _threshold_decisions(
+    matrices: Mapping[str, np.ndarray], fit: DebiasThreshold, threshold: str
+) -> tuple[list[np.ndarray], float, float]:
+    """The decisions of a comparison set under ``threshold`` ("none" or a :data:`THRESHOLD_SCOPES`
+    name, ``fit`` being the pooled fit), with tau and alpha (for "per context": the contexts' means)."""
+    if threshold == "pooled":
+        return [debiased_decisions(m, fit) for m in matrices.values()], fit.tau, fit.alpha
+    if threshold == "per context":
+        fits = [debias_threshold(m[~np.isnan(m)]) for m in matrices.values()]
+        decisions = [debiased_decisions(m, f) for m, f in zip(matrices.values(), fits, strict=True)]
+        return decisions, float(np.mean([f.tau for f in fits])), float(np.mean([f.alpha for f in fits]))
+    return [hard_decisions(m) for m in matrices.values()], 0.5, 1.0
 
 
 def debiasing_table(
@@ -122,37 +164,13 @@ def debiasing_table(
     columns also give tau (for "per context", the mean of the contexts' taus), alpha, P(A) after the
     decisions used, the contexts used and the comparisons counted.
     """
-    unknown = [scope for scope in scopes if scope not in THRESHOLD_SCOPES]
-    if unknown or isinstance(scopes, str):
-        raise ValueError(f"unknown threshold scope(s) {unknown or scopes!r}; choose from {THRESHOLD_SCOPES}")
+    _check_scopes(scopes)
     rows = []
     for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
-        if dataset not in datasets:
-            raise ValueError(f"no human scores for dataset {dataset!r}: pass its JudgeDataset in datasets")
-        all_gold = gold_scores(datasets[dataset], aspect)
-        missing = [c for c in matrices if c not in all_gold]
-        if missing:
-            raise ValueError(f"contexts {missing[:3]} of {dataset} are not in the dataset passed for the human scores")
-        gold = [all_gold[c] for c in matrices]
-        for context_id, matrix in matrices.items():
-            if matrix.shape[0] != all_gold[context_id].size:
-                raise ValueError(
-                    f"{dataset} context {context_id}: {matrix.shape[0]} compared candidates but "
-                    f"{all_gold[context_id].size} human scores; the comparisons must cover every candidate"
-                )
+        gold = _set_gold(matrices, datasets, dataset, aspect)
         fit = fit_threshold(matrices)
         for threshold in ("none", *scopes):
-            if threshold == "pooled":
-                decisions = [debiased_decisions(m, fit) for m in matrices.values()]
-                tau, alpha = fit.tau, fit.alpha
-            elif threshold == "per context":
-                fits = [debias_threshold(m[~np.isnan(m)]) for m in matrices.values()]
-                decisions = [debiased_decisions(m, f) for m, f in zip(matrices.values(), fits, strict=True)]
-                tau = float(np.mean([f.tau for f in fits]))
-                alpha = float(np.mean([f.alpha for f in fits]))
-            else:
-                decisions = [hard_decisions(m) for m in matrices.values()]
-                tau, alpha = 0.5, 1.0
+            decisions, tau, alpha = _threshold_decisions(matrices, fit, threshold)
             scored = _score(decisions, gold)
             made = np.concatenate([d[~np.isnan(d)] for d in decisions])
             rows.append(
@@ -174,6 +192,42 @@ def debiasing_table(
                     "n_pairs": scored.n_pairs,
                 }
             )
+    return pd.DataFrame(rows)
+
+
+def debiasing_gain_intervals(
+    comparisons: pd.DataFrame,
+    datasets: Mapping[str, JudgeDataset],
+    scope: str = "pooled",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """How sure is each comparison set's P(A) and its debiasing change? The contexts are the units.
+
+    Per comparison set: P(A) as the mean of its contexts' P(A) with the t interval over contexts
+    (:func:`nlgjudge.stats.intervals.mean_interval`; equal to :func:`bias_table`'s pooled P(A) when
+    every context makes the same number of comparisons), and the change in Spearman x100 that
+    debiasing with ``scope`` makes, as the mean over the usable contexts of (debiased - plain) with
+    its paired t interval (:func:`~nlgjudge.stats.intervals.paired_difference_interval`; its mean is
+    :func:`debiasing_table`'s change, since both average the same per-context correlations).
+    Columns: model, dataset, template, aspect, threshold, p_a, p_a_low, p_a_high, spearman_gain,
+    gain_low, gain_high, gain_excludes_zero, n_contexts, small_n.
+    """
+    _check_scopes([scope])
+    rows = []
+    for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
+        gold = _set_gold(matrices, datasets, dataset, aspect)
+        fit = fit_threshold(matrices)
+        plain = _score(_threshold_decisions(matrices, fit, "none")[0], gold)
+        debiased = _score(_threshold_decisions(matrices, fit, scope)[0], gold)
+        per_context_p_a = [float(np.nanmean(hard_decisions(m))) for m in matrices.values()]
+        p_a = mean_interval(per_context_p_a, confidence)
+        gain = paired_difference_interval(100.0 * debiased.per_context, 100.0 * plain.per_context, confidence)
+        rows.append({
+            "model": model, "dataset": dataset, "template": template, "aspect": aspect, "threshold": scope,
+            "p_a": p_a.mean, "p_a_low": p_a.low, "p_a_high": p_a.high,
+            "spearman_gain": gain.mean, "gain_low": gain.low, "gain_high": gain.high,
+            "gain_excludes_zero": gain.excludes_zero, "n_contexts": gain.n, "small_n": gain.small,
+        })
     return pd.DataFrame(rows)
 
 
