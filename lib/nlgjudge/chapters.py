@@ -522,7 +522,9 @@ CHAPTERS: tuple[Chapter, ...] = (
         notebook="elo.ipynb",
         defaults={
             "contestants": list(CONTEST_CONTESTANTS),
-            "judge_models": [JUDGE],
+            # The judge and the small judge whose Elo judgements are released (Qwen2.5-Coder-0.5B's are
+            # in the plan, not yet released).
+            "judge_models": [JUDGE, "smollm2-135m-instruct"],
             "backend": ELO_BACKEND,
             "templates": [1],
             "n_articles": None,
