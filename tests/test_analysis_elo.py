@@ -173,3 +173,16 @@ def test_claims_refuse_a_verdict_on_a_degenerate_run() -> None:
     flat = table.assign(strength=1000.0)
     tied = claims(kappas, flat, "llm", n_articles=50)
     assert (tied["holds"] == "undecided").all() and tied["evidence"].str.contains("same strength").all()
+
+    by_position = claims(kappas, table, "llm", n_articles=50, position_share=0.97)
+    assert (by_position["holds"] == "undecided").all()
+    assert by_position["evidence"].str.contains("picks position A in 97%").all()
+    assert (claims(kappas, table, "llm", n_articles=50, position_share=0.6)["holds"] != "undecided").any()
+
+
+def test_position_a_share_counts_decided_encounters_won_by_the_first_shown() -> None:
+    from nlgjudge.analysis.elo import position_a_share
+
+    frame = pd.DataFrame({"y": [0.0, 0.0, 0.0, 1.0, 0.5, np.nan]})
+    assert position_a_share(frame) == pytest.approx(0.75)
+    assert np.isnan(position_a_share(frame.iloc[4:]))

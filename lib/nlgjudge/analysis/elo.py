@@ -370,6 +370,16 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 WEAK_KAPPA = 0.4
 #: Fewer articles than this and the chapter states no verdict (the intervals are not to be read).
 MIN_ARTICLES_FOR_A_CLAIM = 5
+#: A judge that picks the same position in more than this share of its decided encounters is
+#: answering by position: its one-order outcomes follow the random display order, not the summaries.
+POSITION_ONLY_SHARE = 0.9
+
+
+def position_a_share(outcomes: pd.DataFrame) -> float:
+    """The share of decided encounters (no tie, not NaN) won by the contestant shown first (position
+    A): about 0.5 for a judge that reads the summaries, near 1 (or 0) for one that answers by position."""
+    decided = outcomes[outcomes["y"].isin((0.0, 1.0))]
+    return float((decided["y"] == 0.0).mean()) if len(decided) else float("nan")
 
 
 def claims(
@@ -382,12 +392,15 @@ def claims(
     llm_contestants: Sequence[str] = ("GPT-4", "ChatGPT", "GPT-3"),
     fine_tuned: Sequence[str] = ("BART", "PEGASUS", "BRIO"),
     n_articles: int,
+    position_share: float | None = None,
 ) -> pd.DataFrame:
     """The paper's three claims and the "LLM summaries first" question, each read from this run:
     ``kappas`` is :func:`kappa_table`, ``table`` :func:`ratings`, ``llm_judge`` the judge's name in
     both. One row per claim: claim, evidence (the numbers, as text), holds ("yes", "no" or
     "undecided"), and the values behind them. A degenerate run (fewer than
-    :data:`MIN_ARTICLES_FOR_A_CLAIM` articles, or a judge whose every outcome is a tie) is
+    :data:`MIN_ARTICLES_FOR_A_CLAIM` articles, a judge that gives every contestant the same
+    strength, or, when ``position_share`` (:func:`position_a_share` of a one-order run) is given, a
+    judge that picks one position in more than :data:`POSITION_ONLY_SHARE` of its encounters) is
     "undecided" throughout.
 
     1. LLM judges agree weakly with ROUGE: Cohen's kappa with ``rouge_judge`` at most "fair"
@@ -404,7 +417,8 @@ def claims(
     rouge = table[table["judge"] == rouge_judge].set_index("contestant")["strength"]
     pair = kappas[((kappas["judge_1"] == llm_judge) & (kappas["judge_2"] == rouge_judge))
                   | ((kappas["judge_2"] == llm_judge) & (kappas["judge_1"] == rouge_judge))]
-    degenerate = n_articles < MIN_ARTICLES_FOR_A_CLAIM or mine.empty or mine.nunique() <= 1
+    by_position = position_share is not None and max(position_share, 1.0 - position_share) > POSITION_ONLY_SHARE
+    degenerate = n_articles < MIN_ARTICLES_FOR_A_CLAIM or mine.empty or mine.nunique() <= 1 or by_position
     rows = []
 
     if pair.empty or not np.isfinite(pair["kappa"].iloc[0]):
@@ -454,8 +468,13 @@ def claims(
 
     out = pd.DataFrame(rows)
     if degenerate:
-        why = (f"only {n_articles} article(s)" if n_articles < MIN_ARTICLES_FOR_A_CLAIM
-               else "the judge gives every contestant the same strength")
+        if n_articles < MIN_ARTICLES_FOR_A_CLAIM:
+            why = f"only {n_articles} article(s)"
+        elif by_position:
+            why = (f"the judge picks position A in {position_share:.0%} of its decided encounters, so its outcomes "
+                   "follow the random display order")
+        else:
+            why = "the judge gives every contestant the same strength"
         out["holds"] = "undecided"
         out["evidence"] = out["evidence"] + f" (no verdict: {why})"
     return out

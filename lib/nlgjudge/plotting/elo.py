@@ -72,10 +72,15 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
     order_high, strength, ci_low, ci_high)."""
     require_columns(table, ["judge", "contestant", "elo", "order_low", "order_high", "strength", "ci_low", "ci_high"])
     judges = list(dict.fromkeys(table["judge"]))
-    fig, axes = plt.subplots(1, len(judges), figsize=(PANEL_WIDTH * 1.15 * len(judges) + 0.8, 3.4),
+    # Two panels a row: one row of seven judges is unreadable at page width.
+    columns = min(len(judges), 2)
+    rows = int(np.ceil(len(judges) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 2.9 * rows + 0.6),
                              squeeze=False, sharex=True, layout="constrained")
     blue, orange = sns.color_palette(PALETTE, 2)
-    for ax, judge in zip(axes.flat, judges, strict=True):
+    for ax in axes.flat[len(judges):]:
+        ax.set_visible(False)
+    for ax, judge in zip(axes.flat, judges):
         part = table[table["judge"] == judge].sort_values("strength")
         y = np.arange(len(part))
         # Intervals are drawn as lines of their own: a percentile interval need not contain the
@@ -88,7 +93,9 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
         ax.axvline(1000, color="grey", linewidth=0.6, linestyle="--")
         ax.set_title(judge, fontsize="medium")
         ax.set_xlabel("rating (Elo scale)")
-    axes.flat[0].legend(loc="lower right", fontsize="x-small", frameon=False)
+        ax.xaxis.set_tick_params(labelbottom=True)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     if title:
         fig.suptitle(title)
     return fig
@@ -105,12 +112,15 @@ def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
         matrix.loc[row.judge_1, row.judge_2] = matrix.loc[row.judge_2, row.judge_1] = row.kappa
         text = "n/a" if np.isnan(row.kappa) else f"{row.kappa:.2f}\n[{row.ci_low:.2f}, {row.ci_high:.2f}]"
         labels.loc[row.judge_1, row.judge_2] = labels.loc[row.judge_2, row.judge_1] = text
-    side = max(3.2, 1.2 * len(judges) + 1.6)
-    fig, ax = plt.subplots(figsize=(side + 1.0, side), layout="constrained")
+    # Legible at page width with many judges: a bounded size, long names broken before their
+    # protocol ("(one order)"), the interval on a second, smaller line.
+    side = min(7.0, max(3.2, 0.85 * len(judges) + 1.4))
+    names = [name.replace(" (", "\n(") for name in judges]
+    fig, ax = plt.subplots(figsize=(side + 2.8, side), layout="constrained")
     sns.heatmap(matrix.astype(float), annot=labels.to_numpy(), fmt="", vmin=-1, vmax=1, center=0, cmap=CORRELATION_CMAP,
-                square=True, linewidths=0.5, cbar_kws={"label": "Cohen's kappa", "shrink": 0.8}, ax=ax,
-                annot_kws={"fontsize": "small"})
-    ax.tick_params(axis="x", rotation=30)
+                square=False, linewidths=0.5, cbar_kws={"label": "Cohen's kappa", "shrink": 0.8}, ax=ax,
+                annot_kws={"fontsize": 8 if len(judges) > 4 else "small"}, xticklabels=names, yticklabels=names)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right", rotation_mode="anchor")
     ax.tick_params(axis="y", rotation=0)
     if title:
         ax.set_title(title)
