@@ -194,3 +194,15 @@ def test_gain_intervals_are_paired_over_contexts_and_agree_with_the_tables(tiny_
         assert not row["small_n"]
     with pytest.raises(ValueError, match="unknown threshold scope"):
         debiasing_gain_intervals(frame, {"tiny": ds}, scope="global")
+
+
+def test_mark_missing_says_not_run_for_ours_and_dash_for_the_paper() -> None:
+    from nlgjudge.analysis.side_by_side import NOT_REPORTED, NOT_RUN, mark_missing
+
+    reported = pd.DataFrame({"dataset": ["d", "e"], "aspect": ["A", "A"], "model": ["p", "p"], "v": [0.123, np.nan]})
+    ours = pd.DataFrame({"dataset": ["d", "d", "e"], "aspect": ["A"] * 3, "model": ["m", "s", "m"], "v": [0.5, 0.25, 0.75]})
+    table = mark_missing(side_by_side(reported, ours, "v", ["model"], "reported (Table 9)"), 2)
+    assert table.loc[("e", "A"), ("ours", "s")] == NOT_RUN
+    assert table.loc[("d", "A"), ("ours", "s")] == "0.25"
+    assert table.loc[("e", "A"), ("reported (Table 9)", "p")] == NOT_REPORTED
+    assert table.loc[("d", "A"), ("reported (Table 9)", "p")] == "0.12"

@@ -68,3 +68,18 @@ def side_by_side(
     order = list(dict.fromkeys(list(ours.set_index(list(row_keys)).index) + list(reported.set_index(list(row_keys)).index)))
     table = pd.concat(blocks, axis=1)
     return table.reindex(pd.MultiIndex.from_tuples(order, names=list(row_keys)) if len(row_keys) > 1 else order)
+
+
+#: How :func:`mark_missing` shows a cell with no value: our run did not make it / the paper has none.
+NOT_RUN, NOT_REPORTED = "not run", "–"
+
+
+def mark_missing(table: pd.DataFrame, decimals: int, ours_label: str = "ours") -> pd.DataFrame:
+    """A :func:`side_by_side` table for display: values rounded to ``decimals``, an empty cell of
+    ours shown as :data:`NOT_RUN` (a model not run on that dataset) and one of the paper's as
+    :data:`NOT_REPORTED`, instead of columns of NaN."""
+    shown = table.round(decimals).astype(object)
+    for column in table.columns:
+        label = NOT_RUN if (column[0] if isinstance(column, tuple) else column) == ours_label else NOT_REPORTED
+        shown[column] = [label if pd.isna(v) else f"{v:.{decimals}f}" for v in table[column].round(decimals)]
+    return shown

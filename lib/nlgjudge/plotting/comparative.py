@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
@@ -16,28 +17,52 @@ def paper_vs_ours_bars(
     frame: pd.DataFrame, aspects: Sequence[str], groups: Sequence[str], title: str | None = None
 ) -> Figure:
     """Bars of Spearman x100 per method group, one colour per system ("reported: ..." first), one
-    panel per aspect. ``frame`` is :func:`nlgjudge.analysis.comparative.figure_frame`'s output;
-    ``groups`` fixes the order of the bar groups. A missing bar is an undefined correlation."""
+    panel per aspect, two panels a row (legible at page width). ``frame`` is
+    :func:`nlgjudge.analysis.comparative.figure_frame`'s output; ``groups`` fixes the order of the
+    bar groups. Our bars carry their 95% interval over contexts (``ci_low``/``ci_high``, when the
+    frame has them); the paper's have none (it reports none). A missing bar is an undefined correlation."""
     require_columns(frame, ["aspect", "group", "who", "source", "spearman"])
     panels = [a for a in aspects if a in set(frame["aspect"])]
     order = [g for g in groups if g in set(frame["group"])]
     if not panels or not order:
         raise ValueError("paper_vs_ours_bars: nothing to draw (no aspect or method group in the frame)")
     who = list(dict.fromkeys(frame.sort_values("source", ascending=False, kind="stable")["who"]))  # reported first
-    fig, axes = plt.subplots(1, len(panels), figsize=(0.75 * len(order) * len(panels) + 3.5, 3.0),
+    colours = dict(zip(who, sns.color_palette(PALETTE, len(who)), strict=True))
+    columns = min(len(panels), 2)
+    rows = int(np.ceil(len(panels) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(max(3.6, 0.9 * len(order) + 1.2) * columns, 3.0 * rows + 0.9),
                              sharey=True, squeeze=False, layout="constrained")
-    handles, labels = [], []
-    for ax, aspect in zip(axes.flat, panels, strict=True):
-        sns.barplot(data=frame[frame["aspect"] == aspect], x="group", y="spearman", hue="who",
-                    order=order, hue_order=who, palette=PALETTE, errorbar=None, ax=ax)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    width = 0.8 / len(who)
+    for ax, aspect in zip(axes.flat, panels):
+        part = frame[frame["aspect"] == aspect].set_index(["group", "who"])
+        for k, name in enumerate(who):
+            xs, ys, lows, highs = [], [], [], []
+            for g, group in enumerate(order):
+                if (group, name) not in part.index:
+                    continue
+                row = part.loc[(group, name)]
+                row = row.iloc[0] if isinstance(row, pd.DataFrame) else row
+                xs.append(g - 0.4 + width * (k + 0.5))
+                ys.append(float(row["spearman"]))
+                low, high = (float(row.get("ci_low", np.nan)), float(row.get("ci_high", np.nan)))
+                lows.append(ys[-1] - low if np.isfinite(low) else 0.0)
+                highs.append(high - ys[-1] if np.isfinite(high) else 0.0)
+            if not xs:
+                continue
+            ax.bar(xs, ys, width=width, color=colours[name], label=name)
+            if any(lows) or any(highs):
+                ax.errorbar(xs, ys, yerr=[lows, highs], fmt="none", ecolor="black", elinewidth=0.7, capsize=1.5)
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_title(aspect)
-        ax.set_xlabel("")
-        ax.set_ylabel("Spearman x100" if ax is axes.flat[0] else "")
-        ax.tick_params(axis="x", rotation=25)
-        handles, labels = ax.get_legend_handles_labels()
-        ax.get_legend().remove()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), frameon=False, fontsize="small")
+        ax.set_xticks(range(len(order)), order)
+        ax.tick_params(axis="x", rotation=20)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+        ax.set_ylabel("Spearman x100")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[name]) for name in who]
+    fig.legend(handles, who, loc="outside lower center", ncols=2, frameon=False, fontsize="small")
     if title:
         fig.suptitle(title)
     return fig
