@@ -94,7 +94,7 @@ def rank_outputs(
     """
     from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
     from nlgjudge.prompts.ranking import RankPrompt, prompt_from_file
-    from nlgjudge.studies.rank import judge_comparisons, planned_counts
+    from nlgjudge.studies.rank import context_plans, judge_comparisons, planned_counts
 
     budget = _check_budget(budget)
     if isinstance(outputs, pd.DataFrame):
@@ -112,8 +112,6 @@ def rank_outputs(
 
         judge = Judge(model, cache=cache, study="rank", backend=backend, progress=progress and budget == 1.0)
     systems = list(dict.fromkeys(frame["system"]))
-    from nlgjudge.studies.rank import context_plans
-
     plans = context_plans(frame, systems)
     planned = sum(planned_counts(plans, budget).values())
     possible = sum(len(p.judged_pairs()) for p in plans)
@@ -271,16 +269,13 @@ def _load_judge(model: str, backend: str | None, budget: float) -> Any:
     """The judge for the command line: built and loaded before any judging, so that a model that
     cannot be loaded (unknown hub id offline, missing runtime) is one clear error, not a failure mid-run."""
     from nlgjudge.engine import Judge
-    from nlgjudge.models import ModelError
 
     judge = Judge(model, study="rank", backend=backend, progress=budget == 1.0)
     try:
         judge.load()
-    except ModelError:
-        raise
-    except (OSError, ValueError, ImportError) as error:
+    except (OSError, ValueError, ImportError) as error:  # a ModelError (RuntimeError) passes through as it is
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UserInputError(f"cannot load the model {model!r}: {first}; pass a packaged short name "
+        raise UserInputError(f"cannot load the model {model!r}: {first}; pass a packaged short name, "
                              "a local model folder, or a hub id reachable from here") from None
     return judge
 

@@ -78,7 +78,7 @@ def mark_missing(table: pd.DataFrame, decimals: int, ours_label: str = "ours") -
     """A :func:`side_by_side` table for display: values rounded to ``decimals``, an empty cell of
     ours shown as :data:`NOT_RUN` (a model not run on that dataset) and one of the paper's as
     :data:`NOT_REPORTED`, instead of columns of NaN."""
-    shown = table.round(decimals).astype(object)
+    shown = pd.DataFrame(index=table.index, columns=table.columns, dtype=object)
     for column in table.columns:
         label = NOT_RUN if (column[0] if isinstance(column, tuple) else column) == ours_label else NOT_REPORTED
         shown[column] = [label if pd.isna(v) else f"{v:.{decimals}f}" for v in table[column].round(decimals)]
