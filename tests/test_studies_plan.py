@@ -7,7 +7,17 @@ import pytest
 from nlgjudge.data import list_datasets
 from nlgjudge.models import PACKAGED_MODELS
 from nlgjudge.studies.__main__ import _parser, main
-from nlgjudge.studies.plan import ELO_JOBS, FIRST_PASS, JUDGE, N_CONTEXTS, PLAN
+from nlgjudge.studies.plan import (
+    ELO_JOBS,
+    FIRST_PASS,
+    JUDGE,
+    N_CONTEXTS,
+    NARCISSISM_DATASETS,
+    NARCISSISM_DOCUMENTS,
+    NARCISSISM_JOBS,
+    NARCISSISM_MODELS,
+    PLAN,
+)
 
 
 def test_every_job_parses_and_names_known_datasets_and_models() -> None:
@@ -16,7 +26,8 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
         assert args.study == job.study
         assert args.dataset in list_datasets()
         assert args.model in PACKAGED_MODELS
-        assert args.n_contexts == N_CONTEXTS.get(job.dataset)  # None: every context (the Elo contest)
+        planned = NARCISSISM_DOCUMENTS if job.dataset in NARCISSISM_DATASETS else N_CONTEXTS.get(job.dataset)
+        assert args.n_contexts == planned  # None: every context (the Elo contest)
         assert args.max_contexts is None or args.max_contexts <= args.n_contexts
 
 
@@ -52,6 +63,19 @@ def test_the_judge_finishes_summeval_with_comparative_and_scoring_in_step() -> N
     assert covered == {"comparative": N_CONTEXTS["summeval"], "scoring": N_CONTEXTS["summeval"]}
 
 
-def test_the_elo_judges_run_last_on_every_contest_article_with_the_judge_first() -> None:
-    assert PLAN[-len(ELO_JOBS):] == ELO_JOBS and ELO_JOBS[0].model == JUDGE
+def test_the_elo_judges_run_after_the_first_chapters_on_every_contest_article_with_the_judge_first() -> None:
+    start = PLAN.index(ELO_JOBS[0])
+    assert PLAN[start:start + len(ELO_JOBS)] == ELO_JOBS and ELO_JOBS[0].model == JUDGE
     assert all(job.study == "elo" and job.n_contexts is None and job.backend == "llamacpp" for job in ELO_JOBS)
+
+
+def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scored() -> None:
+    assert PLAN[-len(NARCISSISM_JOBS):] == NARCISSISM_JOBS
+    assert all(job.backend == "llamacpp" and job.n_contexts == NARCISSISM_DOCUMENTS for job in NARCISSISM_JOBS)
+    last_generation = max(k for k, job in enumerate(NARCISSISM_JOBS) if job.study == "generation")
+    first_likelihood = min(k for k, job in enumerate(NARCISSISM_JOBS) if job.study == "likelihood")
+    assert last_generation < first_likelihood
+    for study in ("generation", "likelihood"):
+        assert {(j.dataset, j.model) for j in NARCISSISM_JOBS if j.study == study} == {
+            (d, m) for d in NARCISSISM_DATASETS for m in NARCISSISM_MODELS
+        }

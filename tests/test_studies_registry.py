@@ -72,6 +72,18 @@ def test_run_study_goes_context_by_context_and_reports_each(tiny_dataset) -> Non
     assert done == ["ctx0", "ctx1", "ctx2"] and results == [1, 1, 1]
 
 
+def test_a_study_may_take_several_contexts_per_call_and_each_is_still_reported(tiny_dataset) -> None:
+    ds = tiny_dataset(n_contexts=5)
+    study, done = _Recorder(), []
+    study.contexts_per_call = 2
+    results = run_study(study, judge=None, ds=ds, options=StudyOptions(), on_context_done=done.append)
+    assert study.seen == [["ctx0", "ctx1"], ["ctx2", "ctx3"], ["ctx4"]] and results == [2, 2, 1]
+    assert done == ["ctx0", "ctx1", "ctx2", "ctx3", "ctx4"]
+    study.contexts_per_call = 0
+    with pytest.raises(ValueError, match="contexts_per_call must be at least 1"):
+        run_study(study, judge=None, ds=ds, options=StudyOptions())
+
+
 def test_the_command_line_lists_one_line_per_study_starting_with_its_name() -> None:
     result = subprocess.run([sys.executable, "-m", "nlgjudge.studies", "list"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr

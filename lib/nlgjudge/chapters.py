@@ -32,7 +32,18 @@ from types import MappingProxyType
 from typing import Any
 
 from nlgjudge.config import REPO_ROOT
-from nlgjudge.studies.plan import BACKEND, ELO_BACKEND, JUDGE, N_CONTEXTS, SEED, SMALL_JUDGES
+from nlgjudge.prompts.narcissism import DATASET_BUDGETS
+from nlgjudge.studies.plan import (
+    BACKEND,
+    ELO_BACKEND,
+    JUDGE,
+    N_CONTEXTS,
+    NARCISSISM_DATASETS,
+    NARCISSISM_DOCUMENTS,
+    NARCISSISM_MODELS,
+    SEED,
+    SMALL_JUDGES,
+)
 
 NOTEBOOKS_DIRNAME = "notebooks"
 BOOK_DIRNAME = "book"
@@ -350,6 +361,8 @@ BACKEND_TYPE = choice(("auto", "torch", "llamacpp"), "model runtimes")
 #: Selection strategies of :data:`nlgjudge.stats.selection.STRATEGIES` (a test keeps them equal;
 #: importing nlgjudge.stats here would make every ``python -m nlgjudge.book`` call seconds slower).
 STRATEGY_NAMES = ("full", "random", "no-repeat", "symmetric", "active")
+#: Datasets whose documents have a summary length budget (the narcissism chapter's generators need one).
+BUDGETED_DATASETS = tuple(DATASET_BUDGETS)
 
 #: The parameters every judge chapter shares, with their types.
 _JUDGE_TYPES: dict[str, ParamType] = {
@@ -522,9 +535,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         notebook="elo.ipynb",
         defaults={
             "contestants": list(CONTEST_CONTESTANTS),
-            # The judge and the small judge whose Elo judgements are released (Qwen2.5-Coder-0.5B's are
-            # in the plan, not yet released).
-            "judge_models": [JUDGE, "smollm2-135m-instruct"],
+            # The judge and both small judges: their Elo judgements are released for all 99 articles.
+            "judge_models": [JUDGE, *SMALL_JUDGES],
             "backend": ELO_BACKEND,
             "templates": [1],
             "n_articles": None,
@@ -550,6 +562,45 @@ CHAPTERS: tuple[Chapter, ...] = (
             "templates": TEMPLATES_TYPE,
             "n_articles": NONE | integer(minimum=1),
             "n_orders": integer(minimum=2),
+            "n_boot": integer(minimum=10),
+            "seed": SEED_TYPE,
+            "released_only": BOOLEAN,
+            "data_dir": DATA_DIR_TYPE,
+        },
+    ),
+    # Seed 003 (Liu, Moosavi & Lin): generators x evaluators, released as data/outputs/generation-* and
+    # likelihood-* (every packaged decoder-only model is both a generator and an evaluator).
+    Chapter(
+        name="narcissism",
+        title="Narcissistic evaluators",
+        notebook="narcissism.ipynb",
+        defaults={
+            "generators": list(NARCISSISM_MODELS),
+            "evaluators": list(NARCISSISM_MODELS),
+            "datasets": list(NARCISSISM_DATASETS),
+            "n_documents": NARCISSISM_DOCUMENTS,
+            "backend": ELO_BACKEND,
+            "n_boot": 1000,
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "generators": ["smollm2-135m-instruct", "gemma-3-270m"],
+            "evaluators": ["smollm2-135m-instruct", "gemma-3-270m"],
+            "datasets": ["qags_xsum"],
+            "n_documents": 3,
+            "backend": "torch",
+            "n_boot": 20,
+            "released_only": False,
+        },
+        inputs=("data/outputs", "data/reported"),
+        types={
+            "generators": list_of(STRING, min_length=1),
+            "evaluators": list_of(STRING, min_length=1),
+            "datasets": list_of(choice(BUDGETED_DATASETS, "datasets with a summary length budget"), min_length=1),
+            "n_documents": NONE | integer(minimum=1),
+            "backend": BACKEND_TYPE,
             "n_boot": integer(minimum=10),
             "seed": SEED_TYPE,
             "released_only": BOOLEAN,

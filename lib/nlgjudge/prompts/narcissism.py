@@ -87,3 +87,55 @@ def likelihood_condition(condition: str, prompt: FamilyPrompt, joiner: str = " "
     if prompt.setting == "generation":
         raise ValueError(f"{prompt.name}: evaluators use Table 5 or 6 words, not the generation prompt")
     return prompt.wrap(condition, joiner)
+
+
+# --- Our generators' prompts -------------------------------------------------------------------
+# Seed 003 prompts its base models with Table 4's words ("Summarize:" before the document for
+# BART/T5, "TL;DR:" after it for GPT-2). Our base model (Gemma-3-270m) gets the GPT-2 row, the
+# decoder-only one. The instruction-tuned models get a user turn that states the length budget
+# (the paper's models were fine-tuned or prompted towards each dataset's summary length; ours
+# learn it only from the words). The words below are our choice, shown in the chapter.
+
+#: The decoder-only base models' summarisation prompt: Table 4's GPT-2 row.
+BASE_GENERATOR_ROW = "GPT2"
+
+
+@dataclass(frozen=True)
+class SummaryBudget:
+    """How long a generated summary may be on one kind of document (stated in the chapter)."""
+
+    kind: str  # "cnndm" (a few sentences) or "xsum" (one sentence)
+    instruction: str  # the instruction-tuned models' words before the document
+    max_new_tokens: int  # greedy decoding stops here or at the end-of-turn token
+
+
+SUMMARY_BUDGETS: dict[str, SummaryBudget] = {
+    "cnndm": SummaryBudget("cnndm", "Summarize the following news article in three sentences.", 96),
+    "xsum": SummaryBudget("xsum", "Summarize the following news article in one sentence.", 48),
+}
+
+#: Which budget each dataset's documents get (CNN/DailyMail articles or XSum articles).
+DATASET_BUDGETS: dict[str, str] = {
+    "qags_cnndm": "cnndm",
+    "qags_xsum": "xsum",
+    "rose": "cnndm",
+    "cnndm_contest": "cnndm",
+    "summeval": "cnndm",
+}
+
+
+def summary_budget(dataset: str) -> SummaryBudget:
+    """The length budget for a dataset's documents; a clear error names the datasets that have one."""
+    if dataset not in DATASET_BUDGETS:
+        raise KeyError(
+            f"no summary length budget for dataset {dataset!r}; known: {sorted(DATASET_BUDGETS)} "
+            "(add it to nlgjudge.prompts.narcissism.DATASET_BUDGETS)"
+        )
+    return SUMMARY_BUDGETS[DATASET_BUDGETS[dataset]]
+
+
+def chat_summary_prompt(document: str, budget: SummaryBudget) -> str:
+    """The user turn an instruction-tuned generator answers with its summary."""
+    if not document.strip():
+        raise ValueError("the document to summarise is empty")
+    return f"{budget.instruction}\n\nArticle: {document}"

@@ -239,3 +239,83 @@ def collect_elo_judgements(
         if part is not None:
             frames[judge.handle.name] = run_elo_judge(judge, part, templates=templates)
     return frames, notes
+
+
+@dataclass
+class CollectedNarcissism:
+    """The narcissism chapter's inputs: generated summaries and their likelihood scores, with notes."""
+
+    generations: pd.DataFrame
+    likelihood: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+    documents: dict[str, list[str]] = field(default_factory=dict)
+    """Per dataset, the documents every kept generator and evaluator covers."""
+
+
+def collect_narcissism(
+    generators: Sequence[str],
+    evaluators: Sequence[str],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    cache: object,
+    released_only: bool,
+    backend: str | None = None,
+    data_dir: str | None = None,
+) -> CollectedNarcissism:
+    """Every generator's summaries and every evaluator's scores of them on every dataset.
+
+    With ``released_only`` nothing is computed: per dataset, the documents whose summary from every
+    generator is released, then those whose every evaluator score is released (a note says how many
+    of the planned ones remain; a model with none is left out, noted). Otherwise everything missing
+    is computed (generators first).
+    """
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.coverage import study_subset, usable_subset
+    from nlgjudge.studies.generation import run_generation
+    from nlgjudge.studies.likelihood import evaluator_row, hypotheses, likelihood_requests, run_likelihood
+    from nlgjudge.studies.registry import StudyOptions, released_folder
+
+    out = CollectedNarcissism(pd.DataFrame(), pd.DataFrame())
+    gen_frames, lik_frames = [], []
+    for name, ds in datasets.items():
+        use: JudgeDataset | None = ds
+        kept_generators = []
+        for generator in dict.fromkeys(generators):
+            judge = Judge(generator, cache=cache, study=released_folder("generation", name), backend=backend)
+            part, note = study_subset("generation", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
+                                      what=f"generation, {name}, {judge.handle.name} ({judge.backend})")
+            out.notes.append(note)
+            if part is None:
+                continue
+            kept_generators.append(judge)
+            if use is not None:
+                common = [c for c in use.context_ids() if c in set(part.context_ids())]
+                use = use.restrict(common) if common else None
+        if use is None or not kept_generators:
+            out.notes.append(f"{name}: no document has a summary from every generator; the dataset is left out")
+            continue
+        generations = pd.concat([run_generation(judge, use, data_dir=data_dir) for judge in kept_generators], ignore_index=True)
+        hyps_all = hypotheses(use, generations)
+        for evaluator in dict.fromkeys(evaluators):
+            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend)
+            row = evaluator_row(judge.handle)
+
+            def build(one: JudgeDataset, row: str = row) -> list[object]:
+                hyps = hyps_all[hyps_all["context_id"].isin(set(one.context_ids()))]
+                return list(likelihood_requests(one, hyps, row, data_dir)[0])
+
+            part, note = usable_subset(judge, use, [("loglikelihood", build)], released_only=released_only,
+                                       what=f"likelihood, {name}, {judge.handle.name} ({judge.backend})")
+            out.notes.append(note)
+            if part is None:
+                continue
+            ids = set(part.context_ids())
+            lik_frames.append(run_likelihood(judge, part, data_dir=data_dir,
+                                             generations=generations[generations["context_id"].isin(ids)]))
+        gen_frames.append(generations)
+        out.documents[name] = use.context_ids()
+    if gen_frames:
+        out.generations = pd.concat(gen_frames, ignore_index=True)
+    if lik_frames:
+        out.likelihood = pd.concat(lik_frames, ignore_index=True)
+    return out

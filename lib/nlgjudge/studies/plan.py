@@ -23,6 +23,11 @@ BACKEND = "torch"
 #: The runtime of the Elo chapter's released judgements (computed after the llama.cpp backend landed).
 ELO_BACKEND = "llamacpp"
 SMALL_JUDGES = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")
+#: The narcissism chapter's generators and evaluators: every packaged decoder-only model.
+NARCISSISM_MODELS = (JUDGE, *SMALL_JUDGES, "gemma-3-270m")
+#: Its documents: seeded, nested subsets of the QAGS test articles (the paper drew 500 of each).
+NARCISSISM_DATASETS = ("qags_cnndm", "qags_xsum")
+NARCISSISM_DOCUMENTS = 100
 
 #: Default context subsets (seeded, nested: smaller subsets of one seed are inside larger ones).
 N_CONTEXTS = {"summeval": 6, "topicalchat": 10, "webnlg": 6}
@@ -84,3 +89,12 @@ ELO_JOBS: tuple[Job, ...] = tuple(
     Job("elo", "cnndm_contest", model, None, backend=ELO_BACKEND) for model in (JUDGE, *SMALL_JUDGES)
 )
 PLAN = PLAN + ELO_JOBS
+#: The narcissism chapter (seed 003), on llama.cpp: every model writes its summaries (all datasets),
+#: then every model scores everyone's (the likelihood study reads the released summaries).
+NARCISSISM_JOBS: tuple[Job, ...] = tuple(
+    Job(study, dataset, model, NARCISSISM_DOCUMENTS, backend=ELO_BACKEND)
+    for study in ("generation", "likelihood")
+    for dataset in NARCISSISM_DATASETS
+    for model in NARCISSISM_MODELS
+)
+PLAN = PLAN + NARCISSISM_JOBS

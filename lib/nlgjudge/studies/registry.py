@@ -28,6 +28,8 @@ BUILTIN_STUDIES: dict[str, str] = {
     "comparative": "nlgjudge.studies.comparative:STUDY",
     "scoring": "nlgjudge.studies.scoring:STUDY",
     "elo": "nlgjudge.studies.elo:STUDY",
+    "generation": "nlgjudge.studies.generation:STUDY",
+    "likelihood": "nlgjudge.studies.likelihood:STUDY",
 }
 
 #: A coverage check: the judge operation and a function building one context's requests for it.
@@ -120,12 +122,20 @@ def run_study(
     """Run ``study`` context by context; ``on_context_done(context_id)`` follows each context.
 
     Each context's outputs are in the cache when the callback runs (the background runner exports
-    the released folder there), so a run killed at any moment loses at most the context in progress.
-    Returns each context's result, in order.
+    the released folder there), so a run killed at any moment loses at most the contexts in progress.
+    A study with a ``contexts_per_call`` attribute above 1 gets that many contexts per call (its
+    requests are then batched together, e.g. summaries decoded as parallel sequences); the callback
+    still follows each context. Returns each call's result, in order.
     """
+    size = int(getattr(study, "contexts_per_call", 1))
+    if size < 1:
+        raise ValueError(f"study {study.name!r}: contexts_per_call must be at least 1, got {size}")
+    ids = ds.context_ids()
     results = []
-    for context_id, one in ds.per_context():
-        results.append(study.run_context(judge, one, options))
+    for start in range(0, len(ids), size):
+        chunk = ids[start : start + size]
+        results.append(study.run_context(judge, ds.restrict(chunk), options))
         if on_context_done is not None:
-            on_context_done(context_id)
+            for context_id in chunk:
+                on_context_done(context_id)
     return results

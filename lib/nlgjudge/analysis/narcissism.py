@@ -1,0 +1,253 @@
+"""The narcissism chapter (seed 003, Liu, Moosavi & Lin): generators x evaluators, length, self-bias.
+
+Inputs are tidy frames (nothing here calls a model or reads a file):
+
+* a *generations* frame (:data:`nlgjudge.studies.generation.GENERATION_COLUMNS`): one row per
+  (generator, document) with the cleaned ``summary``, its length ``n_words`` and an ``empty`` flag;
+* a *likelihood* frame (:data:`nlgjudge.studies.likelihood.LIKELIHOOD_COLUMNS`): one row per
+  (evaluator, setting, document, generator) with eq. 2's ``loglik_mean`` (the score: equal weights
+  w_t = 1/m, as BARTScore/T5Score/GPTScore) and ``loglik_sum`` (w_t = 1).
+
+One definition of each quantity, used in every table of the chapter:
+
+* *score*: eq. 2 with equal weights (the mean token log-likelihood), higher = better;
+* *heatmap*: mean score over the common documents (every evaluator scored every generator's
+  non-empty summary), min-max normalised per evaluator over generators (eq. 4, alpha = 1);
+* *self-bias excess* and *length-controlled self-preference*: :mod:`nlgjudge.stats.self_bias`;
+* *length*: words of the cleaned summary (whitespace split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.stats import bootstrap_correlation_ci
+from nlgjudge.stats.normalisation import min_max_normalise
+from nlgjudge.stats.self_bias import self_bias_bootstrap, self_preference_bootstrap
+
+#: The human reference's name as a generator (the likelihood study's REFERENCE).
+REFERENCE = "reference"
+SCORES = {"mean": "loglik_mean", "sum": "loglik_sum"}
+
+
+#: How a finished sentence ends (a closing quote or bracket may follow the full stop).
+SENTENCE_ENDS = (".", "!", "?", '"', "'", ")", "”", "’")
+
+
+def ends_mid_sentence(summary: str) -> bool:
+    """True when a non-empty summary stops without closing its sentence (typically: it reached the
+    token budget)."""
+    text = summary.rstrip()
+    return bool(text) and not text.endswith(SENTENCE_ENDS)
+
+
+def generation_table(generations: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and generator: documents, empty summaries (counted, never dropped), summaries that
+    end mid-sentence, length in words."""
+    frame = generations.assign(unfinished=generations["summary"].map(ends_mid_sentence))
+    grouped = frame.groupby(["dataset", "generator"], sort=False)
+    table = grouped.agg(
+        documents=("context_id", "nunique"),
+        empty=("empty", "sum"),
+        mid_sentence=("unfinished", "sum"),
+        mean_words=("n_words", "mean"),
+        median_words=("n_words", "median"),
+        min_words=("n_words", "min"),
+        max_words=("n_words", "max"),
+    )
+    table[["empty", "mid_sentence"]] = table[["empty", "mid_sentence"]].astype(int)
+    return table.round({"mean_words": 1, "median_words": 1})
+
+
+def _setting_rows(likelihood: pd.DataFrame, dataset: str, setting: str) -> pd.DataFrame:
+    rows = likelihood[(likelihood["dataset"] == dataset) & (likelihood["setting"] == setting)]
+    if rows.empty:
+        known = sorted(set(zip(likelihood["dataset"], likelihood["setting"], strict=True)))
+        raise KeyError(f"no likelihood scores for dataset {dataset!r} in setting {setting!r}; the frame has {known}")
+    return rows
+
+
+def common_documents(likelihood: pd.DataFrame, dataset: str, setting: str) -> tuple[list[str], int]:
+    """Documents on which every evaluator scored every generator (no empty summary, no gap), and
+    how many documents were left out for lacking one."""
+    rows = _setting_rows(likelihood, dataset, setting)
+    n_cells = rows["evaluator"].nunique() * rows["generator"].nunique()
+    scored = rows[np.isfinite(rows["loglik_mean"])]
+    per_doc = scored.groupby("context_id", sort=False).size()
+    docs = list(rows["context_id"].drop_duplicates())
+    keep = [d for d in docs if per_doc.get(d, 0) == n_cells]
+    return keep, len(docs) - len(keep)
+
+
+def score_cube(
+    likelihood: pd.DataFrame, dataset: str, setting: str, evaluators: Sequence[str], generators: Sequence[str],
+    score: str = "mean",
+) -> tuple[np.ndarray, list[str]]:
+    """``scores[d, e, g]`` on the common documents, and those documents' ids."""
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {sorted(SCORES)}; got {score!r}")
+    rows = _setting_rows(likelihood, dataset, setting)
+    for name, wanted, present in (("evaluator", evaluators, rows["evaluator"]), ("generator", generators, rows["generator"])):
+        missing = sorted(set(wanted) - set(present))
+        if missing:
+            raise KeyError(f"{dataset}/{setting}: no scores for {name}(s) {missing}; present: {sorted(set(present))}")
+    docs, _ = common_documents(rows[rows["evaluator"].isin(evaluators) & rows["generator"].isin(generators)], dataset, setting)
+    if not docs:
+        raise ValueError(f"{dataset}/{setting}: no document has a score from every evaluator for every generator")
+    pivot = rows.set_index(["context_id", "evaluator", "generator"])[SCORES[score]]
+    index = pd.MultiIndex.from_product([docs, list(evaluators), list(generators)])
+    cube = pivot.reindex(index).to_numpy().reshape(len(docs), len(evaluators), len(generators))
+    return cube, docs
+
+
+def mean_lengths(generations: pd.DataFrame, dataset: str, generators: Sequence[str], documents: Sequence[str] | None = None,
+                 references: Mapping[str, str] | None = None) -> pd.Series:
+    """Average summary length in words per generator (the brackets of Figs. 2, 3 and 6)."""
+    rows = generations[generations["dataset"] == dataset]
+    if documents is not None:
+        rows = rows[rows["context_id"].isin(set(documents))]
+    lengths = rows.groupby("generator")["n_words"].mean()
+    if references is not None:
+        texts = [t for c, t in references.items() if documents is None or c in set(documents)]
+        lengths.loc[REFERENCE] = float(np.mean([len(t.split()) for t in texts]))
+    return lengths.reindex(list(generators))
+
+
+def heatmap_table(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str], alpha: float = 1.0) -> pd.DataFrame:
+    """Eq. 4: per evaluator (row), the mean score of each generator (column) rescaled to [0, alpha]."""
+    normalised = min_max_normalise(cube.mean(axis=0), alpha=alpha, axis=1)
+    return pd.DataFrame(normalised, index=pd.Index(list(evaluators), name="evaluator"), columns=pd.Index(list(generators), name="generator"))
+
+
+def raw_mean_table(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str]) -> pd.DataFrame:
+    """The mean scores behind a heatmap (nats per token), before eq. 4."""
+    return pd.DataFrame(cube.mean(axis=0), index=pd.Index(list(evaluators), name="evaluator"), columns=pd.Index(list(generators), name="generator"))
+
+
+def summary_lengths(generations: pd.DataFrame, dataset: str, documents: Sequence[str], generators: Sequence[str],
+                    references: Mapping[str, str] | None = None) -> np.ndarray:
+    """``lengths[d, g]`` in words, aligned with :func:`score_cube`."""
+    rows = generations[generations["dataset"] == dataset].set_index(["context_id", "generator"])["n_words"]
+    out = np.empty((len(documents), len(generators)))
+    for i, doc in enumerate(documents):
+        for j, gen in enumerate(generators):
+            if gen == REFERENCE:
+                if references is None:
+                    raise ValueError("the reference is a generator here; pass references={context_id: text}")
+                out[i, j] = len(references[doc].split())
+            else:
+                out[i, j] = rows.loc[(doc, gen)]
+    return out
+
+
+def length_correlation_table(
+    cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], n_boot: int = 1000, seed: int = 0,
+) -> pd.DataFrame:
+    """Fig. 5: Spearman between summary length and each evaluator's score over every summary
+    (documents x generators), with a percentile bootstrap interval (summaries resampled)."""
+    rows = []
+    flat_len = lengths.reshape(-1)
+    for e, name in enumerate(evaluators):
+        ci = bootstrap_correlation_ci(flat_len, cube[:, e, :].reshape(-1), "spearman", n_boot=n_boot, seed=seed)
+        rows.append({"evaluator": name, "spearman": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "n": flat_len.size})
+    return pd.DataFrame(rows).set_index("evaluator")
+
+
+def own_generators(evaluators: Sequence[str], generators: Sequence[str]) -> np.ndarray:
+    """Index of each evaluator's own generator (the same model name), -1 if it wrote nothing here."""
+    return np.array([list(generators).index(e) if e in generators else -1 for e in evaluators], dtype=int)
+
+
+def self_bias_table(
+    cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], generators: Sequence[str],
+    families: Mapping[str, str], n_boot: int = 1000, seed: int = 0,
+) -> pd.DataFrame:
+    """Per evaluator: the eq. 4 self-bias excess and the length-controlled self-preference, each with a
+    95% percentile bootstrap interval over documents, and whether self can be told from family."""
+    own = own_generators(evaluators, generators)
+    excess = self_bias_bootstrap(cube, own, n_boot=n_boot, seed=seed)
+    try:
+        preference = self_preference_bootstrap(cube, lengths, own, n_boot=n_boot, seed=seed)
+        unidentified = ""
+    except ValueError as error:  # e.g. two generators, both owned: self and generator effects coincide
+        nan = np.full(len(evaluators), np.nan)
+        preference = type(excess)(nan, nan, nan, excess.n_documents, n_boot, excess.confidence, n_boot)
+        unidentified = str(error)
+    rows = []
+    for e, name in enumerate(evaluators):
+        family = families.get(name, "")
+        relatives = [g for g in generators if g != name and family and families.get(g) == family]
+        rows.append({
+            "evaluator": name,
+            "own generator": generators[own[e]] if own[e] >= 0 else "none",
+            "excess": excess.estimate[e], "excess_low": excess.low[e], "excess_high": excess.high[e],
+            "gamma": preference.estimate[e], "gamma_low": preference.low[e], "gamma_high": preference.high[e],
+            "same family here": ", ".join(relatives) if relatives else "none (self = family)",
+        })
+    table = pd.DataFrame(rows).set_index("evaluator")
+    table.attrs.update(n_documents=excess.n_documents, n_boot=n_boot, failed_excess=excess.n_failed,
+                       failed_gamma=preference.n_failed, gamma_not_identified=unidentified)
+    return table
+
+
+def family_preference(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str], families: Mapping[str, str]) -> pd.DataFrame:
+    """Where a family has two members: does each member prefer itself or its relative?
+
+    Per evaluator with a relative among the generators: mean score (nats/token) of its own summaries
+    minus its relative's, with a paired t interval over documents (the same documents, both scored
+    by the same evaluator)."""
+    from nlgjudge.stats.intervals import paired_difference_interval
+
+    rows = []
+    for e, name in enumerate(evaluators):
+        if name not in generators:
+            continue
+        for relative in generators:
+            if relative != name and families.get(relative) and families.get(relative) == families.get(name):
+                g_own, g_rel = list(generators).index(name), list(generators).index(relative)
+                interval = paired_difference_interval(cube[:, e, g_own], cube[:, e, g_rel])
+                rows.append({"evaluator": name, "relative": relative, "own - relative": interval.mean,
+                             "ci_low": interval.low, "ci_high": interval.high, "n": interval.n})
+    return pd.DataFrame(rows, columns=["evaluator", "relative", "own - relative", "ci_low", "ci_high", "n"])
+
+
+def human_score_table(frames: Mapping[str, tuple[pd.DataFrame, str]], systems: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+    """Table 1: max/min/mean/median of the human score per benchmark system.
+
+    ``frames``: benchmark -> (its tidy frame, the score column, e.g. the four-aspect mean or ACU);
+    ``systems``: the paper's row name -> (benchmark, system id in that frame)."""
+    rows = []
+    for row, (benchmark, system) in systems.items():
+        frame, column = frames[benchmark]
+        values = frame.loc[frame["system"] == system, column]
+        if values.empty:
+            raise KeyError(f"{benchmark} has no system {system!r} (for the paper's row {row!r})")
+        rows.append({"system": row, "benchmark": benchmark, "id here": system, "n": int(values.size),
+                     "Max": values.max(), "Min": values.min(), "Mean": values.mean(), "Median": values.median()})
+    return pd.DataFrame(rows).set_index("system")
+
+
+def _above(low: float, high: float) -> str:
+    """How an interval reads against 0: above, below, or straddling."""
+    if np.isnan(low) or np.isnan(high):
+        return "undecided"
+    return "above 0" if low > 0 else "below 0" if high < 0 else "straddles 0"
+
+
+def interval_readings(table: pd.DataFrame, value: str, low: str, high: str) -> pd.Series:
+    """Per row: "above 0", "below 0", "straddles 0" or "undecided" (no interval)."""
+    return pd.Series([_above(lo, hi) for lo, hi in zip(table[low], table[high], strict=True)], index=table.index, name=f"{value} interval")
+
+
+def count_readings(tables: Mapping[str, pd.DataFrame], value: str, low: str, high: str) -> dict[str, int]:
+    """Over every dataset's table: how many rows lie above 0, below 0, straddle it or are undecided."""
+    counts = {"above 0": 0, "below 0": 0, "straddles 0": 0, "undecided": 0, "total": 0}
+    for table in tables.values():
+        rows = table[table[value].notna()] if value in table else table
+        for reading in interval_readings(rows, value, low, high):
+            counts[reading] += 1
+            counts["total"] += 1
+    return counts

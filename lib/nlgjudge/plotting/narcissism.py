@@ -1,0 +1,102 @@
+"""Figures of the narcissism chapter (seed 003): evaluator x generator heatmaps, length, self-bias."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, require_columns
+
+#: Sequential map for eq. 4's [0, 1] scores: darker = the evaluator rates the generator higher (as the paper).
+HEATMAP_CMAP = "Blues"
+
+
+def _short(name: str) -> str:
+    """Model names broken before their size, so that tick labels stay short."""
+    return name.replace("-instruct", "").replace("qwen2.5-coder-", "qwen2.5-coder\n").replace("smollm2-", "smollm2\n")
+
+
+def heatmap_panels(
+    tables: Mapping[str, pd.DataFrame], lengths: Mapping[str, pd.Series], title: str | None = None,
+) -> Figure:
+    """One eq. 4 heatmap per panel (rows: evaluators, columns: generators with their average length in
+    words in brackets, as seed 003 Figs. 2, 3 and 6); the own-model cells are outlined."""
+    n = len(tables)
+    if n == 0:
+        raise ValueError("no heatmap to draw")
+    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 5.6 * n), 4.2), layout="constrained", squeeze=False)
+    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+        words = lengths[name].reindex(table.columns)
+        columns = [f"{_short(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
+        sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
+                    cbar=ax is axes[0][-1], cbar_kws={"label": "normalised score (eq. 4)", "shrink": 0.8}, ax=ax,
+                    xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 9})
+        for i, evaluator in enumerate(table.index):
+            if evaluator in table.columns:
+                j = list(table.columns).index(evaluator)
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, edgecolor="#d55e00", linewidth=2.2))
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("generator (mean words)")
+        ax.set_ylabel("evaluator" if ax is axes[0][0] else "")
+        ax.tick_params(axis="x", rotation=0, labelsize=8)
+        ax.tick_params(axis="y", rotation=0, labelsize=8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def interval_dots(
+    tables: Mapping[str, pd.DataFrame], value: str, low: str, high: str, xlabel: str, title: str | None = None,
+    reference: float = 0.0,
+) -> Figure:
+    """Per panel, one dot per row with its interval as a horizontal bar, and a line at ``reference``
+    (Fig. 5's length correlations, the self-bias estimates)."""
+    n = len(tables)
+    if n == 0:
+        raise ValueError("nothing to draw")
+    rows = max(len(t) for t in tables.values())
+    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 4.2 * n), 0.55 * rows + 1.4), layout="constrained", squeeze=False, sharey=True)
+    colours = sns.color_palette(PALETTE, rows)
+    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+        require_columns(table, [value, low, high])
+        y = np.arange(len(table))
+        for k, (label, row) in enumerate(table.iterrows()):
+            ax.errorbar(row[value], y[k], xerr=[[row[value] - row[low]], [row[high] - row[value]]], fmt="o",
+                        color=colours[k % len(colours)], capsize=3, label=str(label))
+        ax.axvline(reference, color="0.4", linewidth=1, linestyle="--")
+        ax.set_yticks(y, [_short(str(i)).replace("\n", " ") for i in table.index])
+        ax.invert_yaxis()
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel(xlabel)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def length_scatter(points: pd.DataFrame, evaluators: Sequence[str], title: str | None = None) -> Figure:
+    """Score against summary length, one panel per evaluator (``points``: evaluator, n_words, score, generator)."""
+    require_columns(points, ["evaluator", "n_words", "score", "generator"])
+    n = len(evaluators)
+    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 3.0 * n), 2.9), layout="constrained", squeeze=False)
+    generators = list(dict.fromkeys(points["generator"]))
+    colours = dict(zip(generators, sns.color_palette(PALETTE, len(generators)), strict=True))
+    for ax, evaluator in zip(axes[0], evaluators, strict=True):
+        rows = points[points["evaluator"] == evaluator]
+        for generator, part in rows.groupby("generator", sort=False):
+            ax.scatter(part["n_words"], part["score"], s=6, alpha=0.5, color=colours[generator], label=_short(str(generator)).replace("\n", " "))
+        ax.set_title(_short(evaluator).replace("\n", " "), fontsize=9)
+        ax.set_xlabel("summary length (words)")
+    axes[0][0].set_ylabel("score (mean log-prob.)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(5, len(labels)), fontsize=8, markerscale=2)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+__all__ = ["CORRELATION_CMAP", "heatmap_panels", "interval_dots", "length_scatter"]

@@ -1,0 +1,192 @@
+"""Self-bias of likelihood evaluators as numbers (beyond seed 003, which shows a darker diagonal).
+
+Input: ``scores[d, e, g]``, evaluator ``e``'s score of generator ``g``'s summary of document ``d``
+(higher = better; every cell finite), and ``own[e]``, the index of evaluator ``e``'s own generator
+(-1 when the evaluator wrote no summaries).
+
+Two quantities, each defined once:
+
+* :func:`self_bias_excess`, on seed 003 eq. 4's normalised heatmap: evaluator ``e``'s normalised
+  score of its own generator minus the mean normalised score the *other* evaluators give that
+  generator. 0 = the evaluator rates its own summaries as the others do; the range is [-1, 1]
+  (alpha = 1). :func:`self_bias_bootstrap` resamples documents for a percentile interval.
+* :func:`self_preference_regression`, controlling for length: per-evaluator z-scores regressed on
+  evaluator x document intercepts, generator effects shared by all evaluators, an evaluator-specific
+  slope on summary length (words) and an evaluator-specific "own generator" indicator. Its
+  coefficient ``gamma[e]`` is the evaluator's extra score (in its own standard deviations) for its
+  own generator beyond the consensus of the other evaluators and beyond what length explains.
+  Intervals: a bootstrap over documents (:func:`self_preference_bootstrap`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from nlgjudge.stats import _validation as check
+from nlgjudge.stats.normalisation import min_max_normalise
+
+
+def _check(scores: ArrayLike, own: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.int_]]:
+    values = np.asarray(scores, dtype=float)
+    if values.ndim != 3:
+        raise ValueError(f"scores must be (documents, evaluators, generators); got shape {values.shape}.")
+    n_docs, n_eval, n_gen = values.shape
+    if n_docs < 1 or n_eval < 2 or n_gen < 2:
+        raise ValueError(f"need at least 1 document, 2 evaluators and 2 generators; got shape {values.shape}.")
+    if not np.isfinite(values).all():
+        raise ValueError(f"scores contain {int((~np.isfinite(values)).sum())} NaN or infinite value(s); drop those documents first.")
+    own_index = np.asarray(own)
+    if own_index.shape != (n_eval,) or not np.issubdtype(own_index.dtype, np.integer):
+        raise ValueError(f"own must hold one integer generator index per evaluator ({n_eval}); got {own!r}.")
+    if ((own_index < -1) | (own_index >= n_gen)).any():
+        raise ValueError(f"own holds generator indices in [-1, {n_gen - 1}]; got {own_index.tolist()}.")
+    return values, own_index.astype(int)
+
+
+def _excess(means: NDArray[np.float64], own: NDArray[np.int_], alpha: float) -> NDArray[np.float64]:
+    """``means[e, g]`` -> the excess per evaluator (NaN for evaluators without a generator)."""
+    normalised = min_max_normalise(means, alpha=alpha, axis=1)  # eq. 4: over generators, per evaluator
+    out = np.full(means.shape[0], np.nan)
+    for e, g in enumerate(own):
+        if g >= 0:
+            others = np.delete(normalised[:, g], e)
+            out[e] = normalised[e, g] - others.mean()
+    return out
+
+
+def self_bias_excess(scores: ArrayLike, own: ArrayLike, alpha: float = 1.0) -> NDArray[np.float64]:
+    """Per evaluator: normalised score of its own generator minus the others' mean for it (eq. 4 heatmap)."""
+    values, own_index = _check(scores, own)
+    return _excess(values.mean(axis=0), own_index, check.real(alpha, "alpha", positive=True))
+
+
+@dataclass(frozen=True)
+class BootstrapEstimate:
+    """Point estimates per evaluator with percentile bootstrap intervals over documents."""
+
+    estimate: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    n_documents: int
+    n_boot: int
+    confidence: float
+    n_failed: int = 0
+    """Resamples without a value (an evaluator tied every generator): left out of the percentiles, counted here."""
+
+
+def _percentiles(
+    estimate: NDArray[np.float64], draws: NDArray[np.float64], n_docs: int, confidence: float, n_failed: int
+) -> BootstrapEstimate:
+    tail = 100 * (1 - confidence) / 2
+    low = np.full_like(estimate, np.nan)
+    high = np.full_like(estimate, np.nan)
+    for e in range(estimate.size):  # evaluators without a generator have no draws at all
+        column = draws[:, e][np.isfinite(draws[:, e])]
+        if column.size:
+            low[e], high[e] = np.percentile(column, [tail, 100 - tail])
+    return BootstrapEstimate(estimate, low, high, n_docs, draws.shape[0], confidence, n_failed)
+
+
+def _check_boot(n_boot: int, confidence: float) -> tuple[int, float]:
+    n = check.integer(n_boot, "n_boot", minimum=10)
+    level = check.real(confidence, "confidence")
+    if not 0 < level < 1:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence}.")
+    return n, level
+
+
+def self_bias_bootstrap(
+    scores: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95, seed: int | np.random.Generator | None = 0,
+    alpha: float = 1.0,
+) -> BootstrapEstimate:
+    """:func:`self_bias_excess` with percentile intervals from resampling documents."""
+    values, own_index = _check(scores, own)
+    n, level = _check_boot(n_boot, confidence)
+    rng = check.rng_from(seed)
+    estimate = _excess(values.mean(axis=0), own_index, alpha)
+    draws = np.full((n, own_index.size), np.nan)
+    n_docs, failed = values.shape[0], 0
+    for b in range(n):
+        means = values[rng.integers(0, n_docs, n_docs)].mean(axis=0)
+        try:
+            draws[b] = _excess(means, own_index, alpha)
+        except ValueError:  # a resample where an evaluator ties every generator: no eq. 4 value
+            failed += 1
+    return _percentiles(estimate, draws, n_docs, level, failed)
+
+
+def _zscore_per_evaluator(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    flat = values.transpose(1, 0, 2).reshape(values.shape[1], -1)
+    sd = flat.std(axis=1)
+    if (sd == 0).any():
+        raise ValueError("an evaluator gives every summary the same score; it cannot be standardised.")
+    return (values - flat.mean(axis=1)[None, :, None]) / sd[None, :, None]
+
+
+def _gamma(z: NDArray[np.float64], lengths: NDArray[np.float64], own: NDArray[np.int_]) -> NDArray[np.float64]:
+    """OLS of the fixed-effects model, within evaluator x document (demeaned over generators)."""
+    n_docs, n_eval, n_gen = z.shape
+    y = z - z.mean(axis=2, keepdims=True)
+    columns = []
+    for g in range(1, n_gen):  # generator effects shared by all evaluators (generator 0 is the base)
+        dummy = np.zeros((n_docs, n_eval, n_gen))
+        dummy[:, :, g] = 1.0
+        columns.append(dummy)
+    centred_len = lengths - lengths.mean(axis=1, keepdims=True)
+    for e in range(n_eval):  # a length slope per evaluator
+        col = np.zeros((n_docs, n_eval, n_gen))
+        col[:, e, :] = centred_len
+        columns.append(col)
+    with_own = [e for e in range(n_eval) if own[e] >= 0]
+    for e in with_own:  # the self indicator per evaluator that has a generator
+        col = np.zeros((n_docs, n_eval, n_gen))
+        col[:, e, own[e]] = 1.0
+        columns.append(col)
+    X = np.stack([c - c.mean(axis=2, keepdims=True) for c in columns], axis=-1).reshape(-1, len(columns))
+    coef, *_ = np.linalg.lstsq(X, y.reshape(-1), rcond=None)
+    if np.linalg.matrix_rank(X) < X.shape[1]:
+        raise ValueError(
+            "the self-preference model is not identified (e.g. every evaluator owns a generator no other evaluator "
+            "scores, or lengths are constant); add evaluators or generators."
+        )
+    gamma = np.full(n_eval, np.nan)
+    gamma[with_own] = coef[-len(with_own):] if with_own else []
+    return gamma
+
+
+def self_preference_regression(scores: ArrayLike, lengths: ArrayLike, own: ArrayLike) -> NDArray[np.float64]:
+    """``gamma[e]``: evaluator ``e``'s extra z-score for its own generator, length and consensus held fixed.
+
+    ``lengths[d, g]`` is the length (words) of generator ``g``'s summary of document ``d``.
+    """
+    values, own_index = _check(scores, own)
+    length = np.asarray(lengths, dtype=float)
+    if length.shape != (values.shape[0], values.shape[2]) or not np.isfinite(length).all():
+        raise ValueError(f"lengths must be finite, shape (documents, generators) = {(values.shape[0], values.shape[2])}; got {length.shape}.")
+    return _gamma(_zscore_per_evaluator(values), length, own_index)
+
+
+def self_preference_bootstrap(
+    scores: ArrayLike, lengths: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+) -> BootstrapEstimate:
+    """:func:`self_preference_regression` with percentile intervals from resampling documents."""
+    values, own_index = _check(scores, own)
+    n, level = _check_boot(n_boot, confidence)
+    length = np.asarray(lengths, dtype=float)
+    estimate = self_preference_regression(values, length, own_index)
+    z = _zscore_per_evaluator(values)  # standardised once: the scale is part of the definition
+    rng = check.rng_from(seed)
+    n_docs = values.shape[0]
+    draws = np.full((n, own_index.size), np.nan)
+    failed = 0
+    for b in range(n):
+        pick = rng.integers(0, n_docs, n_docs)
+        try:
+            draws[b] = _gamma(z[pick], length[pick], own_index)
+        except ValueError:  # e.g. a resample of one document whose lengths are all equal
+            failed += 1
+    return _percentiles(estimate, draws, n_docs, level, failed)
