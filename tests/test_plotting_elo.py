@@ -29,3 +29,12 @@ def test_kappa_heatmap_is_symmetric_with_intervals_in_the_cells() -> None:
     fig = kappa_heatmap(kappas)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts.count("0.32\n[0.10, 0.50]") == 2 and texts.count("1") == 2
+
+
+def test_kappa_heatmap_with_many_judges_shows_kappa_alone_in_the_cells() -> None:
+    names = [f"j{k}" for k in range(7)]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    kappas = pd.DataFrame({"judge_1": [a for a, _ in pairs], "judge_2": [b for _, b in pairs], "kappa": 0.25,
+                           "ci_low": 0.1, "ci_high": 0.4})
+    texts = [t.get_text() for t in kappa_heatmap(kappas).axes[0].texts]
+    assert texts.count("0.25") == 2 * len(pairs) and not any("[" in t for t in texts)

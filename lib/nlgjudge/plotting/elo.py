@@ -103,14 +103,19 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
 
 def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
     """Cohen's kappa between every two judges (symmetric; the diagonal is 1 by definition), annotated
-    with the value and the bootstrap interval (``kappas``: judge_1, judge_2, kappa, ci_low, ci_high)."""
+    with the value and, up to 6 judges, the bootstrap interval (``kappas``: judge_1, judge_2, kappa,
+    ci_low, ci_high)."""
     require_columns(kappas, ["judge_1", "judge_2", "kappa", "ci_low", "ci_high"])
     judges = list(dict.fromkeys([*kappas["judge_1"], *kappas["judge_2"]]))
     matrix = pd.DataFrame(np.eye(len(judges)), index=judges, columns=judges)
     labels = pd.DataFrame("1", index=judges, columns=judges)
+    # Beyond 6 judges the intervals no longer fit legibly in a cell: the cell shows kappa alone
+    # (the table under the figure has every interval).
+    with_interval = len(judges) <= 6
     for row in kappas.itertuples(index=False):
         matrix.loc[row.judge_1, row.judge_2] = matrix.loc[row.judge_2, row.judge_1] = row.kappa
-        text = "n/a" if np.isnan(row.kappa) else f"{row.kappa:.2f}\n[{row.ci_low:.2f}, {row.ci_high:.2f}]"
+        interval = f"\n[{row.ci_low:.2f}, {row.ci_high:.2f}]" if with_interval else ""
+        text = "n/a" if np.isnan(row.kappa) else f"{row.kappa:.2f}{interval}"
         labels.loc[row.judge_1, row.judge_2] = labels.loc[row.judge_2, row.judge_1] = text
     # Legible at page width with many judges: a bounded size, long names broken before their
     # protocol ("(one order)"), the interval on a second, smaller line.
@@ -119,7 +124,8 @@ def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
     fig, ax = plt.subplots(figsize=(side + 2.8, side), layout="constrained")
     sns.heatmap(matrix.astype(float), annot=labels.to_numpy(), fmt="", vmin=-1, vmax=1, center=0, cmap=CORRELATION_CMAP,
                 square=False, linewidths=0.5, cbar_kws={"label": "Cohen's kappa", "shrink": 0.8}, ax=ax,
-                annot_kws={"fontsize": 8 if len(judges) > 4 else "small"}, xticklabels=names, yticklabels=names)
+                annot_kws={"fontsize": 8 if 4 < len(judges) <= 6 else "medium" if not with_interval else "small"},
+                xticklabels=names, yticklabels=names)
     ax.set_xticklabels(ax.get_xticklabels(), rotation=35, ha="right", rotation_mode="anchor")
     ax.tick_params(axis="y", rotation=0)
     if title:
