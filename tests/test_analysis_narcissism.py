@@ -124,3 +124,82 @@ def test_generation_table_counts_empty_and_unfinished_summaries() -> None:
 )
 def test_a_summary_ends_mid_sentence_when_it_does_not_close_its_sentence(text: str, unfinished: bool) -> None:
     assert analysis.ends_mid_sentence(text) is unfinished
+
+
+def _benchmark_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Six documents x two systems; evaluator 'up' scores the human score, 'down' its negative."""
+    rng = np.random.default_rng(0)
+    human_rows, lik_rows = [], []
+    for d in range(6):
+        for system in ("bart", "gpt3"):
+            acu = float(rng.uniform())
+            human_rows.append({"context_id": f"d{d}", "system": system, "text": f"summary {d} of {system} .", "ACU": acu})
+            for evaluator, sign in (("up", 1.0), ("down", -1.0)):
+                lik_rows.append({"evaluator": evaluator, "dataset": "rose_llm", "setting": "reference_based",
+                                 "context_id": f"d{d}", "generator": system, "loglik_mean": sign * acu})
+    return pd.DataFrame(lik_rows), pd.DataFrame(human_rows)
+
+
+def test_human_correlation_table_known_answers_and_counts() -> None:
+    likelihood, human = _benchmark_frames()
+    table = analysis.human_correlation_table(likelihood, human, "rose_llm", "reference_based", ["up", "down"], ["ACU"], n_boot=50)
+    assert table.loc[("up", "ACU"), "spearman"] == pytest.approx(1.0)
+    assert table.loc[("up", "ACU"), "kendall"] == pytest.approx(1.0)
+    assert table.loc[("down", "ACU"), "spearman"] == pytest.approx(-1.0)
+    assert table.loc[("up", "ACU"), "spearman_low"] == pytest.approx(1.0)  # every resample is perfectly monotone
+    assert table.loc[("up", "ACU"), "n_summaries"] == 12 and table.loc[("up", "ACU"), "n_documents"] == 6
+
+
+def test_human_correlation_refuses_a_summary_without_a_human_score() -> None:
+    likelihood, human = _benchmark_frames()
+    with pytest.raises(ValueError, match="1 scored summaries have no human score"):
+        analysis.human_correlation_table(likelihood, human.iloc[1:], "rose_llm", "reference_based", ["up"], ["ACU"], n_boot=50)
+    with pytest.raises(KeyError, match="no human score column"):
+        analysis.human_correlation_table(likelihood, human, "rose_llm", "reference_based", ["up"], ["COH"], n_boot=50)
+
+
+def test_benchmark_generations_take_the_selected_systems_with_their_lengths() -> None:
+    _, human = _benchmark_frames()
+    out = analysis.benchmark_generations(human, "rose_llm", {"gpt3": "GPT-3"})
+    assert set(out["generator"]) == {"gpt3"} and len(out) == 6 and (out["n_words"] == 5).all() and not out["empty"].any()
+    with pytest.raises(KeyError, match="no system"):
+        analysis.benchmark_generations(human, "rose_llm", {"t5": "T5"})
+
+
+def _judged(boosts: dict[str, float], n_docs: int = 5) -> dict[str, pd.DataFrame]:
+    """P(A) = sigmoid(quality(first) - quality(second) + 0.3 pull to A +- the judge's boost for its own summary)."""
+    quality = {"g0": 3.0, "g1": 2.0, "g2": 1.0, "g3": 0.0}
+    frames = {}
+    for judge, boost in boosts.items():
+        rows = []
+        for d in range(n_docs):
+            for first in quality:
+                for second in quality:
+                    if first == second:
+                        continue
+                    logit = quality[first] - quality[second] + 0.3 + boost * ((first == judge) - (second == judge))
+                    rows.append({"context_id": f"d{d}", "first": first, "second": second, "p_a": 1 / (1 + np.exp(-logit))})
+        frames[judge] = pd.DataFrame(rows)
+    return frames
+
+
+def test_self_preference_finds_a_planted_self_boost_against_neutral_judges() -> None:
+    generators = ["g0", "g1", "g2", "g3"]
+    outcomes = analysis.pairwise_outcomes(_judged({"g0": 0.0, "g1": 5.0, "g2": 0.0}), generators)
+    assert set(outcomes["a_wins"]) <= {0.0, 0.5, 1.0} and len(outcomes) == 3 * 5 * 6
+    table = analysis.self_preference_table(outcomes, generators)
+    # g1 beats the better g0 only in its own eyes; the neutral judge (g2) sides with quality.
+    assert table.loc[("g1", "g0"), "own"] == 1.0 and table.loc[("g1", "g0"), "others"] == 0.0
+    assert table.loc[("g1", "g0"), "excess"] == 1.0 and table.loc[("g1", "all"), "excess"] == pytest.approx(1 / 3)
+    for judge in ("g0", "g2"):  # unbiased judges agree with the neutral ones on every pair
+        assert table.loc[(judge, "all"), "excess"] == 0.0
+    assert table.loc[("g0", "g1"), "anchor judges"] == "g2" and table.attrs["n_documents"] == 5
+    assert table.loc[("g1", "all"), "n"] == 5
+
+
+def test_self_preference_needs_a_third_judge_and_common_documents() -> None:
+    generators = ["g0", "g1", "g2", "g3"]
+    with pytest.raises(ValueError, match="at least two judges"):
+        analysis.self_preference_table(analysis.pairwise_outcomes(_judged({"g0": 0.0}), generators), generators)
+    two = analysis.self_preference_table(analysis.pairwise_outcomes(_judged({"g0": 0.0, "g1": 0.0}), generators), generators)
+    assert ("g0", "g1") not in two.index and ("g0", "g2") in two.index  # no judge wrote neither g0's nor g1's summary

@@ -37,3 +37,34 @@ def test_bootstrap_settings_are_checked_before_resampling() -> None:
         bootstrap_correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], confidence=95)
     with pytest.raises(ValueError, match="valid choices"):
         bootstrap_correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], method="distance")
+
+
+def test_clustered_bootstrap_resamples_whole_clusters() -> None:
+    from nlgjudge.stats.bootstrap import bootstrap_clustered_correlation_ci
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=60)
+    y = x + rng.normal(size=60)
+    # Three identical copies of every pair, one cluster per original pair: resampling clusters is
+    # resampling the 60 pairs (Spearman is unchanged by copying every point alike), whereas treating
+    # the 180 copies as independent pairs makes the interval too narrow, by about sqrt(3).
+    xs, ys, docs = np.repeat(x, 3), np.repeat(y, 3), np.repeat(np.arange(60), 3)
+    clustered = bootstrap_clustered_correlation_ci(xs, ys, docs, n_boot=2000, seed=0)
+    plain = bootstrap_correlation_ci(x, y, n_boot=2000, seed=0)
+    naive = bootstrap_correlation_ci(xs, ys, n_boot=2000, seed=0)
+    assert clustered.estimate == pytest.approx(plain.estimate, abs=1e-12)
+    assert clustered.high - clustered.low == pytest.approx(plain.high - plain.low, rel=0.15)
+    assert (naive.high - naive.low) < 0.75 * (clustered.high - clustered.low)
+    kendall = bootstrap_clustered_correlation_ci(xs, ys, docs, method="kendall", n_boot=200, seed=0)
+    assert kendall.low < kendall.estimate < kendall.high
+
+
+def test_clustered_bootstrap_refuses_bad_input() -> None:
+    from nlgjudge.stats.bootstrap import bootstrap_clustered_correlation_ci
+
+    with pytest.raises(ValueError, match="at least 3 clusters"):
+        bootstrap_clustered_correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], ["a", "a", "b", "b"])
+    with pytest.raises(ValueError, match="same length|length"):
+        bootstrap_clustered_correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="undefined"):
+        bootstrap_clustered_correlation_ci([1, 1, 1, 1], [1, 3, 2, 4], ["a", "b", "c", "d"])

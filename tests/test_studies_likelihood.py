@@ -58,3 +58,26 @@ def test_an_empty_summary_is_kept_as_a_row_without_a_score(tiny_dataset, tmp_pat
     again = run_likelihood(judge, ds, generations=_generations(ds, empty_one=True))
     assert again.loc[~again["empty"], "from_cache"].all()
     np.testing.assert_array_equal(again["loglik_mean"].to_numpy(), out["loglik_mean"].to_numpy())
+
+
+def test_a_benchmark_scores_its_own_selected_systems_in_the_papers_setting(tiny_dataset, monkeypatch) -> None:
+    import nlgjudge.studies.likelihood as likelihood
+
+    plain = tiny_dataset(n_contexts=2, n_candidates=3)
+    ds = _with_references(plain)
+    ds = JudgeDataset(ds.frame, dataclasses.replace(ds.info, name="rose_llm"))
+    assert settings_for(ds) == likelihood.BENCHMARKS["rose_llm"].settings == ("reference_based",)
+    selected = likelihood.Benchmark({"S0": "BART", "S2": "GPT-3"}, ("reference_based",), ("COH",), 2)
+    monkeypatch.setitem(likelihood.BENCHMARKS, "rose_llm", selected)
+    hyps = hypotheses(ds, None)
+    assert sorted(set(hyps["generator"])) == ["S0", "S2"] and len(hyps) == 4
+    requests, frame = likelihood_requests(ds, hyps, "GPT2")
+    assert set(frame["setting"]) == {"reference_based"} and len(requests) == 4
+    assert requests[0].condition == "reference of ctx0 Paraphrase the sentence:" and requests[0].target == "the cat sat ."
+    with pytest.raises(ValueError, match="its own systems are the generators"):
+        hypotheses(ds, _generations(ds))
+    monkeypatch.setitem(likelihood.BENCHMARKS, "rose_llm", likelihood.Benchmark({"S0": "BART", "S9": "T5"}, ("reference_based",), ("COH",), 2))
+    with pytest.raises(ValueError, match=r"systems \['S9'\] are not in the data"):
+        hypotheses(ds, None)
+    with pytest.raises(ValueError, match="generated summaries are needed"):
+        hypotheses(plain, None)

@@ -12,11 +12,14 @@ from nlgjudge.studies.plan import (
     FIRST_PASS,
     JUDGE,
     N_CONTEXTS,
+    NARCISSISM_BENCHMARK_JOBS,
+    NARCISSISM_BENCHMARKS,
     NARCISSISM_DATASETS,
     NARCISSISM_DOCUMENTS,
     NARCISSISM_JOBS,
     NARCISSISM_MODELS,
     PLAN,
+    SELFPREF_JOBS,
 )
 
 
@@ -26,15 +29,21 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
         assert args.study == job.study
         assert args.dataset in list_datasets()
         assert args.model in PACKAGED_MODELS
-        planned = NARCISSISM_DOCUMENTS if job.dataset in NARCISSISM_DATASETS else N_CONTEXTS.get(job.dataset)
-        assert args.n_contexts == planned  # None: every context (the Elo contest)
+        if job.dataset in NARCISSISM_DATASETS:
+            planned = NARCISSISM_DOCUMENTS
+        elif job in NARCISSISM_BENCHMARK_JOBS:
+            planned = None  # all 100 documents of each benchmark
+        else:
+            planned = N_CONTEXTS.get(job.dataset)
+        assert args.n_contexts == planned  # None: every context (the Elo contest, the benchmarks)
         assert args.max_contexts is None or args.max_contexts <= args.n_contexts
 
 
 def test_first_pass_jobs_come_before_the_jobs_that_finish_their_subset() -> None:
     """An interrupted run has covered the same first contexts for every model and study."""
     first = [k for k, job in enumerate(PLAN) if job.max_contexts == FIRST_PASS]
-    full_summeval = [k for k, job in enumerate(PLAN) if job.dataset == "summeval" and job.max_contexts is None]
+    full_summeval = [k for k, job in enumerate(PLAN)
+                     if job.dataset == "summeval" and job.max_contexts is None and job.study in ("comparative", "scoring")]
     assert first and full_summeval and max(first) < min(full_summeval)
     # every (study, model) finished later was started in the first pass
     assert {(PLAN[k].study, PLAN[k].model) for k in full_summeval} <= {(PLAN[k].study, PLAN[k].model) for k in first}
@@ -56,7 +65,7 @@ def test_the_judge_finishes_summeval_with_comparative_and_scoring_in_step() -> N
     """Stopped after any job past the first pass, the judge's two SummEval rows differ by one article at most."""
     covered = {"comparative": 0, "scoring": 0}
     for job in PLAN:
-        if job.dataset == "summeval" and job.model == JUDGE:
+        if job.dataset == "summeval" and job.model == JUDGE and job.study in covered:
             covered[job.study] = max(covered[job.study], job.max_contexts or job.n_contexts or 0)
             if min(covered.values()) >= FIRST_PASS:
                 assert abs(covered["comparative"] - covered["scoring"]) <= 1, job
@@ -70,7 +79,12 @@ def test_the_elo_judges_run_after_the_first_chapters_on_every_contest_article_wi
 
 
 def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scored() -> None:
-    assert PLAN[-len(NARCISSISM_JOBS):] == NARCISSISM_JOBS
+    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS
+    assert PLAN[-len(tail):] == tail
+    assert [j.model for j in SELFPREF_JOBS] == [JUDGE, "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"]
+    assert {(j.study, j.dataset, j.model, j.n_contexts) for j in NARCISSISM_BENCHMARK_JOBS} == {
+        ("likelihood", d, m, None) for d in NARCISSISM_BENCHMARKS for m in NARCISSISM_MODELS
+    }
     assert all(job.backend == "llamacpp" and job.n_contexts == NARCISSISM_DOCUMENTS for job in NARCISSISM_JOBS)
     last_generation = max(k for k, job in enumerate(NARCISSISM_JOBS) if job.study == "generation")
     first_likelihood = min(k for k, job in enumerate(NARCISSISM_JOBS) if job.study == "likelihood")

@@ -20,11 +20,12 @@ One definition of each quantity, used in every table of the chapter:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-from nlgjudge.stats import bootstrap_correlation_ci
+from nlgjudge.stats import bootstrap_clustered_correlation_ci, bootstrap_correlation_ci, correlation
 from nlgjudge.stats.normalisation import min_max_normalise
 from nlgjudge.stats.self_bias import self_bias_bootstrap, self_preference_bootstrap
 
@@ -228,6 +229,156 @@ def human_score_table(frames: Mapping[str, tuple[pd.DataFrame, str]], systems: M
         rows.append({"system": row, "benchmark": benchmark, "id here": system, "n": int(values.size),
                      "Max": values.max(), "Min": values.min(), "Mean": values.mean(), "Median": values.median()})
     return pd.DataFrame(rows).set_index("system")
+
+
+def benchmark_generations(frame: pd.DataFrame, dataset: str, systems: Mapping[str, str]) -> pd.DataFrame:
+    """A benchmark's selected systems' summaries (``systems``: id -> the paper's name) as a generations
+    frame (generator = system id), so the lengths and tables of the generated summaries apply to them."""
+    missing = sorted(set(systems) - set(frame["system"]))
+    if missing:
+        raise KeyError(f"{dataset} has no system(s) {missing}; it has {sorted(set(frame['system']))}")
+    rows = frame[frame["system"].isin(list(systems))]
+    summaries = rows["text"].astype(str).str.strip()
+    return pd.DataFrame({
+        "generator": rows["system"].to_numpy(), "dataset": dataset, "context_id": rows["context_id"].to_numpy(),
+        "summary": summaries.to_numpy(), "n_words": summaries.str.split().str.len().to_numpy(),
+        "empty": (summaries == "").to_numpy(),
+    })
+
+
+def human_correlation_table(
+    likelihood: pd.DataFrame, human: pd.DataFrame, dataset: str, setting: str, evaluators: Sequence[str],
+    aspects: Sequence[str], n_boot: int = 1000, seed: int = 0,
+) -> pd.DataFrame:
+    """Tables 2-3: Spearman and Kendall between each evaluator's score and each human score, over every
+    scored summary (documents x systems), with 95% percentile intervals from resampling documents
+    (a document's summaries stay together). Where no interval can be had (fewer than 3 documents,
+    degenerate resamples) its bounds are NaN.
+
+    ``human``: the benchmark's tidy frame (``context_id``, ``system`` and the ``aspects`` columns); a
+    scored summary without a human score is an error, not a silent drop."""
+    rows = _setting_rows(likelihood, dataset, setting)
+    rows = rows[rows["evaluator"].isin(evaluators) & np.isfinite(rows["loglik_mean"])]
+    missing = sorted(set(aspects) - set(human.columns))
+    if missing:
+        raise KeyError(f"{dataset}: no human score column(s) {missing}; columns are {sorted(human.columns)}")
+    gold = human[["context_id", "system", *aspects]].rename(columns={"system": "generator"})
+    merged = rows.merge(gold, on=["context_id", "generator"], how="left", validate="many_to_one")
+    unmatched = merged[list(aspects)].isna().any(axis=1)
+    if unmatched.any():
+        first = merged.loc[unmatched, ["context_id", "generator"]].iloc[0].tolist()
+        raise ValueError(f"{dataset}: {int(unmatched.sum())} scored summaries have no human score (first: {first})")
+    out = []
+    for evaluator in evaluators:
+        part = merged[merged["evaluator"] == evaluator]
+        if part.empty:
+            raise KeyError(f"{dataset}/{setting}: no scores from evaluator {evaluator!r}")
+        for aspect in aspects:
+            row = {"evaluator": evaluator, "aspect": aspect}
+            for method in ("spearman", "kendall"):
+                try:
+                    ci = bootstrap_clustered_correlation_ci(part["loglik_mean"], part[aspect], part["context_id"], method,
+                                                            n_boot=n_boot, seed=seed)
+                    estimate, low, high = ci.estimate, ci.low, ci.high
+                except ValueError:  # too few documents, or constant scores in resamples: no interval (NaN, shown)
+                    estimate, low, high = correlation(part["loglik_mean"], part[aspect], method), np.nan, np.nan
+                row |= {method: estimate, f"{method}_low": low, f"{method}_high": high}
+            row |= {"n_summaries": len(part), "n_documents": part["context_id"].nunique()}
+            out.append(row)
+    return pd.DataFrame(out).set_index(["evaluator", "aspect"])
+
+
+def pairwise_outcomes(judged: Mapping[str, pd.DataFrame], generators: Sequence[str]) -> pd.DataFrame:
+    """Per judge, document and unordered pair (a, b) of generators (a listed first in ``generators``):
+    ``a_wins``, the share of the two orders in which the judge prefers a's summary, each order decided
+    with the judge's debiasing threshold (seed 000 eq. 10, fitted on all its P(A)): 0, 0.5 or 1. This is
+    the Elo chapter's "both orders, debiased" outcome (:func:`nlgjudge.analysis.elo.llm_outcomes`).
+
+    ``judged``: judge -> its frame of P(A) for ordered pairs (context_id, first, second, p_a), as the
+    ``selfpref`` study releases them."""
+    from nlgjudge.analysis.elo import ENCOUNTER_COLUMNS, llm_outcomes
+
+    frames = []
+    for judge, frame in judged.items():
+        docs = list(dict.fromkeys(frame["context_id"]))
+        pairs = [(c, a, b) for c in docs for a, b in combinations(generators, 2)]
+        encounters = pd.DataFrame([(k, *pair) for k, pair in enumerate(pairs)], columns=ENCOUNTER_COLUMNS)
+        out = llm_outcomes(encounters, frame, judge, both_orders=True)
+        frames.append(pd.DataFrame({"judge": judge, "context_id": out["context_id"], "a": out["first"],
+                                    "b": out["second"], "a_wins": 1.0 - out["y"]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: A judge whose two orders disagree (a tie) on more than this share of pairs says little on its own.
+MOSTLY_TIES = 0.5
+
+
+def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
+    """How often each judge prefers its own summary, against what the other judges say of the same pair.
+
+    Per judge that is also a generator, and per opponent (each other generator, then ``"all"``: the
+    mean over opponents): ``own`` = mean over documents of the judge's share of wins for its own
+    summary; ``others`` = the same pair's share for the judge's summary given by the judges that
+    wrote neither summary (their mean: a quality anchor that involves neither author; an opponent no
+    third judge has judged is skipped); ``excess`` = own - others with a
+    paired t interval over documents (the same documents and pairs on both sides). ``ties`` is the
+    judge's share of pairs whose two orders disagree (0.5 outcomes). Only documents every judge judged
+    are used (``n``)."""
+    judges = list(dict.fromkeys(outcomes["judge"]))
+    if len(judges) < 2:
+        raise ValueError(f"an anchor needs at least two judges (the others' verdicts); got {judges}")
+    per_judge_docs = outcomes.groupby("judge")["context_id"].apply(set)
+    docs = sorted(set.intersection(*per_judge_docs.tolist()))
+    if len(docs) < 2:
+        raise ValueError(f"only {len(docs)} document(s) judged by every judge; an interval needs at least 2")
+    wins = outcomes[outcomes["context_id"].isin(docs)].set_index(["judge", "context_id", "a", "b"])["a_wins"]
+    order = list(generators)
+
+    def share(judge: str, own: str, other: str) -> np.ndarray:
+        """``judge``'s share of wins for ``own``'s summary over ``other``'s, per document."""
+        a, b = (own, other) if order.index(own) < order.index(other) else (other, own)
+        values = wins.loc[judge].reindex(pd.MultiIndex.from_product([docs, [a], [b]])).to_numpy(dtype=float)
+        if np.isnan(values).any():
+            raise KeyError(f"{judge}: no outcome for {a} vs {b} on {int(np.isnan(values).sum())} document(s)")
+        return values if a == own else 1.0 - values
+
+    rows = []
+    for judge in judges:
+        if judge not in order:
+            continue
+        ties = float((wins.loc[judge] == 0.5).mean())
+        own_all, anchor_all, used = [], [], []
+        for opponent in [g for g in order if g != judge]:
+            # The anchor: judges that wrote neither summary (the opponent's author would favour its own).
+            neutral = [k for k in judges if k not in (judge, opponent)]
+            if not neutral:
+                continue
+            own = share(judge, judge, opponent)
+            anchor = np.mean([share(k, judge, opponent) for k in neutral], axis=0)
+            own_all.append(own)
+            anchor_all.append(anchor)
+            used.append(opponent)
+            rows.append(_preference_row(judge, opponent, own, anchor, ties, neutral, confidence))
+        if used:
+            rows.append(_preference_row(judge, "all", np.mean(own_all, axis=0), np.mean(anchor_all, axis=0), ties,
+                                        [f"as above, over {len(used)} opponents"], confidence))
+    if not rows:
+        raise ValueError("no judge is also a generator with an opponent some third judge has judged")
+    table = pd.DataFrame(rows).set_index(["judge", "opponent"])
+    table.attrs.update(n_documents=len(docs), mostly_ties=[j for j in judges if float((wins.loc[j] == 0.5).mean()) > MOSTLY_TIES])
+    return table
+
+
+def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarray, ties: float, others: Sequence[str],
+                    confidence: float) -> dict[str, object]:
+    from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
+
+    own_ci, anchor_ci = mean_interval(own, confidence), mean_interval(anchor, confidence)
+    excess = paired_difference_interval(own, anchor, confidence)
+    return {"judge": judge, "opponent": opponent, "own": own_ci.mean, "own_low": own_ci.low, "own_high": own_ci.high,
+            "others": anchor_ci.mean, "others_low": anchor_ci.low, "others_high": anchor_ci.high,
+            "excess": excess.mean, "excess_low": excess.low, "excess_high": excess.high,
+            "judge ties": ties, "anchor judges": ", ".join(others), "n": excess.n}
 
 
 def _above(low: float, high: float) -> str:

@@ -42,7 +42,12 @@ from nlgjudge.stats.bias import (
     reweight_probabilities,
     threshold_from_alpha,
 )
-from nlgjudge.stats.bootstrap import ConfidenceInterval, bootstrap_correlation_ci, bootstrap_mean_ci
+from nlgjudge.stats.bootstrap import (
+    ConfidenceInterval,
+    bootstrap_clustered_correlation_ci,
+    bootstrap_correlation_ci,
+    bootstrap_mean_ci,
+)
 from nlgjudge.stats.bradley_terry import (
     BradleyTerryFit,
     bradley_terry_bootstrap,
@@ -129,6 +134,7 @@ __all__ = [
     "agreement_from_consistency",
     "alpha_from_threshold",
     "binned_regression",
+    "bootstrap_clustered_correlation_ci",
     "bootstrap_correlation_ci",
     "bootstrap_mean_ci",
     "bradley_terry_bootstrap",

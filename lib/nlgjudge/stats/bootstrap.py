@@ -4,7 +4,9 @@ Beyond the papers, which report point estimates only: with a few contexts per da
 tells a reader whether a gap to a paper's number is more than resampling noise.
 
 * :func:`bootstrap_correlation_ci`: a correlation, pairs resampled together;
-* :func:`bootstrap_mean_ci`: a mean, e.g. of per-context correlations (contexts resampled).
+* :func:`bootstrap_mean_ci`: a mean, e.g. of per-context correlations (contexts resampled);
+* :func:`bootstrap_clustered_correlation_ci`: a correlation over all pairs, whole clusters resampled
+  (e.g. documents, each with several summaries: summaries of one document are not independent).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def bootstrap_correlation_ci(
     a = check.finite_vector(x, "x", min_size=3)
     b = check.finite_vector(y, "y", min_size=3)
     check.same_length([a, b], ["x", "y"])
-    n_boot, confidence = _check_settings(n_boot, confidence)
+    n_boot, confidence = check_bootstrap_settings(n_boot, confidence)
     estimate = correlation(a, b, method)
     if np.isnan(estimate):
         raise ValueError("the correlation is undefined on the full sample (constant input); no interval.")
@@ -82,12 +84,54 @@ def bootstrap_correlation_ci(
     return _bootstrap((a, b), statistic, vectorised, estimate, n_boot, confidence, seed, paired=True)
 
 
+def bootstrap_clustered_correlation_ci(
+    x: ArrayLike,
+    y: ArrayLike,
+    clusters: ArrayLike,
+    method: str = "spearman",
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+) -> ConfidenceInterval:
+    """A correlation over every (x, y) pair, with a percentile interval from resampling whole clusters.
+
+    ``clusters`` labels each pair (e.g. its document): a resample draws clusters with replacement and
+    keeps all pairs of each drawn cluster, so pairs that share a document are not treated as
+    independent (via scipy.stats.bootstrap over the cluster labels). Needs at least 3 clusters; an
+    interval made undefined by degenerate resamples raises instead of guessing.
+    """
+    check.choice(method, CORRELATIONS, "correlation method")
+    a = check.finite_vector(x, "x", min_size=3)
+    b = check.finite_vector(y, "y", min_size=3)
+    check.not_text(clusters, "clusters", "a sequence of cluster labels")
+    labels = np.asarray(clusters)
+    if labels.ndim != 1:
+        raise ValueError(f"clusters must be 1-D, one label per pair; got shape {labels.shape}.")
+    check.same_length([a, b, labels], ["x", "y", "clusters"])
+    _, codes = np.unique(labels, return_inverse=True)
+    members = [np.flatnonzero(codes == k) for k in range(int(codes.max()) + 1)]
+    if len(members) < 3:
+        raise ValueError(f"a clustered bootstrap needs at least 3 clusters; got {len(members)}.")
+    n_boot, confidence = check_bootstrap_settings(n_boot, confidence)
+    estimate = correlation(a, b, method)
+    if np.isnan(estimate):
+        raise ValueError("the correlation is undefined on the full sample (constant input); no interval.")
+
+    def statistic(drawn: NDArray[np.float64]) -> NDArray[np.float64]:
+        rows = np.concatenate([members[int(k)] for k in drawn])
+        return np.asarray(correlation(a[rows], b[rows], method))
+
+    return _bootstrap(
+        (np.arange(len(members), dtype=float),), statistic, False, estimate, n_boot, confidence, seed, paired=False
+    )
+
+
 def bootstrap_mean_ci(
     values: ArrayLike, n_boot: int = 2000, confidence: float = 0.95, seed: int | np.random.Generator | None = 0
 ) -> ConfidenceInterval:
     """Percentile bootstrap interval for a mean, e.g. of per-context correlations (resampling contexts)."""
     data = check.finite_vector(values, "values", min_size=2)
-    n_boot, confidence = _check_settings(n_boot, confidence)
+    n_boot, confidence = check_bootstrap_settings(n_boot, confidence)
     return _bootstrap(
         (data,),
         _mean_along,
@@ -104,7 +148,7 @@ def _mean_along(values: NDArray[np.float64], axis: int = -1) -> NDArray[np.float
     return np.asarray(np.mean(values, axis=axis), dtype=float)
 
 
-def _check_settings(n_boot: int, confidence: float) -> tuple[int, float]:
+def check_bootstrap_settings(n_boot: int, confidence: float) -> tuple[int, float]:
     count = check.integer(n_boot, "n_boot", minimum=MIN_RESAMPLES)
     level = check.real(confidence, "confidence")
     if not 0.0 < level < 1.0:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from nlgjudge.stats import _validation as check
+from nlgjudge.stats.bootstrap import check_bootstrap_settings
 from nlgjudge.stats.normalisation import min_max_normalise
 
 
@@ -90,21 +91,13 @@ def _percentiles(
     return BootstrapEstimate(estimate, low, high, n_docs, draws.shape[0], confidence, n_failed)
 
 
-def _check_boot(n_boot: int, confidence: float) -> tuple[int, float]:
-    n = check.integer(n_boot, "n_boot", minimum=10)
-    level = check.real(confidence, "confidence")
-    if not 0 < level < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence}.")
-    return n, level
-
-
 def self_bias_bootstrap(
     scores: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95, seed: int | np.random.Generator | None = 0,
     alpha: float = 1.0,
 ) -> BootstrapEstimate:
     """:func:`self_bias_excess` with percentile intervals from resampling documents."""
     values, own_index = _check(scores, own)
-    n, level = _check_boot(n_boot, confidence)
+    n, level = check_bootstrap_settings(n_boot, confidence)
     rng = check.rng_from(seed)
     estimate = _excess(values.mean(axis=0), own_index, alpha)
     draws = np.full((n, own_index.size), np.nan)
@@ -146,8 +139,8 @@ def _gamma(z: NDArray[np.float64], lengths: NDArray[np.float64], own: NDArray[np
         col[:, e, own[e]] = 1.0
         columns.append(col)
     X = np.stack([c - c.mean(axis=2, keepdims=True) for c in columns], axis=-1).reshape(-1, len(columns))
-    coef, *_ = np.linalg.lstsq(X, y.reshape(-1), rcond=None)
-    if np.linalg.matrix_rank(X) < X.shape[1]:
+    coef, _, rank, _ = np.linalg.lstsq(X, y.reshape(-1), rcond=None)
+    if rank < X.shape[1]:
         raise ValueError(
             "the self-preference model is not identified (e.g. every evaluator owns a generator no other evaluator "
             "scores, or lengths are constant); add evaluators or generators."
@@ -175,7 +168,7 @@ def self_preference_bootstrap(
 ) -> BootstrapEstimate:
     """:func:`self_preference_regression` with percentile intervals from resampling documents."""
     values, own_index = _check(scores, own)
-    n, level = _check_boot(n_boot, confidence)
+    n, level = check_bootstrap_settings(n_boot, confidence)
     length = np.asarray(lengths, dtype=float)
     estimate = self_preference_regression(values, length, own_index)
     z = _zscore_per_evaluator(values)  # standardised once: the scale is part of the definition

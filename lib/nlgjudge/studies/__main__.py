@@ -94,6 +94,8 @@ def _main(argv: list[str] | None = None) -> int:
     folder = released_folder(study, ds.info.name)
     cache = OutputCache(args.db)
     imported = import_released(folder, cache)
+    for dependency in study.depends_on:  # e.g. the likelihood study scores the released summaries
+        import_released(released_folder(dependency, ds.info.name), cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
     judge = Judge(args.model, cache=cache, study=folder, backend=args.backend)
     options = StudyOptions(

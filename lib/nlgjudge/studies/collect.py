@@ -319,3 +319,74 @@ def collect_narcissism(
     if lik_frames:
         out.likelihood = pd.concat(lik_frames, ignore_index=True)
     return out
+
+
+def collect_benchmark_likelihood(
+    evaluators: Sequence[str],
+    datasets: Mapping[str, JudgeDataset],
+    *,
+    cache: object,
+    released_only: bool,
+    backend: str | None = None,
+    data_dir: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every evaluator's scores of the human-annotated benchmarks' own systems (``likelihood.BENCHMARKS``).
+
+    With ``released_only`` only the documents whose every score is released (a note says how many;
+    an evaluator with none is left out, noted); otherwise missing scores are computed."""
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.likelihood import run_likelihood
+    from nlgjudge.studies.registry import StudyOptions, released_folder
+
+    frames, notes = [], []
+    for name, ds in datasets.items():
+        for evaluator in dict.fromkeys(evaluators):
+            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend)
+            part, note = study_subset("likelihood", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
+                                      what=f"likelihood, {name}, {judge.handle.name} ({judge.backend})")
+            notes.append(note)
+            if part is not None:
+                frames.append(run_likelihood(judge, part, data_dir=data_dir))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), notes
+
+
+def collect_selfpref(
+    judges: Sequence[str],
+    ds: JudgeDataset,
+    generations: pd.DataFrame,
+    *,
+    cache: object,
+    released_only: bool,
+    backend: str | None = None,
+    data_dir: str | None = None,
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Every judge's P(A) between every two generators' summaries (``generations``) of the documents
+    of ``ds``: with ``released_only`` only the documents whose every comparison is released (a note
+    says how many; a judge with none is left out, noted); otherwise missing ones are computed.
+    Returns ``{judge: frame}`` and the notes."""
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.coverage import usable_subset
+    from nlgjudge.studies.elo import elo_requests
+    from nlgjudge.studies.prompting import prompt_style
+    from nlgjudge.studies.registry import released_folder
+    from nlgjudge.studies.selfpref import candidate_dataset, run_selfpref
+
+    frames: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
+    for model in dict.fromkeys(judges):
+        judge = Judge(model, cache=cache, study=released_folder("selfpref", ds.info.name), backend=backend)
+        style = prompt_style(judge.handle)
+
+        def build(one: JudgeDataset, style: str = style) -> list[object]:
+            mine = generations[generations["context_id"].isin(set(one.context_ids()))]
+            return list(elo_requests(candidate_dataset(one, mine), style=style)[0])
+
+        part, note = usable_subset(judge, ds, [("label_probs", build)], released_only=released_only,
+                                   what=f"selfpref, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+        notes.append(note)
+        if part is not None:
+            ids = set(part.context_ids())
+            frames[judge.handle.name] = run_selfpref(judge, part, data_dir=data_dir,
+                                                     generations=generations[generations["context_id"].isin(ids)])
+    return frames, notes

@@ -13,6 +13,10 @@ Decoder-only evaluators use the paper's decoder-only row (GPT-2: ``"<document> T
 Encoder-decoder evaluators given by hub id use their family's row (BART, T5, FLAN-T5).
 The per-token values are released; eq. 2's mean (the score) and sum are both in the frame.
 
+On the human-annotated benchmarks (seed 003 section 3.3: SummEval and RoSE) the generators are
+the benchmark's own systems, the paper's selection of them (:data:`BENCHMARKS`), each benchmark in
+the paper's setting (SummEval reference-free, RoSE reference-based); nothing is generated there.
+
 Released as ``data/outputs/likelihood-<dataset>``.
 """
 
@@ -36,6 +40,31 @@ GENERATORS: tuple[str, ...] = NARCISSISM_MODELS
 #: The human reference, scored as one more generator where the dataset has references.
 REFERENCE = "reference"
 SETTINGS = ("reference_free", "reference_based")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A human-annotated benchmark whose own systems are the generators (seed 003 section 3.3)."""
+
+    systems: dict[str, str]
+    """The dataset's system ids the paper scores, with the names the paper gives them."""
+    settings: tuple[str, ...]
+    """The paper's setting for this benchmark."""
+    human: tuple[str, ...]
+    """The human scores the paper correlates with (aspects of the dataset)."""
+    table: int
+    """The paper's table of correlations."""
+    title: str = ""
+    """The benchmark's name in the paper."""
+
+
+#: Seed 003: SummEval's BART, T5 and GPT-2 summaries (SummEval's M22, M17, M20), reference-free,
+#: against the four expert aspects (Table 3); RoSE's BART and GPT-3 summaries (its LLM set),
+#: reference-based, against ACU (Table 2). The paper's Table 1 names the same five systems.
+BENCHMARKS: dict[str, Benchmark] = {
+    "summeval": Benchmark({"M22": "BART", "M17": "T5", "M20": "GPT-2"}, ("reference_free",), ("COH", "CON", "FLU", "REL"), 3, "SummEval"),
+    "rose_llm": Benchmark({"bart": "BART", "gpt3": "GPT-3"}, ("reference_based",), ("ACU",), 2, "RoSE"),
+}
 LIKELIHOOD_COLUMNS = [
     "evaluator", "dataset", "setting", "context_id", "generator", "n_tokens", "loglik_mean", "loglik_sum", "empty",
     "from_cache",
@@ -56,8 +85,28 @@ def evaluator_row(handle: ModelHandle) -> str:
 
 
 def settings_for(ds: JudgeDataset) -> tuple[str, ...]:
-    """Reference-free always; reference-based only where the dataset has human references."""
+    """A benchmark's setting in the paper; otherwise reference-free always and reference-based only
+    where the dataset has human references."""
+    if ds.info.name in BENCHMARKS:
+        return BENCHMARKS[ds.info.name].settings
     return SETTINGS if ds.info.has_references else SETTINGS[:1]
+
+
+def benchmark_hypotheses(ds: JudgeDataset) -> pd.DataFrame:
+    """The summaries of a benchmark's selected systems (:data:`BENCHMARKS`), one row per (document, system)."""
+    if ds.info.name not in BENCHMARKS:
+        raise ValueError(
+            f"{ds.info.name} is not one of the human-annotated benchmarks ({', '.join(BENCHMARKS)}); "
+            "its summaries come from the generation study"
+        )
+    systems = BENCHMARKS[ds.info.name].systems
+    missing = sorted(set(systems) - set(ds.frame["system"]))
+    if missing:
+        raise ValueError(f"{ds.info.name}: systems {missing} are not in the data; the benchmark needs all of {sorted(systems)}")
+    rows = ds.frame[ds.frame["system"].isin(list(systems))]
+    out = pd.DataFrame({"context_id": rows["context_id"], "generator": rows["system"], "summary": rows["text"]})
+    out["empty"] = out["summary"].astype(str).str.strip() == ""
+    return out.reset_index(drop=True)
 
 
 def _reference(ds: JudgeDataset, context_id: str) -> str:
@@ -67,8 +116,15 @@ def _reference(ds: JudgeDataset, context_id: str) -> str:
     return str(refs[0])
 
 
-def hypotheses(ds: JudgeDataset, generations: pd.DataFrame) -> pd.DataFrame:
-    """Every (context, generator, summary) to score: the generated ones plus the reference if any."""
+def hypotheses(ds: JudgeDataset, generations: pd.DataFrame | None) -> pd.DataFrame:
+    """Every (context, generator, summary) to score: the generated ones plus the reference if any;
+    on a benchmark, its selected systems' summaries (``generations`` must then be None)."""
+    if ds.info.name in BENCHMARKS:
+        if generations is not None:
+            raise ValueError(f"{ds.info.name} is a benchmark: its own systems are the generators, pass generations=None")
+        return benchmark_hypotheses(ds)
+    if generations is None:
+        raise ValueError(f"{ds.info.name}: the generated summaries are needed (the generation study's output)")
     rows = generations[["context_id", "generator", "summary", "empty"]].copy()
     if ds.info.has_references:
         refs = pd.DataFrame(
@@ -102,19 +158,13 @@ def likelihood_requests(
     return requests, pd.DataFrame(rows, columns=["setting", "context_id", "generator", "empty", "request"])
 
 
-_IMPORTED: set[tuple[int, str]] = set()
-
-
-def _generations(ds: JudgeDataset, cache: object, generators: Sequence[str], data_dir: str | None) -> pd.DataFrame:
-    """The released summaries (imported into ``cache`` once per cache and dataset)."""
+def _generations(ds: JudgeDataset, cache: object, generators: Sequence[str], data_dir: str | None) -> pd.DataFrame | None:
+    """The summaries to score: none on a benchmark (its systems'); otherwise the generators' from
+    ``cache`` (the runner imports the released ``generation`` outputs into it first: ``depends_on``)."""
     from nlgjudge.studies.generation import read_generations
-    from nlgjudge.studies.registry import released_folder
-    from nlgjudge.studies.released import import_released
 
-    folder = released_folder("generation", ds.info.name)
-    if (id(cache), folder) not in _IMPORTED:
-        import_released(folder, cache)  # type: ignore[arg-type]
-        _IMPORTED.add((id(cache), folder))
+    if ds.info.name in BENCHMARKS:
+        return None
     return read_generations(generators, ds, cache=cache, data_dir=data_dir)
 
 

@@ -98,3 +98,20 @@ NARCISSISM_JOBS: tuple[Job, ...] = tuple(
     for model in NARCISSISM_MODELS
 )
 PLAN = PLAN + NARCISSISM_JOBS
+#: Its human-annotated benchmarks (seed 003 section 3.3): every model scores the benchmarks' own
+#: systems' summaries (``likelihood.BENCHMARKS``), all 100 documents of each; RoSE's short
+#: reference-based prompts first.
+NARCISSISM_BENCHMARKS = ("rose_llm", "summeval")
+NARCISSISM_BENCHMARK_JOBS: tuple[Job, ...] = tuple(
+    Job("likelihood", dataset, model, None, backend=ELO_BACKEND)
+    for dataset in NARCISSISM_BENCHMARKS
+    for model in NARCISSISM_MODELS
+)
+PLAN = PLAN + NARCISSISM_BENCHMARK_JOBS
+#: Beyond seed 003: the instruct models as pairwise judges of every two generators' summaries of
+#: the CNN/DM documents (own-summary preference), after every summary exists.
+SELFPREF_DATASET = "qags_cnndm"
+SELFPREF_JOBS: tuple[Job, ...] = tuple(
+    Job("selfpref", SELFPREF_DATASET, model, NARCISSISM_DOCUMENTS, backend=ELO_BACKEND) for model in (JUDGE, *SMALL_JUDGES)
+)
+PLAN = PLAN + SELFPREF_JOBS

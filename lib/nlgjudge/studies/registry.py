@@ -30,6 +30,7 @@ BUILTIN_STUDIES: dict[str, str] = {
     "elo": "nlgjudge.studies.elo:STUDY",
     "generation": "nlgjudge.studies.generation:STUDY",
     "likelihood": "nlgjudge.studies.likelihood:STUDY",
+    "selfpref": "nlgjudge.studies.selfpref:STUDY",
 }
 
 #: A coverage check: the judge operation and a function building one context's requests for it.
