@@ -141,6 +141,15 @@ def not_text(values: object, name: str, what: str = "a sequence of labels") -> N
         )
 
 
+def label_vector(values: object, name: str, what: str, each: str) -> NDArray[np.generic]:
+    """A 1-D array of labels (not a single string): ``what`` names the expected input, ``each`` one entry."""
+    not_text(values, name, what)
+    labels = np.asarray(values)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, {each}; got shape {labels.shape}.")
+    return labels
+
+
 def context_list(values: object, name: str) -> list[NDArray[np.float64]]:
     """Per-context 1-D float arrays from an (n_contexts, N) array or a sequence of 1-D arrays (N may differ)."""
     not_text(values, name, "an (n_contexts, N) array or a sequence of per-context score arrays")

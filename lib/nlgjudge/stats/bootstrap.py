@@ -103,10 +103,7 @@ def bootstrap_clustered_correlation_ci(
     check.choice(method, CORRELATIONS, "correlation method")
     a = check.finite_vector(x, "x", min_size=3)
     b = check.finite_vector(y, "y", min_size=3)
-    check.not_text(clusters, "clusters", "a sequence of cluster labels")
-    labels = np.asarray(clusters)
-    if labels.ndim != 1:
-        raise ValueError(f"clusters must be 1-D, one label per pair; got shape {labels.shape}.")
+    labels = check.label_vector(clusters, "clusters", "a sequence of cluster labels", "one label per pair")
     check.same_length([a, b, labels], ["x", "y", "clusters"])
     _, codes = np.unique(labels, return_inverse=True)
     members = [np.flatnonzero(codes == k) for k in range(int(codes.max()) + 1)]

@@ -164,10 +164,7 @@ def system_level_correlation(pred: ArrayLike, gold: ArrayLike, systems: ArrayLik
     check.choice(method, CORRELATIONS, "correlation method")
     p = check.finite_vector(pred, "pred", min_size=2)
     g = check.finite_vector(gold, "gold", min_size=2)
-    check.not_text(systems, "systems", "a sequence of system names")
-    labels = np.asarray(systems)
-    if labels.ndim != 1:
-        raise ValueError(f"systems must be 1-D, one system name per candidate; got shape {labels.shape}.")
+    labels = check.label_vector(systems, "systems", "a sequence of system names", "one system name per candidate")
     check.same_length([p, g, labels], ["pred", "gold", "systems"])
     names, index = np.unique(labels, return_inverse=True)
     if names.size < 2:
