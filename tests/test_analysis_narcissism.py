@@ -203,3 +203,39 @@ def test_self_preference_needs_a_third_judge_and_common_documents() -> None:
         analysis.self_preference_table(analysis.pairwise_outcomes(_judged({"g0": 0.0}), generators), generators)
     two = analysis.self_preference_table(analysis.pairwise_outcomes(_judged({"g0": 0.0, "g1": 0.0}), generators), generators)
     assert ("g0", "g1") not in two.index and ("g0", "g2") in two.index  # no judge wrote neither g0's nor g1's summary
+
+
+def _two_settings(free_boost: float, based_boost: float, n_docs: int = 30) -> pd.DataFrame:
+    """Both settings of one dataset; the reference-based frame lacks one document, the free one scores the reference."""
+    _, free = _frames(n_docs=n_docs, self_boost=free_boost, seed=1)
+    _, based = _frames(n_docs=n_docs, self_boost=based_boost, seed=2)
+    based = based[based["context_id"] != "doc0"].assign(setting="reference_based")
+    reference = free[free["generator"] == "qa"].assign(generator=analysis.REFERENCE, loglik_mean=-3.0)
+    return pd.concat([free, based, reference], ignore_index=True)
+
+
+def test_setting_comparison_pairs_the_documents_of_both_settings_and_sees_a_free_only_boost() -> None:
+    likelihood = _two_settings(free_boost=0.4, based_boost=0.0)
+    table = analysis.setting_comparison_table(likelihood, "qags_xsum", EVALUATORS, GENERATORS, n_boot=200)
+    assert table.attrs["n_documents"] == 29  # doc0 has no reference-based scores
+    assert list(table.index) == EVALUATORS
+    assert (table["difference_low"] > 0).all()  # the planted boost exists only without the reference
+    np.testing.assert_allclose(table["free - based"], table["reference-free"] - table["reference-based"])
+    _, free = _frames(n_docs=20, seed=3)
+    identical = pd.concat([free, free.assign(setting="reference_based")], ignore_index=True)
+    same = analysis.setting_comparison_table(identical, "qags_xsum", EVALUATORS, GENERATORS, n_boot=50)
+    np.testing.assert_array_equal(same["free - based"], 0.0)  # identical settings: exactly no difference
+    np.testing.assert_array_equal(same["difference_low"], 0.0)
+    with pytest.raises(ValueError, match="none of the evaluators wrote summaries"):
+        analysis.setting_comparison_table(likelihood, "qags_xsum", EVALUATORS, ["g"], n_boot=20)
+
+
+def test_reference_mean_scores_average_the_reference_over_the_documents_asked_for() -> None:
+    likelihood = _two_settings(0.0, 0.0, n_docs=6)
+    means = analysis.reference_mean_scores(likelihood, "qags_xsum", "reference_free", EVALUATORS, [f"doc{d}" for d in range(6)])
+    assert means.name == analysis.REFERENCE and list(means.index) == EVALUATORS
+    np.testing.assert_allclose(means, -3.0)
+    with pytest.raises(KeyError, match="reference was not scored"):
+        analysis.reference_mean_scores(likelihood, "qags_xsum", "reference_based", EVALUATORS, ["doc1"])
+    with pytest.raises(ValueError, match="not scored on all 7 documents"):
+        analysis.reference_mean_scores(likelihood, "qags_xsum", "reference_free", EVALUATORS, [f"doc{d}" for d in range(7)])

@@ -7,6 +7,7 @@ import pytest
 
 from nlgjudge.stats.self_bias import (
     self_bias_bootstrap,
+    self_bias_difference_bootstrap,
     self_bias_excess,
     self_preference_bootstrap,
     self_preference_regression,
@@ -77,3 +78,30 @@ def test_a_constant_evaluator_cannot_be_normalised() -> None:
     scores = np.array([[[1.0, 1.0], [1.0, 2.0]]])
     with pytest.raises(ValueError, match="same score to every generator"):
         self_bias_excess(scores, [0, 1])
+
+
+def test_paired_difference_is_zero_for_the_same_cube_and_finds_a_planted_setting_effect() -> None:
+    rng = np.random.default_rng(2)
+    base = rng.normal(0, 1.0, size=(50, 3, 3))
+    same = self_bias_difference_bootstrap(base, base, [0, 1, 2], n_boot=100, seed=0)
+    np.testing.assert_array_equal(same.estimate, 0.0)
+    np.testing.assert_array_equal(same.low, 0.0)  # every paired draw is exactly 0
+    np.testing.assert_array_equal(same.high, 0.0)
+    base[:, 1, 1] -= 10.0  # evaluator 1 rates its own summaries lowest in both conditions ...
+    boosted = base.copy()
+    boosted[:, 1, 1] += 20.0  # ... except in the first, where it rates them highest
+    diff = self_bias_difference_bootstrap(boosted, base, [0, 1, 2], n_boot=200, seed=0)
+    plain = self_bias_excess(boosted, [0, 1, 2]) - self_bias_excess(base, [0, 1, 2])
+    np.testing.assert_allclose(diff.estimate, plain)
+    # e1's own column goes from 0 to 1 on the eq. 4 scale; the others' view of it does not change
+    np.testing.assert_allclose([diff.estimate[1], diff.low[1], diff.high[1]], 1.0)
+    # the pairing: the noise both cubes share cancels, so the paired interval is narrower than the
+    # two excesses' own intervals together
+    first = self_bias_bootstrap(boosted, [0, 1, 2], n_boot=200, seed=0)
+    second = self_bias_bootstrap(base, [0, 1, 2], n_boot=200, seed=0)
+    assert (diff.high[0] - diff.low[0]) < (first.high[0] - first.low[0]) + (second.high[0] - second.low[0])
+
+
+def test_paired_difference_rejects_cubes_that_are_not_aligned() -> None:
+    with pytest.raises(ValueError, match="aligned"):
+        self_bias_difference_bootstrap(np.ones((5, 3, 3)) + np.eye(3), np.ones((4, 3, 3)) + np.eye(3), [0, 1, 2], n_boot=10)

@@ -594,7 +594,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         ci={
             "generators": ["smollm2-135m-instruct", "gemma-3-270m"],
             "evaluators": ["smollm2-135m-instruct", "gemma-3-270m"],
-            "datasets": ["qags_xsum"],
+            "datasets": ["qags_xsum", "rose"],  # rose: the reference-based setting and its comparison
             "n_documents": 3,
             "benchmark_documents": 3,
             "selfpref_judges": ["smollm2-135m-instruct", "gemma-3-270m"],

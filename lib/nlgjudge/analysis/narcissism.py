@@ -27,7 +27,7 @@ import pandas as pd
 
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, bootstrap_correlation_ci, correlation
 from nlgjudge.stats.normalisation import min_max_normalise
-from nlgjudge.stats.self_bias import self_bias_bootstrap, self_preference_bootstrap
+from nlgjudge.stats.self_bias import self_bias_bootstrap, self_bias_difference_bootstrap, self_preference_bootstrap
 
 #: The human reference's name as a generator (the likelihood study's REFERENCE).
 REFERENCE = "reference"
@@ -192,6 +192,70 @@ def self_bias_table(
     table.attrs.update(n_documents=excess.n_documents, n_boot=n_boot, failed_excess=excess.n_failed,
                        failed_gamma=preference.n_failed, gamma_not_identified=unidentified)
     return table
+
+
+def setting_comparison_table(
+    likelihood: pd.DataFrame, dataset: str, evaluators: Sequence[str], generators: Sequence[str],
+    n_boot: int = 1000, seed: int = 0,
+) -> pd.DataFrame:
+    """Is self-bias stronger without the reference (seed 003's second finding)?
+
+    Per evaluator that wrote summaries here: the self-bias excess in the reference-free and in the
+    reference-based setting, each with its 95% bootstrap interval, and their paired difference
+    (free - based) with one resample of the documents for both settings. Only documents scored in
+    both settings are used, so the two excesses are of the same summaries.
+    """
+    free, free_docs = score_cube(likelihood, dataset, "reference_free", evaluators, generators)
+    based, based_docs = score_cube(likelihood, dataset, "reference_based", evaluators, generators)
+    both = set(based_docs)
+    keep = [i for i, doc in enumerate(free_docs) if doc in both]
+    if not keep:
+        raise ValueError(f"{dataset}: no document is scored in both settings by every evaluator for every generator")
+    free = free[keep]
+    based = based[[based_docs.index(free_docs[i]) for i in keep]]
+    own = own_generators(evaluators, generators)
+    if (own < 0).all():
+        raise ValueError("none of the evaluators wrote summaries here; there is no self-bias to compare")
+    first = self_bias_bootstrap(free, own, n_boot=n_boot, seed=seed)
+    second = self_bias_bootstrap(based, own, n_boot=n_boot, seed=seed)
+    paired = self_bias_difference_bootstrap(free, based, own, n_boot=n_boot, seed=seed)
+    rows = []
+    for e, name in enumerate(evaluators):
+        if own[e] < 0:
+            continue
+        rows.append({
+            "evaluator": name,
+            "reference-free": first.estimate[e], "free_low": first.low[e], "free_high": first.high[e],
+            "reference-based": second.estimate[e], "based_low": second.low[e], "based_high": second.high[e],
+            "free - based": paired.estimate[e], "difference_low": paired.low[e], "difference_high": paired.high[e],
+        })
+    table = pd.DataFrame(rows).set_index("evaluator")
+    table.attrs.update(n_documents=len(keep), n_boot=n_boot,
+                       failed=first.n_failed + second.n_failed + paired.n_failed)
+    return table
+
+
+def reference_mean_scores(likelihood: pd.DataFrame, dataset: str, setting: str, evaluators: Sequence[str],
+                          documents: Sequence[str]) -> pd.Series:
+    """Each evaluator's mean score of the human reference over ``documents`` (nats/token).
+
+    The reference is scored as one more generator in the reference-free setting; it stays out of
+    eq. 4 so that both settings normalise over the same generators (the reference-based setting
+    cannot score it).
+    """
+    rows = _setting_rows(likelihood, dataset, setting)
+    rows = rows[(rows["generator"] == REFERENCE) & rows["context_id"].isin(set(documents))]
+    if rows.empty:
+        raise KeyError(f"{dataset}/{setting}: the human reference was not scored (a dataset without references?)")
+    per_evaluator = rows.groupby("evaluator")
+    missing = sorted(set(evaluators) - set(rows["evaluator"]))
+    if missing:
+        raise KeyError(f"{dataset}/{setting}: no reference scores from evaluator(s) {missing}")
+    counts = per_evaluator["loglik_mean"].count()
+    short = [e for e in evaluators if counts[e] != len(documents)]
+    if short:
+        raise ValueError(f"{dataset}/{setting}: the reference is not scored on all {len(documents)} documents by {short}")
+    return per_evaluator["loglik_mean"].mean().reindex(list(evaluators)).rename(REFERENCE)
 
 
 def family_preference(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str], families: Mapping[str, str]) -> pd.DataFrame:

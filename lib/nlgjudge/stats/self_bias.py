@@ -183,3 +183,32 @@ def self_preference_bootstrap(
         except ValueError:  # e.g. a resample of one document whose lengths are all equal
             failed += 1
     return _percentiles(estimate, draws, n_docs, level, failed)
+
+
+def self_bias_difference_bootstrap(
+    scores: ArrayLike, other_scores: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95,
+    seed: int | np.random.Generator | None = 0, alpha: float = 1.0,
+) -> BootstrapEstimate:
+    """Paired: :func:`self_bias_excess` of ``scores`` minus that of ``other_scores``, per evaluator.
+
+    The two cubes score the same documents, evaluators and generators in two conditions (e.g. seed
+    003's reference-free and reference-based settings), aligned on every axis. One resample of the
+    documents is drawn for both, so the interval is that of the paired difference, not of two
+    independent estimates.
+    """
+    values, own_index = _check(scores, own)
+    other, _ = _check(other_scores, own)
+    if other.shape != values.shape:
+        raise ValueError(f"the two score cubes must be aligned (same documents, evaluators, generators); got {values.shape} and {other.shape}.")
+    n, level = check_bootstrap_settings(n_boot, confidence)
+    rng = check.rng_from(seed)
+    estimate = _excess(values.mean(axis=0), own_index, alpha) - _excess(other.mean(axis=0), own_index, alpha)
+    draws = np.full((n, own_index.size), np.nan)
+    n_docs, failed = values.shape[0], 0
+    for b in range(n):
+        pick = rng.integers(0, n_docs, n_docs)
+        try:
+            draws[b] = _excess(values[pick].mean(axis=0), own_index, alpha) - _excess(other[pick].mean(axis=0), own_index, alpha)
+        except ValueError:  # a resample where an evaluator ties every generator in either condition
+            failed += 1
+    return _percentiles(estimate, draws, n_docs, level, failed)

@@ -25,8 +25,9 @@ ELO_BACKEND = "llamacpp"
 SMALL_JUDGES = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")
 #: The narcissism chapter's generators and evaluators: every packaged decoder-only model.
 NARCISSISM_MODELS = (JUDGE, *SMALL_JUDGES, "gemma-3-270m")
-#: Its documents: seeded, nested subsets of the QAGS test articles (the paper drew 500 of each).
-NARCISSISM_DATASETS = ("qags_cnndm", "qags_xsum")
+#: Its documents: seeded, nested subsets of the QAGS test articles (the paper drew 500 of each), and
+#: of RoSE's CNN/DM test articles, whose human references the reference-based setting needs (Fig. 3).
+NARCISSISM_DATASETS = ("qags_cnndm", "qags_xsum", "rose")
 NARCISSISM_DOCUMENTS = 100
 
 #: Default context subsets (seeded, nested: smaller subsets of one seed are inside larger ones).
