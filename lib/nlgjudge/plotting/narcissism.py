@@ -23,18 +23,28 @@ def _short(name: str) -> str:
 
 def heatmap_panels(
     tables: Mapping[str, pd.DataFrame], lengths: Mapping[str, pd.Series], title: str | None = None,
+    max_columns: int = 2,
 ) -> Figure:
     """One eq. 4 heatmap per panel (rows: evaluators, columns: generators with their average length in
-    words in brackets, as seed 003 Figs. 2, 3 and 6); the own-model cells are outlined."""
+    words in brackets, as seed 003 Figs. 2, 3 and 6); the own-model cells are outlined. At most
+    ``max_columns`` panels a row, so that the cells stay legible at page width."""
     n = len(tables)
     if n == 0:
         raise ValueError("no heatmap to draw")
-    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 5.6 * n), 4.2), layout="constrained", squeeze=False)
-    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+    if max_columns < 1:
+        raise ValueError(f"max_columns must be at least 1; got {max_columns}")
+    ncols = min(n, max_columns)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(12.0, 5.6 * ncols), 4.2 * nrows), layout="constrained", squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    for k, (ax, (name, table)) in enumerate(zip(flat, tables.items(), strict=False)):
         words = lengths[name].reindex(table.columns)
         columns = [f"{_short(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
+        last_in_row = k % ncols == ncols - 1 or k == n - 1
         sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
-                    cbar=ax is axes[0][-1], cbar_kws={"label": "normalised score (eq. 4)", "shrink": 0.8}, ax=ax,
+                    cbar=last_in_row, cbar_kws={"label": "normalised score (eq. 4)", "shrink": 0.8}, ax=ax,
                     xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 9})
         for i, evaluator in enumerate(table.index):
             if evaluator in table.columns:
@@ -42,7 +52,7 @@ def heatmap_panels(
                 ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, edgecolor="#d55e00", linewidth=2.2))
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("generator (mean words)")
-        ax.set_ylabel("evaluator" if ax is axes[0][0] else "")
+        ax.set_ylabel("evaluator" if k % ncols == 0 else "")
         ax.tick_params(axis="x", rotation=0, labelsize=8)
         ax.tick_params(axis="y", rotation=0, labelsize=8)
     if title:
@@ -52,17 +62,26 @@ def heatmap_panels(
 
 def interval_dots(
     tables: Mapping[str, pd.DataFrame], value: str, low: str, high: str, xlabel: str, title: str | None = None,
-    reference: float = 0.0,
+    reference: float = 0.0, max_columns: int = 3,
 ) -> Figure:
     """Per panel, one dot per row with its interval as a horizontal bar, and a line at ``reference``
-    (Fig. 5's length correlations, the self-bias estimates)."""
+    (Fig. 5's length correlations, the self-bias estimates). At most ``max_columns`` panels a row;
+    every panel lists its rows top-down in the table's order."""
     n = len(tables)
     if n == 0:
         raise ValueError("nothing to draw")
+    if max_columns < 1:
+        raise ValueError(f"max_columns must be at least 1; got {max_columns}")
     rows = max(len(t) for t in tables.values())
-    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 4.2 * n), 0.55 * rows + 1.4), layout="constrained", squeeze=False, sharey=True)
+    ncols = min(n, max_columns)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(12.0, 4.2 * ncols), (0.55 * rows + 1.4) * nrows),
+                             layout="constrained", squeeze=False, sharey=True)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
     colours = sns.color_palette(PALETTE, rows)
-    for ax, (name, table) in zip(axes[0], tables.items(), strict=True):
+    for ax, (name, table) in zip(flat, tables.items(), strict=False):
         require_columns(table, [value, low, high])
         y = np.arange(len(table))
         for k, (label, row) in enumerate(table.iterrows()):
@@ -70,9 +89,10 @@ def interval_dots(
                         color=colours[k % len(colours)], capsize=3, label=str(label))
         ax.axvline(reference, color="0.4", linewidth=1, linestyle="--")
         ax.set_yticks(y, [_short(str(i)).replace("\n", " ") for i in table.index])
-        ax.invert_yaxis()
+        ax.tick_params(axis="y", labelleft=True)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel(xlabel)
+    flat[0].invert_yaxis()  # the y axis is shared: inverting it once puts the first row on top everywhere
     if title:
         fig.suptitle(title)
     return fig
