@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, require_columns
+from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, panel_grid, require_columns
 
 #: Sequential map for eq. 4's [0, 1] scores: darker = the evaluator rates the generator higher (as the paper).
 HEATMAP_CMAP = "Blues"
@@ -28,18 +28,12 @@ def heatmap_panels(
     """One eq. 4 heatmap per panel (rows: evaluators, columns: generators with their average length in
     words in brackets, as seed 003 Figs. 2, 3 and 6); the own-model cells are outlined. At most
     ``max_columns`` panels a row, so that the cells stay legible at page width."""
-    n = len(tables)
-    if n == 0:
+    if not tables:
         raise ValueError("no heatmap to draw")
-    if max_columns < 1:
-        raise ValueError(f"max_columns must be at least 1; got {max_columns}")
+    n = len(tables)
+    fig, panels = panel_grid(n, max_columns, 5.6, 4.2)
     ncols = min(n, max_columns)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(min(12.0, 5.6 * ncols), 4.2 * nrows), layout="constrained", squeeze=False)
-    flat = list(axes.flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    for k, (ax, (name, table)) in enumerate(zip(flat, tables.items(), strict=False)):
+    for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)
         columns = [f"{_short(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
         last_in_row = k % ncols == ncols - 1 or k == n - 1
@@ -67,21 +61,12 @@ def interval_dots(
     """Per panel, one dot per row with its interval as a horizontal bar, and a line at ``reference``
     (Fig. 5's length correlations, the self-bias estimates). At most ``max_columns`` panels a row;
     every panel lists its rows top-down in the table's order."""
-    n = len(tables)
-    if n == 0:
+    if not tables:
         raise ValueError("nothing to draw")
-    if max_columns < 1:
-        raise ValueError(f"max_columns must be at least 1; got {max_columns}")
     rows = max(len(t) for t in tables.values())
-    ncols = min(n, max_columns)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(min(12.0, 4.2 * ncols), (0.55 * rows + 1.4) * nrows),
-                             layout="constrained", squeeze=False, sharey=True)
-    flat = list(axes.flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
+    fig, panels = panel_grid(len(tables), max_columns, 4.2, 0.55 * rows + 1.4, sharey=True)
     colours = sns.color_palette(PALETTE, rows)
-    for ax, (name, table) in zip(flat, tables.items(), strict=False):
+    for ax, (name, table) in zip(panels, tables.items(), strict=True):
         require_columns(table, [value, low, high])
         y = np.arange(len(table))
         for k, (label, row) in enumerate(table.iterrows()):
@@ -92,7 +77,7 @@ def interval_dots(
         ax.tick_params(axis="y", labelleft=True)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel(xlabel)
-    flat[0].invert_yaxis()  # the y axis is shared: inverting it once puts the first row on top everywhere
+    panels[0].invert_yaxis()  # the y axis is shared: inverting it once puts the first row on top everywhere
     if title:
         fig.suptitle(title)
     return fig

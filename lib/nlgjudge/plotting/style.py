@@ -51,6 +51,25 @@ def show(fig: Figure) -> None:
     plt.close(fig)
 
 
+def panel_grid(
+    n: int, max_columns: int, panel_width: float, panel_height: float, max_width: float = 12.0, **subplots: object,
+) -> tuple[Figure, list[plt.Axes]]:
+    """A figure of ``n`` panels, at most ``max_columns`` a row (legible at page width), and its ``n``
+    axes in reading order; the grid's unused slots are hidden."""
+    if n < 1:
+        raise ValueError("nothing to draw")
+    if max_columns < 1:
+        raise ValueError(f"max_columns must be at least 1; got {max_columns}")
+    columns = min(n, max_columns)
+    rows = -(-n // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(min(max_width, panel_width * columns), panel_height * rows),
+                             layout="constrained", squeeze=False, **subplots)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
 def require_columns(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     """Raise a KeyError naming the columns a figure needs that ``frame`` lacks."""
     missing = [c for c in columns if c not in frame.columns]
