@@ -164,6 +164,28 @@ def test_schemes_and_the_plain_prompt_cache_loop_agree_bitwise(handle, monkeypat
         np.testing.assert_array_equal(s, np.asarray(q))
 
 
+def test_the_sequential_scheme_needs_no_more_decode_calls_than_the_prompt_cache_loop(handle, monkeypatch):
+    """A node is decoded with its first children in one call, as the loop decodes a prompt's new
+    suffix: so the engine's calls (and padding) never exceed the loop's on the same prompts."""
+    from nlgjudge.engine.llamacpp import SCHEME_ENV, prefix_cache_loop_label_logprobs
+    from nlgjudge.engine.prompting import encode_labels, encode_prompt
+
+    monkeypatch.setenv(SCHEME_ENV, "sequential")
+    requests = comparisons()  # 3 ordered pairs x 2 aspects: shared passage, shared "Summary A"
+    judge = llama(handle)
+    model, tok = judge._load()
+    model.reset()
+    judge.label_probs(requests)
+    engine_calls, engine_rows = judge.last_run.stats.forward_calls, judge.last_run.stats.padded_tokens
+    prompts = sorted(encode_prompt(tok, r.prompt, r.response_prefix) for r in requests)
+    model.reset()
+    before = (model.stats.forward_calls, model.stats.padded_tokens)
+    prefix_cache_loop_label_logprobs(model, prompts, [encode_labels(tok, r.labels, r.label_end) for r in requests])
+    loop_calls, loop_rows = model.stats.forward_calls - before[0], model.stats.padded_tokens - before[1]
+    assert engine_calls <= loop_calls == len(requests)
+    assert engine_rows <= loop_rows
+
+
 def test_loglikelihoods_do_not_depend_on_batching(handle):
     together = llama(handle).loglikelihood(likelihoods())
     alone = [llama(handle, chunk_size=1).loglikelihood([r])[0] for r in likelihoods()[::-1]][::-1]

@@ -8,9 +8,13 @@ from nlgjudge.data import list_datasets
 from nlgjudge.models import PACKAGED_MODELS
 from nlgjudge.studies.__main__ import _parser, main
 from nlgjudge.studies.plan import (
+    BACKEND,
     ELO_JOBS,
     FIRST_PASS,
     JUDGE,
+    LARGER_BACKEND,
+    LARGER_JOBS,
+    LARGER_N_CONTEXTS,
     N_CONTEXTS,
     NARCISSISM_BENCHMARK_JOBS,
     NARCISSISM_BENCHMARKS,
@@ -20,7 +24,11 @@ from nlgjudge.studies.plan import (
     NARCISSISM_MODELS,
     PLAN,
     SELFPREF_JOBS,
+    SMALL_JUDGES,
 )
+
+#: The first paper's torch release, the part of the plan before the other chapters' jobs.
+TORCH_RELEASE = tuple(job for job in PLAN if job.backend == BACKEND and job.study in ("comparative", "scoring"))
 
 
 def test_every_job_parses_and_names_known_datasets_and_models() -> None:
@@ -33,6 +41,9 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
             planned = NARCISSISM_DOCUMENTS
         elif job in NARCISSISM_BENCHMARK_JOBS:
             planned = None  # all 100 documents of each benchmark
+        elif job in LARGER_JOBS:
+            assert args.n_contexts in (N_CONTEXTS[job.dataset], LARGER_N_CONTEXTS[job.dataset])
+            continue
         else:
             planned = N_CONTEXTS.get(job.dataset)
         assert args.n_contexts == planned  # None: every context (the Elo contest, the benchmarks)
@@ -41,12 +52,14 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
 
 def test_first_pass_jobs_come_before_the_jobs_that_finish_their_subset() -> None:
     """An interrupted run has covered the same first contexts for every model and study."""
-    first = [k for k, job in enumerate(PLAN) if job.max_contexts == FIRST_PASS]
-    full_summeval = [k for k, job in enumerate(PLAN)
+    first = [k for k, job in enumerate(TORCH_RELEASE) if job.max_contexts == FIRST_PASS]
+    full_summeval = [k for k, job in enumerate(TORCH_RELEASE)
                      if job.dataset == "summeval" and job.max_contexts is None and job.study in ("comparative", "scoring")]
     assert first and full_summeval and max(first) < min(full_summeval)
     # every (study, model) finished later was started in the first pass
-    assert {(PLAN[k].study, PLAN[k].model) for k in full_summeval} <= {(PLAN[k].study, PLAN[k].model) for k in first}
+    assert {(TORCH_RELEASE[k].study, TORCH_RELEASE[k].model) for k in full_summeval} <= {
+        (TORCH_RELEASE[k].study, TORCH_RELEASE[k].model) for k in first
+    }
 
 
 def test_plan_list_prints_every_job_without_running(capsys) -> None:
@@ -64,7 +77,7 @@ def test_max_contexts_below_one_is_refused() -> None:
 def test_the_judge_finishes_summeval_with_comparative_and_scoring_in_step() -> None:
     """Stopped after any job past the first pass, the judge's two SummEval rows differ by one article at most."""
     covered = {"comparative": 0, "scoring": 0}
-    for job in PLAN:
+    for job in TORCH_RELEASE:
         if job.dataset == "summeval" and job.model == JUDGE and job.study in covered:
             covered[job.study] = max(covered[job.study], job.max_contexts or job.n_contexts or 0)
             if min(covered.values()) >= FIRST_PASS:
@@ -79,7 +92,7 @@ def test_the_elo_judges_run_after_the_first_chapters_on_every_contest_article_wi
 
 
 def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scored() -> None:
-    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS
+    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS + LARGER_JOBS
     assert PLAN[-len(tail):] == tail
     assert [j.model for j in SELFPREF_JOBS] == [JUDGE, "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"]
     assert {(j.study, j.dataset, j.model, j.n_contexts) for j in NARCISSISM_BENCHMARK_JOBS} == {
@@ -93,3 +106,30 @@ def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scor
         assert {(j.dataset, j.model) for j in NARCISSISM_JOBS if j.study == study} == {
             (d, m) for d in NARCISSISM_DATASETS for m in NARCISSISM_MODELS
         }
+
+
+def test_the_larger_release_first_recomputes_the_torch_release_then_grows_in_step() -> None:
+    """llama.cpp first computes exactly the contexts torch released (the runtime chapter pairs them),
+    the judge first; then the larger nested subsets, SummEval's two studies in step."""
+    assert all(job.backend == LARGER_BACKEND == "llamacpp" for job in LARGER_JOBS)
+    assert LARGER_N_CONTEXTS.keys() == N_CONTEXTS.keys()
+    assert all(LARGER_N_CONTEXTS[d] > N_CONTEXTS[d] for d in N_CONTEXTS)
+    assert (LARGER_N_CONTEXTS["summeval"], LARGER_N_CONTEXTS["topicalchat"], LARGER_N_CONTEXTS["webnlg"]) == (16, 30, 16)
+    first_larger = min(k for k, job in enumerate(LARGER_JOBS) if job.n_contexts == LARGER_N_CONTEXTS[job.dataset])
+    torch_contexts = LARGER_JOBS[:first_larger]
+    # every (study, dataset, model) of the torch release is recomputed on its own subset before the larger subsets
+    released = {(j.study, j.dataset, j.model, j.n_contexts) for j in TORCH_RELEASE}
+    assert {(j.study, j.dataset, j.model, j.n_contexts) for j in torch_contexts if j.max_contexts is None} == released
+    assert all(job.model == JUDGE for job in torch_contexts[:4])
+    finals = {(j.study, j.dataset, j.model) for j in LARGER_JOBS[first_larger:] if j.max_contexts is None}
+    assert finals == {(s, d, JUDGE) for s in ("comparative", "scoring") for d in N_CONTEXTS} | {
+        (s, "summeval", m) for s in ("comparative", "scoring") for m in SMALL_JUDGES
+    }
+    # the larger subset starts from the torch release's articles (cached by then), an article a job
+    for subset, start, step in ((torch_contexts, 0, FIRST_PASS), (LARGER_JOBS[first_larger:], N_CONTEXTS["summeval"], 1)):
+        covered = {"comparative": start, "scoring": start}
+        for job in subset:
+            if job.dataset == "summeval" and job.model == JUDGE:
+                covered[job.study] = max(covered[job.study], job.max_contexts or job.n_contexts)
+                assert abs(covered["comparative"] - covered["scoring"]) <= step, job
+        assert covered["comparative"] == covered["scoring"]

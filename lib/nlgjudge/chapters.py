@@ -360,6 +360,11 @@ FRACTION_TYPE = ParamType(
 )
 #: Model runtimes of :class:`nlgjudge.engine.Judge` (outputs of different runtimes never mix).
 BACKEND_TYPE = choice(("auto", "torch", "llamacpp"), "model runtimes")
+#: Two different runtimes, the reference first (the runtime chapter compares them).
+RUNTIME_PAIR_TYPE = ParamType(
+    "a list of two different runtimes from 'torch', 'llamacpp'", "pairs of runtimes",
+    lambda v: isinstance(v, list | tuple) and len(v) == 2 and set(v) == {"torch", "llamacpp"},
+)
 #: Selection strategies of :data:`nlgjudge.stats.selection.STRATEGIES` (a test keeps them equal;
 #: importing nlgjudge.stats here would make every ``python -m nlgjudge.book`` call seconds slower).
 STRATEGY_NAMES = ("full", "random", "no-repeat", "symmetric", "active")
@@ -528,6 +533,37 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies": list_of(choice(STRATEGY_NAMES, "selection strategies"), min_length=1),
             "n_draws": integer(minimum=2),  # the curves' band needs a spread over draws
             "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
+        },
+    ),
+    # Issue 12: the first paper's released comparisons of the judge under both runtimes (torch's
+    # release and llama.cpp's recomputation of the same contexts), side by side.
+    Chapter(
+        name="runtime",
+        title="Does the runtime matter?",
+        notebook="runtime.ipynb",
+        defaults={
+            "model": JUDGE,
+            "datasets": ["summeval", "topicalchat", "webnlg"],
+            "n_contexts": dict(N_CONTEXTS),
+            "aspects": None,
+            "templates": [1, 2],
+            "seed": SEED,
+            "backends": ["torch", "llamacpp"],
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={
+            "model": "smollm2-135m-instruct",
+            "datasets": ["topicalchat"],
+            "n_contexts": {"topicalchat": 2},
+            "aspects": ["COH"],
+            "templates": [1],
+            "released_only": False,
+        },
+        inputs=("data/outputs",),
+        types={
+            **{name: kind for name, kind in _JUDGE_TYPES.items() if name != "backend"},
+            "backends": RUNTIME_PAIR_TYPE,
         },
     ),
     # Seed 004 (Harang): the contest's released LLM judgements are data/outputs/elo-cnndm_contest.

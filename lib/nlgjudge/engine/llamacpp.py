@@ -16,9 +16,10 @@ for only at the positions scored (the last prompt token, each label token but th
 schemes compute the tree (``LlamaCppRunner(scheme=...)``, or ``NLGJUDGE_LLAMACPP_SCHEME``):
 
 - ``"sequential"`` (default): depth first on one KV sequence, the *trunk*: each node is decoded
-  right after its parent's tokens, after ``seq_rm`` of the previous sibling's; so each node is
-  computed once, in prompt order, as a prompt cache would (llama-server's ``cache_prompt``), and
-  the trunk (the last path) stays for the next chunk or call;
+  right after its parent's tokens, after ``seq_rm`` of the previous sibling's, together with its
+  first child (and that child's first child, ...) while they fit one batch; so each node is
+  computed once, in prompt order, in as few calls as a prompt cache would need (llama-server's
+  ``cache_prompt``), and the trunk (the last path) stays for the next chunk or call;
 - ``"parallel"``: sibling nodes (the "Summary B" continuations of a context and "Summary A", the
   aspect questions of a pair, the label continuations) are decoded side by side as parallel
   sequences in one ``llama_decode`` batch of up to ``n_batch`` tokens, each on its own sequence
@@ -789,11 +790,18 @@ class LlamaCppRunner:
 
     # -- the sequential scheme -----------------------------------------------------------------
     def _run_sequential(self, tree: PrefixTree) -> None:
-        """Depth first on the trunk sequence: each node continues its parent's tokens in place."""
+        """Depth first on the trunk sequence: each node continues its parent's tokens in place.
+
+        A node that must be decoded takes its first child along (and that child's first child, ...)
+        while the chain fits one batch, as a prompt cache decodes a whole prompt's new suffix in one
+        call: fewer, fuller batches and less padding than one call per node, the same tokens, and
+        bitwise the same results (every token still lands where it would alone).
+        """
         m = self.model
         if not m.canonical(TRUNK) or m.n_swa > 0:
             m.drop(TRUNK)
             m.trunk = []
+        room = m.n_batch - m.align
         stack = list(reversed(tree.root.children.values()))
         while stack:
             node = stack.pop()
@@ -807,21 +815,42 @@ class LlamaCppRunner:
                 common = min(common, min(needs))
             if common == len(node.tokens):
                 self.stats.reused_tokens += len(node.tokens)
-            else:
-                if common:
-                    self.stats.reused_tokens += common
-                self._continue_trunk(node, node.start + common)
-            stack.extend(reversed(node.children.values()))
+                stack.extend(reversed(node.children.values()))
+                continue
+            if common:
+                self.stats.reused_tokens += common
+            chain, size = [node], len(node.tokens) - common
+            while chain[-1].children:
+                first = next(iter(chain[-1].children.values()))
+                if size + len(first.tokens) > room:
+                    break
+                chain.append(first)
+                size += len(first.tokens)
+            self._continue_trunk(chain, node.start + common)
+            # depth first as before: the last chain node's children first, then each earlier
+            # node's other children (its first child is in the chain)
+            for k, done in enumerate(chain):
+                rest = list(done.children.values())[1 if k + 1 < len(chain) else 0 :]
+                stack.extend(reversed(rest))
 
-    def _continue_trunk(self, node: TreeNode, start: int) -> None:
-        """Decode ``node``'s path from position ``start`` on the trunk (which holds the path before it).
+    def _continue_trunk(self, chain: Sequence[TreeNode], start: int) -> None:
+        """Decode the path of ``chain`` (a node and descendants, each the first child of the one
+        before) from position ``start`` on the trunk, which holds the path before ``chain[0]``.
 
         The trunk's partial last block is continued in place when its cells are free, else
         recomputed from its aligned start (so the trunk keeps the canonical layout).
         """
         m = self.model
         a = m.align
-        full = [*m.trunk[: node.start], *node.tokens]  # the path's tokens, positions [0, node.end)
+        node = chain[0]
+        full = list(m.trunk[: node.start])  # the path's tokens, positions [0, chain[-1].end)
+        owners: dict[int, tuple[TreeNode, int]] = {}  # position -> (node, offset) whose logits are wanted there
+        for member in chain:
+            full.extend(member.tokens)
+            for off in member.wanted:
+                owners[member.start + off] = (member, off)
+            if member.keep_state:
+                owners[member.end - 1] = (member, len(member.tokens) - 1)
         m.drop(TRUNK, start)
         first = start // a * a
         base = m.cells.members.get(TRUNK, {}).get(first, -1) if first < start else -1
@@ -831,11 +860,7 @@ class LlamaCppRunner:
         if not in_place:
             m.drop(TRUNK, first)
             start = first
-        rows = []
-        for pos in range(start, node.end):
-            offset = pos - node.start
-            want = offset in node.wanted or (node.keep_state and offset == len(node.tokens) - 1)
-            rows.append(_Row(int(full[pos]), pos, TRUNK, want))
+        rows = [_Row(int(full[pos]), pos, TRUNK, pos in owners) for pos in range(start, chain[-1].end)]
         exact: dict[int, _Row] = {}
         k = 0
         while k < len(rows) and rows[k].pos % a:
@@ -853,12 +878,12 @@ class LlamaCppRunner:
             for i, row in enumerate(placed_rows):
                 if not row.output or row.seq != TRUNK:
                     continue
-                offset = row.pos - node.start
+                member, offset = owners[row.pos]
                 logprobs = _log_softmax_rows(m.logits(i)[None])[0]
-                for target in node.wanted.get(offset, ()):
-                    node.logprobs[(offset, target)] = float(logprobs[target])
-                if node.keep_state and offset == len(node.tokens) - 1:
-                    node.last_logprobs = logprobs.astype(np.float32)
+                for target in member.wanted.get(offset, ()):
+                    member.logprobs[(offset, target)] = float(logprobs[target])
+                if member.keep_state and offset == len(member.tokens) - 1:
+                    member.last_logprobs = logprobs.astype(np.float32)
         m.trunk = full
 
     # -- trunk (prompt cache between runs) ----------------------------------------------------

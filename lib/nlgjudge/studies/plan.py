@@ -10,6 +10,12 @@ sharing); a TopicalChat dialogue about 2.2 minutes comparative; SmolLM2-135M doe
 article in about 2 minutes. The whole plan is about 7 CPU-hours. Jobs are ordered so
 that an interrupted run has released the most useful outputs first. Readers with a GPU or more
 time raise ``N_CONTEXTS`` (subsets are nested, so released outputs are reused).
+
+The first paper's release was computed with the torch runtime; :data:`LARGER_JOBS` (issue 12)
+recompute it with llama.cpp, first on exactly the torch release's contexts (so that the runtime
+chapter compares the two runtimes on the same comparisons), then on the larger nested subsets
+:data:`LARGER_N_CONTEXTS`. The chapters read :data:`BACKEND` and :data:`N_CONTEXTS` until that
+release covers them.
 """
 
 from __future__ import annotations
@@ -17,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
-#: The runtime the released outputs were computed with (``Judge(backend=...)``); the chapters read
-#: the release with the same runtime, since outputs of different runtimes never share a cache key.
+#: The runtime the first paper's chapters read their released outputs with (``Judge(backend=...)``):
+#: outputs of different runtimes never share a cache key.
 BACKEND = "torch"
 #: The runtime of the Elo chapter's released judgements (computed after the llama.cpp backend landed).
 ELO_BACKEND = "llamacpp"
@@ -116,3 +122,42 @@ SELFPREF_JOBS: tuple[Job, ...] = tuple(
     Job("selfpref", SELFPREF_DATASET, model, NARCISSISM_DOCUMENTS, backend=ELO_BACKEND) for model in (JUDGE, *SMALL_JUDGES)
 )
 PLAN = PLAN + SELFPREF_JOBS
+
+#: Issue 12's larger release of the first paper's studies, on llama.cpp: nested supersets of
+#: N_CONTEXTS (seeded subsets of one seed are nested; their order differs, hence the two steps).
+LARGER_BACKEND = "llamacpp"
+LARGER_N_CONTEXTS = {"summeval": 16, "topicalchat": 30, "webnlg": 16}
+
+
+def _larger_jobs() -> tuple[Job, ...]:
+    jobs: list[Job] = []
+    add = jobs.append
+    judge = dict(model=JUDGE, backend=LARGER_BACKEND)
+    # 1. The torch release's contexts again, the judge first: the runtime chapter's comparisons.
+    add(Job("comparative", "topicalchat", n_contexts=N_CONTEXTS["topicalchat"], **judge))
+    add(Job("comparative", "webnlg", n_contexts=N_CONTEXTS["webnlg"], **judge))
+    for k in range(FIRST_PASS, _SE + 1):  # SummEval an article at a time, both studies in step
+        for study in ("comparative", "scoring"):
+            add(Job(study, "summeval", n_contexts=_SE, max_contexts=k if k < _SE else None, **judge))
+        if k == FIRST_PASS:
+            add(Job("scoring", "topicalchat", n_contexts=N_CONTEXTS["topicalchat"], **judge))
+            add(Job("scoring", "webnlg", n_contexts=N_CONTEXTS["webnlg"], **judge))
+    for model in reversed(SMALL_JUDGES):  # the small models on the torch release's SummEval articles
+        for study in ("comparative", "scoring"):
+            add(Job(study, "summeval", model, _SE, backend=LARGER_BACKEND))
+    # 2. The larger subsets: the judge on every dataset, then the small models on SummEval.
+    for dataset in ("topicalchat", "webnlg"):
+        for study in ("comparative", "scoring"):
+            add(Job(study, dataset, n_contexts=LARGER_N_CONTEXTS[dataset], **judge))
+    larger = LARGER_N_CONTEXTS["summeval"]
+    for k in range(_SE + 1, larger + 1):
+        for study in ("comparative", "scoring"):
+            add(Job(study, "summeval", n_contexts=larger, max_contexts=k if k < larger else None, **judge))
+    for model in reversed(SMALL_JUDGES):
+        for study in ("comparative", "scoring"):
+            add(Job(study, "summeval", model, larger, backend=LARGER_BACKEND))
+    return tuple(jobs)
+
+
+LARGER_JOBS: tuple[Job, ...] = _larger_jobs()
+PLAN = PLAN + LARGER_JOBS

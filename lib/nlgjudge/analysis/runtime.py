@@ -1,0 +1,378 @@
+"""Does the runtime matter? The same judge's comparisons computed by two runtimes, side by side.
+
+The packaged models are GGUF files: the llama.cpp runtime runs them as shipped (4-bit weights,
+8-bit activations in its dot products, an f16 KV cache), the torch runtime de-quantises the same
+weights to fp32. Both see identical token ids, so every difference below is numerics. Input is
+two comparison frames of one judge (:mod:`nlgjudge.analysis.frames`, e.g. from
+:func:`nlgjudge.studies.collect.prepare_comparisons` with ``backend="torch"`` and
+``backend="llamacpp"``); output is one row per dataset (or dataset and aspect). Pure functions, no
+model calls. Every quantity keeps the definition the other chapters use:
+
+* the **decision** is eq. 2's hard decision (``P(A) > 0.5``; :func:`nlgjudge.stats.hard_decisions`);
+* a **ranking** is the comparative chapter's win ratio of one full comparison matrix
+  (:func:`nlgjudge.analysis.comparative.comparative_predictions`);
+* **P(A)** is the bias chapter's eq. 8, the share of comparisons decided for position A;
+* **agreement with humans** is the comparative chapter's summary-level Spearman x100, averaged over
+  the two prompt templates (:func:`nlgjudge.analysis.comparative.correlations`).
+
+Comparisons of one context are not independent (they share the judge's reading of its texts), so
+every interval treats the *context* as the unit: the t interval of the mean of per-context values
+(:func:`nlgjudge.stats.intervals.mean_interval`), and for a difference between the runtimes the
+paired t interval over the same contexts (:func:`nlgjudge.stats.intervals.paired_difference_interval`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.analysis.comparative import (
+    COMPARATIVE,
+    TEMPLATE_MEAN,
+    comparative_predictions,
+    correlations,
+)
+from nlgjudge.analysis.frames import check_comparisons
+from nlgjudge.data import JudgeDataset
+from nlgjudge.stats import correlation, hard_decisions
+from nlgjudge.stats.intervals import SMALL_N, mean_interval, paired_difference_interval
+
+#: The columns that identify one comparison across runtimes.
+KEYS = ["model", "dataset", "context_id", "template", "aspect", "i", "j"]
+#: Labels of the two runtimes in every table (``pair_runtimes(..., names=...)`` may change them).
+REFERENCE, OTHER = "torch", "llama.cpp"
+#: The label of each ``Judge(backend=...)`` runtime.
+RUNTIME_LABELS = {"torch": REFERENCE, "llamacpp": OTHER}
+
+
+@dataclass(frozen=True)
+class PairedRuntimes:
+    """Comparisons computed by both runtimes, and what only one of them computed.
+
+    ``frame``: :data:`KEYS` plus ``candidate_a``, ``candidate_b``, ``p_reference``, ``p_other`` and
+    ``difference`` (``p_other - p_reference``). ``only``: per dataset and runtime, the comparisons
+    and contexts that runtime computed and the other did not (left out of every table; zero rows
+    when both computed the same).
+    """
+
+    frame: pd.DataFrame
+    only: pd.DataFrame
+    reference: str
+    other: str
+
+
+def pair_runtimes(
+    reference: pd.DataFrame, other: pd.DataFrame, *, names: tuple[str, str] = (REFERENCE, OTHER)
+) -> PairedRuntimes:
+    """Join two runtimes' comparison frames on (model, dataset, context, template, aspect, i, j).
+
+    Both must be comparison frames of the same judge. A context computed by one runtime only is
+    left out of the pairing and counted in ``only``; a comparison whose two candidates differ
+    between the frames (the frames come from different data) is an error.
+    """
+    for frame, name in ((reference, names[0]), (other, names[1])):
+        try:
+            check_comparisons(frame)
+        except ValueError as err:
+            raise ValueError(f"the {name} frame: {err}") from None
+    models = {names[0]: sorted(set(reference["model"])), names[1]: sorted(set(other["model"]))}
+    if models[names[0]] != models[names[1]]:
+        raise ValueError(f"the two runtimes must judge with the same model(s); got {models}")
+    columns = [*KEYS, "candidate_a", "candidate_b", "p_a"]
+    ref = reference[columns].rename(columns={"p_a": "p_reference"})
+    oth = other[columns].rename(columns={"p_a": "p_other", "candidate_a": "other_a", "candidate_b": "other_b"})
+    merged = ref.merge(oth, on=KEYS, how="outer", indicator=True)
+    both = merged[merged["_merge"] == "both"]
+    swapped = (both["candidate_a"] != both["other_a"]) | (both["candidate_b"] != both["other_b"])
+    if swapped.any():
+        first = both[swapped].iloc[0]
+        raise ValueError(
+            f"{int(swapped.sum())} comparison(s) show other candidates in the two frames, e.g. "
+            f"{first['dataset']} {first['context_id']} ({first['i']}, {first['j']}); load both from the same data"
+        )
+    only_rows = []
+    for side, name in (("left_only", names[0]), ("right_only", names[1])):
+        part = merged[merged["_merge"] == side]
+        for dataset, group in part.groupby("dataset", sort=True):
+            only_rows.append({"dataset": dataset, "runtime": name, "n_comparisons": len(group),
+                              "n_contexts": int(group["context_id"].nunique())})
+    frame = both.drop(columns=["_merge", "other_a", "other_b"]).reset_index(drop=True)
+    frame["difference"] = frame["p_other"] - frame["p_reference"]
+    only = pd.DataFrame(only_rows, columns=["dataset", "runtime", "n_comparisons", "n_contexts"])
+    if frame.empty:
+        raise ValueError(
+            "the two runtimes computed no comparison in common; compute the same contexts with both "
+            "(see 'Released outputs' in the README)"
+        )
+    return PairedRuntimes(frame, only, names[0], names[1])
+
+
+def _interval_columns(
+    values: np.ndarray, confidence: float, prefix: str, bounds: tuple[float, float] | None = None
+) -> dict[str, float]:
+    """The mean and its t interval; a bounded quantity (a share, a correlation) has its interval
+    clipped to its range, which the t interval over a few contexts can overshoot."""
+    interval = mean_interval(values, confidence)
+    low, high = interval.low, interval.high
+    if bounds is not None:
+        low, high = float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+    return {prefix: interval.mean, f"{prefix}_low": low, f"{prefix}_high": high}
+
+
+def difference_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:
+    """How far P(A) moves between the runtimes, per dataset.
+
+    Columns: dataset, n_contexts, n_comparisons, ``mean_difference`` (other minus reference, the
+    mean over contexts of the per-context means, with its t interval ``_low``/``_high``: a
+    systematic lean of one runtime), ``mean_abs``, ``median_abs``, ``p95_abs`` and ``max_abs``
+    (of |difference| over all comparisons pooled).
+    """
+    rows = []
+    for dataset, part in paired.frame.groupby("dataset", sort=True):
+        per_context = part.groupby("context_id")["difference"].mean().to_numpy()
+        absolute = part["difference"].abs().to_numpy()
+        rows.append({
+            "dataset": dataset,
+            "n_contexts": len(per_context),
+            "n_comparisons": len(part),
+            **_interval_columns(per_context, confidence, "mean_difference"),
+            "mean_abs": float(absolute.mean()),
+            "median_abs": float(np.median(absolute)),
+            "p95_abs": float(np.quantile(absolute, 0.95)),
+            "max_abs": float(absolute.max()),
+        })
+    return pd.DataFrame(rows)
+
+
+def _decisions(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Eq. 2's hard decision of every row, made on its context's comparison matrix."""
+    out = np.empty(len(frame))
+    for _, part in frame.groupby(["model", "dataset", "context_id", "template", "aspect"], sort=False):
+        i, j = part["i"].to_numpy(), part["j"].to_numpy()
+        n = int(max(i.max(), j.max())) + 1
+        matrix = np.full((n, n), np.nan)
+        matrix[i, j] = part[column].to_numpy(dtype=float)
+        out[frame.index.get_indexer(part.index)] = hard_decisions(matrix)[i, j]
+    return out
+
+
+def decisions_frame(paired: PairedRuntimes) -> pd.DataFrame:
+    """The paired frame with each runtime's eq. 2 decision and whether they agree."""
+    out = paired.frame.copy()
+    out["decision_reference"] = _decisions(out, "p_reference")
+    out["decision_other"] = _decisions(out, "p_other")
+    out["agree"] = out["decision_reference"] == out["decision_other"]
+    return out
+
+
+def decision_agreement_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:
+    """How often the two runtimes make the same eq. 2 decision, per dataset.
+
+    Columns: dataset, n_contexts, n_comparisons, n_flipped, ``agreement`` (the mean over contexts
+    of the per-context share of equal decisions, with its t interval clipped to [0, 1]), ``flipped_margin_median``
+    and ``flipped_margin_max`` (|P(A) - 0.5| under the reference runtime for the flipped
+    comparisons: how close to a coin toss they were), and ``margin_median`` for all comparisons.
+    """
+    decided = decisions_frame(paired)
+    rows = []
+    for dataset, part in decided.groupby("dataset", sort=True):
+        per_context = part.groupby("context_id")["agree"].mean().to_numpy(dtype=float)
+        flipped = part[~part["agree"]]
+        margin = (part["p_reference"] - 0.5).abs()
+        flipped_margin = (flipped["p_reference"] - 0.5).abs()
+        rows.append({
+            "dataset": dataset,
+            "n_contexts": len(per_context),
+            "n_comparisons": len(part),
+            "n_flipped": len(flipped),
+            **_interval_columns(per_context, confidence, "agreement", (0.0, 1.0)),
+            "flipped_margin_median": float(flipped_margin.median()) if len(flipped) else np.nan,
+            "flipped_margin_max": float(flipped_margin.max()) if len(flipped) else np.nan,
+            "margin_median": float(margin.median()),
+        })
+    return pd.DataFrame(rows)
+
+
+def _runtime_frames(paired: PairedRuntimes) -> dict[str, pd.DataFrame]:
+    base = paired.frame[[*KEYS, "candidate_a", "candidate_b"]]
+    return {
+        paired.reference: base.assign(p_a=paired.frame["p_reference"].to_numpy()),
+        paired.other: base.assign(p_a=paired.frame["p_other"].to_numpy()),
+    }
+
+
+def ranking_agreement(paired: PairedRuntimes) -> pd.DataFrame:
+    """One row per ranking (dataset, context, template, aspect): the Spearman correlation of the two
+    runtimes' win ratios (NaN when a runtime gives every candidate the same win ratio: no ranking
+    to compare) and whether the top candidate(s) are the same."""
+    predictions = {name: comparative_predictions(frame) for name, frame in _runtime_frames(paired).items()}
+    keys = ["model", "dataset", "template", "aspect", "context_id"]
+    ref = predictions[paired.reference].rename(columns={"score": "reference"})
+    oth = predictions[paired.other].rename(columns={"score": "other"})
+    joined = ref.merge(oth[[*keys, "candidate_id", "other"]], on=[*keys, "candidate_id"], how="inner")
+    rows = []
+    for key, part in joined.groupby(keys, sort=True):
+        a, b = part["reference"].to_numpy(dtype=float), part["other"].to_numpy(dtype=float)
+        constant = np.ptp(a) == 0 or np.ptp(b) == 0
+        rho = np.nan if constant else correlation(a, b, method="spearman")
+        top_a = set(part.loc[a == a.max(), "candidate_id"])
+        top_b = set(part.loc[b == b.max(), "candidate_id"])
+        rows.append({**dict(zip(keys, key, strict=True)), "n_candidates": len(part), "spearman": rho,
+                     "same_top": top_a == top_b})
+    return pd.DataFrame(rows)
+
+
+def ranking_agreement_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:
+    """Per dataset: how alike the two runtimes' rankings are.
+
+    Columns: dataset, n_contexts, n_rankings (contexts x templates x aspects), n_undefined
+    (rankings where a runtime tied every candidate; left out of the mean, and said), ``spearman``
+    (each context's mean over its defined rankings, then the mean over contexts with its t
+    interval clipped to [-1, 1]), ``same_top`` (share of all rankings whose top candidates are the same set).
+    """
+    per_ranking = ranking_agreement(paired)
+    rows = []
+    for dataset, part in per_ranking.groupby("dataset", sort=True):
+        defined = part.dropna(subset=["spearman"])
+        per_context = defined.groupby("context_id")["spearman"].mean().to_numpy()
+        row = {"dataset": dataset, "n_contexts": int(part["context_id"].nunique()), "n_rankings": len(part),
+               "n_undefined": int(part["spearman"].isna().sum())}
+        if len(per_context):
+            row.update(_interval_columns(per_context, confidence, "spearman", (-1.0, 1.0)))
+        else:
+            row.update(spearman=np.nan, spearman_low=np.nan, spearman_high=np.nan)
+        row["same_top"] = float(part["same_top"].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def human_agreement_table(
+    paired: PairedRuntimes, datasets: dict[str, JudgeDataset], confidence: float = 0.95
+) -> pd.DataFrame:
+    """The comparative chapter's headline number under each runtime, and their paired difference.
+
+    Per dataset and aspect: the summary-level Spearman x100 of the win ratios with the human scores
+    (mean over the two templates, :func:`nlgjudge.analysis.comparative.correlations`) under each
+    runtime on the same contexts, and ``difference`` (other minus reference) with the paired t
+    interval over contexts. ``excludes_zero`` says whether the runtime changed the number beyond
+    what these contexts can resolve; ``small_n`` flags fewer than :data:`SMALL_N` contexts, where
+    the interval is not read as evidence (``excludes_zero`` is False there).
+    """
+    tables = {}
+    for name, frame in _runtime_frames(paired).items():
+        parts = []
+        for dataset, part in frame.groupby("dataset", sort=True):
+            if dataset not in datasets:
+                raise KeyError(f"no human scores given for dataset {dataset!r}; pass its JudgeDataset")
+            parts.append(correlations(comparative_predictions(part), datasets[dataset], confidence=confidence))
+        table = pd.concat(parts, ignore_index=True)
+        tables[name] = table[(table["template"] == TEMPLATE_MEAN) & (table["method"] == COMPARATIVE)]
+    rows = []
+    ref_table = tables[paired.reference].set_index(["model", "dataset", "aspect"])
+    oth_table = tables[paired.other].set_index(["model", "dataset", "aspect"])
+    for key, ref in ref_table.iterrows():
+        oth = oth_table.loc[key]
+        common = sorted(set(ref["per_context"]) & set(oth["per_context"]))
+        a = np.array([oth["per_context"][c] for c in common]) * 100.0
+        b = np.array([ref["per_context"][c] for c in common]) * 100.0
+        diff = paired_difference_interval(a, b, confidence) if common else None
+        rows.append({
+            "model": key[0], "dataset": key[1], "aspect": key[2], "n_contexts": len(common),
+            "reference": float(ref["spearman"]), "other": float(oth["spearman"]),
+            "difference": np.nan if diff is None else diff.mean,
+            "difference_low": np.nan if diff is None else diff.low,
+            "difference_high": np.nan if diff is None else diff.high,
+            # with fewer than SMALL_N contexts (e.g. two equal differences: a zero-width interval) an
+            # interval that excludes 0 is not evidence; such rows are flagged instead of counted
+            "excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
+            "small_n": len(common) < SMALL_N,
+        })
+    return pd.DataFrame(rows)
+
+
+def bias_comparison_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:
+    """P(A) (eq. 8) under each runtime per dataset, template and aspect, and the paired difference
+    over contexts (each context's P(A) under one runtime minus the other's); ``excludes_zero`` and
+    ``small_n`` as in :func:`human_agreement_table`."""
+    decided = decisions_frame(paired)
+    rows = []
+    for (dataset, template, aspect), part in decided.groupby(["dataset", "template", "aspect"], sort=True):
+        per_context = part.groupby("context_id")[["decision_reference", "decision_other"]].mean()
+        diff = paired_difference_interval(per_context["decision_other"], per_context["decision_reference"], confidence)
+        rows.append({
+            "dataset": dataset, "template": template, "aspect": aspect, "n_contexts": len(per_context),
+            "reference": float(part["decision_reference"].mean()), "other": float(part["decision_other"].mean()),
+            "difference": diff.mean, "difference_low": diff.low, "difference_high": diff.high,
+            "excludes_zero": bool(diff.excludes_zero and len(per_context) >= SMALL_N),
+            "small_n": len(per_context) < SMALL_N,
+        })
+    return pd.DataFrame(rows)
+
+
+def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
+    """``"value [low, high]"``, or just the value when the interval is undefined (fewer than two contexts)."""
+    if not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"{value:.{decimals}f} [n < 2]"
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def summary_values(
+    differences: pd.DataFrame, agreement: pd.DataFrame, rankings: pd.DataFrame, humans: pd.DataFrame,
+    bias: pd.DataFrame, reference: str = REFERENCE,
+) -> dict[str, str]:
+    """Numbers and sentences the chapter's text quotes, each read off the tables above (so the prose
+    cannot drift, and says "undefined" rather than "nan" for a degenerate run)."""
+    n_changed = int(humans["excludes_zero"].sum())
+    n_bias_changed = int(bias["excludes_zero"].sum())
+    tested = int((~humans["small_n"]).sum() + (~bias["small_n"]).sum()) if "small_n" in humans and "small_n" in bias else 0
+    chance = (f" With {tested} rows of enough contexts tested at 95%, about {0.05 * tested:.1f} would exclude 0 by "
+              "chance alone if the runtime changed nothing.") if tested else ""
+    if n_changed == 0 and n_bias_changed == 0:
+        verdict = ("On these contexts no agreement with the human scores and no positional bias changes by more "
+                   "than its paired interval can resolve: the runtime does not change these conclusions here." + chance)
+    else:
+        verdict = (f"On these contexts {n_changed} agreement(s) with the human scores and {n_bias_changed} positional "
+                   "bias(es) change by more than their paired intervals can resolve." + chance + " Read those rows "
+                   "above before comparing numbers computed by different runtimes.")
+    n_flipped = int(agreement["n_flipped"].sum())
+    flips = (f"the {n_flipped} flipped comparisons had a margin of at most "
+             f"{agreement['flipped_margin_max'].max():.3f} under {reference}") if n_flipped else "no decision flipped"
+    defined = rankings["spearman"].dropna()
+    ranking = (f"{defined.min():.2f}" if len(defined) else
+               "undefined: a runtime gave every candidate of every ranking the same win ratio")
+    resolvable = ~humans["small_n"] if "small_n" in humans else pd.Series(False, index=humans.index)
+    changes = humans.loc[resolvable, "difference"].abs().dropna()  # rows of at least SMALL_N contexts
+    return {
+        "verdict": verdict,
+        "n_comparisons": str(int(differences["n_comparisons"].sum())),  # no separator: myst reads "9,480" as a tuple
+        "datasets": ", ".join(differences["dataset"]),
+        "max_abs": f"{differences['max_abs'].max():.3f}",
+        "median_abs": f"{float(np.median(differences['median_abs'])):.4f}",
+        "agreement_min": f"{100 * agreement['agreement'].min():.1f}%",
+        "agreement_max": f"{100 * agreement['agreement'].max():.1f}%",
+        "flips": flips,
+        "ranking_spearman_min": ranking,
+        "n_human_rows": str(len(humans)),
+        "n_human_changed": str(n_changed),
+        "human_change_max": f"{changes.max():.1f}" if len(changes) else "undefined",
+        "n_bias_rows": str(len(bias)),
+        "n_bias_changed": str(n_bias_changed),
+    }
+
+
+def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
+    """A note for each dataset of ``expected`` without a context computed by both runtimes."""
+    present = set(paired.frame["dataset"])
+    return [f"{name}: no context computed by both runtimes; left out of every table" for name in expected
+            if name not in present]
+
+
+def resolved_words(table: pd.DataFrame) -> list[str]:
+    """The "interval excludes 0" column in words: "yes", "no", or "n < 5" (fewer than
+    :data:`SMALL_N` contexts, where the interval is not read as evidence)."""
+    return [f"n < {SMALL_N}" if small else ("yes" if excludes else "no")
+            for small, excludes in zip(table["small_n"], table["excludes_zero"], strict=True)]
