@@ -71,7 +71,7 @@ bench-sharing: install
 	$(PY) -m nlgjudge.bench_sharing $(BENCH_ARGS)
 
 outputs: install-backend
-	$(PY) -m nlgjudge.studies plan
+	$(PY) -m nlgjudge.studies plan --run
 
 clean:
 	rm -rf _build

@@ -252,6 +252,9 @@ def test_placeholders_are_found_and_left_out_of_every_reading(tiny_dataset) -> N
     ds = JudgeDataset(frame, ds.info)
     found = analysis.placeholder_candidates(ds)
     assert found["candidate_id"].tolist() == ["ctx0-2", "ctx1-1"]
+    # the headline reading leaves out the two teams (S2, S1) in every context, not just their placeholders
+    assert analysis.placeholder_team_candidates(ds) == {"ctx0-1", "ctx0-2", "ctx1-1", "ctx1-2"}
+    assert analysis.placeholder_team_candidates(JudgeDataset(ds.frame.assign(text="fine"), ds.info)) == set()
     comparisons = {("tiny", "m"): comparisons_from(ds, perfect, templates=(1,))}
     scores = {("tiny", "m"): {"expected": pd.DataFrame({"context_id": frame["context_id"], "candidate_id": frame["candidate_id"],
                                                         "template": 1, "aspect": "COH", "expected": frame["COH"]})}}

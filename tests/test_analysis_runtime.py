@@ -128,3 +128,96 @@ def test_interval_text() -> None:
     assert rt.interval_text(0.5, 0.25, 0.75) == "0.50 [0.25, 0.75]"
     assert rt.interval_text(0.5, np.nan, np.nan) == "0.50 [n < 2]"
     assert rt.interval_text(np.nan, np.nan, np.nan) == "–"
+
+
+# ---- section 5: the scoring readings and the paper's claim under both runtimes ----------------------
+def _scores(ds, noise: float, seed: int) -> dict[str, pd.DataFrame]:
+    """Both prompt-scoring readings of a judge whose score is the human COH/FLU plus Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for template in (1, 2):
+        for aspect in ds.info.aspects:
+            for row in ds.frame.itertuples():
+                score = getattr(row, aspect) + noise * rng.standard_normal()
+                rows.append({"context_id": row.context_id, "candidate_id": row.candidate_id, "template": template,
+                             "aspect": aspect, "expected": score, "score": score, "n_parsed": 10, "n_unparsed": 0})
+    frame = pd.DataFrame(rows)
+    return {"expected": frame, "sampled": frame.copy()}
+
+
+def _claim(comparisons, scores, ds):
+    from nlgjudge.analysis import comparative
+
+    tables, _ = comparative.chapter_correlations(comparisons, scores, {}, {"tiny": ds})
+    return tables["tiny"], comparative.comparative_vs_scoring(tables["tiny"])
+
+
+@pytest.fixture
+def six(tiny_dataset, synthetic_comparisons):
+    ds = tiny_dataset(n_contexts=6, n_candidates=5)
+    frame = _frame(synthetic_comparisons, ds, pull=0.0, sharpness=2.0, templates=(1, 2))
+    return ds, frame, _scores(ds, noise=1.5, seed=1)
+
+
+def test_shared_context_runs_keep_only_the_contexts_every_frame_has(six) -> None:
+    ds, frame, scores = six
+    key = ("tiny", "toy")
+    short = {reading: part[part["context_id"] != "ctx5"] for reading, part in scores.items()}
+    comparisons = {"a": {key: frame}, "b": {key: frame, ("tiny", "other"): frame}}
+    runs = {"a": {key: scores}, "b": {key: short}}
+    kept_c, kept_s, counts = rt.shared_context_runs(comparisons, runs)
+    assert set(kept_c["a"][key]["context_id"]) == {f"ctx{c}" for c in range(5)}
+    assert set(kept_s["a"][key]["sampled"]["context_id"]) == set(kept_s["b"][key]["expected"]["context_id"])
+    assert ("tiny", "other") not in kept_c["b"]
+    row = counts.set_index("model").loc["toy"]
+    assert (row["n_shared"], row["n_left_out"], row["missing"]) == (5, 1, "")
+    assert counts.set_index("model").loc["other", "missing"] == "a comparative, a scoring, b scoring"
+    with pytest.raises(ValueError, match="same runtimes"):
+        rt.shared_context_runs(comparisons, {"a": runs["a"]})
+
+
+def test_scoring_agreement_of_identical_runtimes_does_not_change(six) -> None:
+    ds, frame, scores = six
+    table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
+    rows = rt.method_agreement_table(table, table.copy(), ["prompt scoring (expected)", "comparative"])
+    assert len(rows) == 4 and set(rows["method"]) == {"prompt scoring (expected)", "comparative"}
+    assert (rows["difference"] == 0).all() and not rows["excludes_zero"].any() and (rows["n_contexts"] == 6).all()
+
+
+def test_a_runtime_that_worsens_scoring_is_resolved(six) -> None:
+    ds, frame, scores = six
+    table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
+    worse, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): _scores(ds, noise=6.0, seed=2)}, ds)
+    rows = rt.method_agreement_table(table, worse, ["prompt scoring (expected)"])
+    assert (rows["difference"] < 0).all()
+    assert rows["excludes_zero"].any()
+
+
+def test_claim_verdict_in_words() -> None:
+    assert rt.claim_verdict(10.0, 2.0, 18.0, 6) == rt.COMPARATIVE_HIGHER
+    assert rt.claim_verdict(-10.0, -18.0, -2.0, 6) == rt.SCORING_HIGHER
+    assert rt.claim_verdict(1.0, -3.0, 5.0, 6) == rt.UNRESOLVED
+    assert rt.claim_verdict(10.0, 2.0, 18.0, 4) == "n < 5"
+    assert rt.claim_verdict(np.nan, np.nan, np.nan, 0) == "undefined"
+
+
+def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
+    ds, frame, scores = six
+    key = ("tiny", "toy")
+    _, same = _claim({key: frame}, {key: scores}, ds)
+    identical = rt.claim_table(same, same.copy())
+    assert identical["same_verdict"].all() and (identical["ref_verdict"] == rt.COMPARATIVE_HIGHER).all()
+    assert identical["ref_best"].isin(["prompt scoring (expected)", "prompt scoring (sampled)"]).all()
+    # the other runtime ranks every context backwards: comparative now falls below scoring
+    _, flipped = _claim({key: frame.assign(p_a=1 - frame["p_a"])}, {key: scores}, ds)
+    claims = rt.claim_table(same, flipped)
+    assert not claims["same_verdict"].any() and (claims["oth_verdict"] == rt.SCORING_HIGHER).all()
+    scoring = rt.method_agreement_table(*(_claim({key: frame}, {key: scores}, ds)[0] for _ in range(2)), ["prompt scoring (expected)"])
+    words = rt.claim_values(claims, scoring)
+    assert words["n_claim_rows"] == "2" and words["n_claim_same"] == "0"
+    assert "differs between the runtimes in 2 of 2" in words["claim_sentence"]
+    assert "comparative higher under torch, scoring higher under llama.cpp" in words["claim_sentence"]
+    assert rt.claim_values(identical, scoring)["claim_sentence"].startswith("The verdict on the paper's claim is the same")
+    nothing = rt.claim_values(rt.EMPTY_CLAIMS, rt.EMPTY_SCORING)
+    assert nothing["claim_sentence"].startswith("No (dataset, aspect)") and nothing["scoring_change_max"] == "undefined"
+    assert list(claims.columns) == list(rt.EMPTY_CLAIMS.columns) and list(scoring.columns) == list(rt.EMPTY_SCORING.columns)

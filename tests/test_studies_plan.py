@@ -62,11 +62,34 @@ def test_first_pass_jobs_come_before_the_jobs_that_finish_their_subset() -> None
     }
 
 
-def test_plan_list_prints_every_job_without_running(capsys) -> None:
-    assert main(["plan", "--list"]) == 0
+@pytest.mark.parametrize("argv", [["plan"], ["plan", "--list"]])
+def test_plan_prints_every_job_without_running(argv, capsys, monkeypatch) -> None:
+    import nlgjudge.studies.__main__ as runner
+
+    monkeypatch.setattr(runner, "_run_study", lambda job: pytest.fail(f"ran {job}"))
+    assert main(argv) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == len(PLAN)
-    assert all(line.startswith(f"job {k}/{len(PLAN)}: ") for k, line in enumerate(printed, 1))
+    assert len(printed) == len(PLAN) + 1 and "plan --run" in printed[-1]
+    assert all(line.startswith(f"job {k}/{len(PLAN)}: ") for k, line in enumerate(printed[:-1], 1))
+
+
+def test_plan_run_runs_every_job_in_order(capsys, monkeypatch) -> None:
+    import nlgjudge.studies.__main__ as runner
+
+    ran = []
+    monkeypatch.setattr(runner, "_run_study", lambda job: ran.append(job) or 0)
+    assert main(["plan", "--run"]) == 0
+    assert ran == [job.argv() for job in PLAN]
+
+
+@pytest.mark.parametrize("argv", [["plan", "--lst"], ["plan", "--run", "--list"], ["plan", "run"]])
+def test_plan_with_an_unknown_argument_runs_nothing_and_says_why(argv, capsys, monkeypatch) -> None:
+    import nlgjudge.studies.__main__ as runner
+
+    monkeypatch.setattr(runner, "_run_study", lambda job: pytest.fail(f"ran {job}"))
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "plan takes --run" in captured.err
 
 
 def test_max_contexts_below_one_is_refused() -> None:

@@ -19,7 +19,8 @@ Run: ``python -m nlgjudge.bench`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick`` (
 engine, the llama.cpp engine and a plain llama.cpp prompt-cache loop on the same comparative
 prompts and token ids, plus greedy generation; it ends with exactly
 ``llamacpp_vs_torch=<r> llamacpp_vs_prefix_cache_loop=<r> rank_agreement=<rho> max_abs_diff=<d>
-generation_vs_torch=<g>``.
+generation_vs_torch=<g>``; ``--repeats R`` times every side R times in a row and takes the ratios
+of the medians.
 """
 
 from __future__ import annotations
@@ -240,6 +241,23 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(spearmanr(a[keep], b[keep]).statistic)
 
 
+def _timed(run: Any, repeats: int, before: Any = None) -> tuple[float, list[float], Any]:
+    """Median wall time of ``repeats`` calls of ``run()`` (``before()`` first, untimed), all times, last result."""
+    seconds = []
+    result = None
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        result = run()
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds)), seconds, result
+
+
+def _spread(seconds: list[float]) -> str:
+    return f"{min(seconds):.1f}-{max(seconds):.1f}" if len(seconds) > 1 else ""
+
+
 def compare_backends(argv: list[str] | None = None) -> int:
     """The runtimes on identical prompts: torch engine, llama.cpp engine, llama.cpp prompt-cache loop.
 
@@ -250,6 +268,8 @@ def compare_backends(argv: list[str] | None = None) -> int:
     max_abs_diff=<d> generation_vs_torch=<g>``: comparison-rate ratios, the Spearman correlation
     of the per-candidate win ratios of the two runtimes (all templates and aspects together), the
     largest |P(A) difference|, and the ratio of greedy-generation speeds (generated tokens/s).
+    With ``--repeats R`` each side runs R times (the llama.cpp KV cache emptied before each run)
+    and every time and ratio is a median; the table shows the range of the runs too.
     """
     parser = argparse.ArgumentParser(
         prog="python -m nlgjudge.bench --compare-backends", description=compare_backends.__doc__.split("\n\n")[0]
@@ -264,7 +284,10 @@ def compare_backends(argv: list[str] | None = None) -> int:
     parser.add_argument("--generate", type=int, default=None, help="summaries generated greedily per runtime (default 4; --quick 2)")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per summary (default 60; --quick 24)")
     parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
+    parser.add_argument("--repeats", type=int, default=1, help="time every side R times and report medians (default 1)")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
 
     import torch
 
@@ -318,23 +341,21 @@ def compare_backends(argv: list[str] | None = None) -> int:
     print(f"identical prompt token ids in both runtimes: {same}; "
           f"{sum(map(len, prompts)) / len(prompts):.0f} tokens per prompt on average")
 
+    repeats = args.repeats
     rows = []
-    start = time.perf_counter()
-    torch_results = torch_judge.label_probs(requests)
-    t_torch = time.perf_counter() - start
-    rows.append(("torch engine (prefix tree, fp32)", t_torch, torch_judge.last_run.stats.tokens_computed))
+    t_torch, runs, torch_results = _timed(lambda: torch_judge.label_probs(requests), repeats)
+    rows.append(("torch engine (prefix tree, fp32)", t_torch, runs, torch_judge.last_run.stats.tokens_computed))
     # The llama.cpp engine with each prefix-sharing scheme; the default one gives the final ratios.
     default_scheme = os.environ.get(SCHEME_ENV, "").strip() or SCHEMES[0]
     scheme_results = {}
     t_scheme = {}
     for scheme in sorted(SCHEMES, key=lambda x: x != default_scheme):
         os.environ[SCHEME_ENV] = scheme
-        llama_model.reset()
-        start = time.perf_counter()
-        scheme_results[scheme] = llama_judge.label_probs(requests)
-        t_scheme[scheme] = time.perf_counter() - start
+        t_scheme[scheme], runs, scheme_results[scheme] = _timed(
+            lambda: llama_judge.label_probs(requests), repeats, before=llama_model.reset
+        )
         mark = " = default" if scheme == default_scheme else ""
-        rows.append((f"llama.cpp engine ({scheme} scheme{mark})", t_scheme[scheme], llama_judge.last_run.stats.tokens_computed))
+        rows.append((f"llama.cpp engine ({scheme} scheme{mark})", t_scheme[scheme], runs, llama_judge.last_run.stats.tokens_computed))
     os.environ[SCHEME_ENV] = default_scheme
     llama_results = scheme_results[default_scheme]
     t_llama = t_scheme[default_scheme]
@@ -344,12 +365,13 @@ def compare_backends(argv: list[str] | None = None) -> int:
 
     # The plain loop: prompts in sorted order, one after another, prompt cache of the previous one.
     order = sorted(range(len(requests)), key=lambda k: prompts[k])
-    llama_model.reset()
     before = llama_model.stats.tokens_computed
-    start = time.perf_counter()
-    loop_scores = prefix_cache_loop_label_logprobs(llama_model, [prompts[k] for k in order], [labels[k] for k in order])
-    t_loop = time.perf_counter() - start
-    rows.append(("llama.cpp plain prompt-cache loop", t_loop, llama_model.stats.tokens_computed - before))
+    t_loop, runs, loop_scores = _timed(
+        lambda: prefix_cache_loop_label_logprobs(llama_model, [prompts[k] for k in order], [labels[k] for k in order]),
+        repeats,
+        before=llama_model.reset,
+    )
+    rows.append(("llama.cpp plain prompt-cache loop", t_loop, runs, (llama_model.stats.tokens_computed - before) // repeats))
     loop_logprobs = [np.zeros(0)] * len(requests)
     for k, scores in zip(order, loop_scores, strict=True):
         loop_logprobs[k] = np.asarray(scores)
@@ -361,9 +383,12 @@ def compare_backends(argv: list[str] | None = None) -> int:
     loop_diff = float(np.max(np.abs(p_loop - p_llama)))
 
     print()
-    print(f"{'runtime':<52} {'time s':>8} {'comparisons/s':>14} {'tokens computed':>16}")
-    for label, seconds, tokens in rows:
-        print(f"{label:<52} {seconds:>8.1f} {len(requests) / seconds:>14.3f} {tokens:>16}")
+    timing = "median time s" if repeats > 1 else "time s"
+    print(f"{'runtime':<52} {timing:>13} {'range':>11} {'comparisons/s':>14} {'tokens computed':>16}")
+    for label, seconds, runs, tokens in rows:
+        print(f"{label:<52} {seconds:>13.1f} {_spread(runs):>11} {len(requests) / seconds:>14.3f} {tokens:>16}")
+    if repeats > 1:
+        print(f"({repeats} runs of every side, in a row; times and comparisons/s are medians)")
     print(f"P(A) llama.cpp vs torch: mean |diff| {diff.mean():.4f}, max {diff.max():.4f}; "
           f"same preferred summary in {np.mean((p_llama > 0.5) == (p_torch > 0.5)):.1%} of comparisons")
     print(f"llama.cpp schemes bitwise equal: {schemes_equal}; prompt-cache loop vs engine max |P(A) diff| {loop_diff:.1e}")
@@ -385,19 +410,19 @@ def compare_backends(argv: list[str] | None = None) -> int:
     timings = {}
     texts = {}
     for label, judge in (("torch", torch_judge), ("llama.cpp", llama_judge)):
-        start = time.perf_counter()
-        outputs = judge.generate(gen_requests)
-        seconds = time.perf_counter() - start
+        reset = llama_model.reset if judge is llama_judge else None
+        seconds, runs, outputs = _timed(lambda judge=judge: judge.generate(gen_requests), repeats, before=reset)
         tokens = sum(len(llama_tok(o.text, add_special_tokens=False)["input_ids"]) for o in outputs)
-        timings[label] = (seconds, tokens)
+        timings[label] = (seconds, runs, tokens)
         texts[label] = [o.text for o in outputs]
     print()
-    print(f"{'greedy generation':<52} {'time s':>8} {'tokens/s':>14} {'tokens':>16}")
-    for label, (seconds, tokens) in timings.items():
-        print(f"{label + f' ({len(gen_requests)} summaries, batched, prompt included)':<52} {seconds:>8.1f} {tokens / seconds:>14.2f} {tokens:>16}")
+    print(f"{'greedy generation':<52} {timing:>13} {'range':>11} {'tokens/s':>14} {'tokens':>16}")
+    for label, (seconds, runs, tokens) in timings.items():
+        print(f"{label + f' ({len(gen_requests)} summaries, batched, prompt included)':<52} {seconds:>13.1f} "
+              f"{_spread(runs):>11} {tokens / seconds:>14.2f} {tokens:>16}")
     identical = sum(a == b for a, b in zip(texts["torch"], texts["llama.cpp"], strict=True))
     print(f"identical summaries: {identical} of {len(gen_requests)}")
-    speed = {k: t / s for k, (s, t) in timings.items()}
+    speed = {k: t / s for k, (s, _, t) in timings.items()}
     generation = speed["llama.cpp"] / speed["torch"] if speed["torch"] > 0 else float("nan")
 
     print("caveat: CPU time is shared with other processes on this machine; llama.cpp spin-waits, so a busy machine "

@@ -535,7 +535,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
         },
     ),
-    # Issue 12: the first paper's released comparisons of the judge under both runtimes (torch's
+    # Issue 12: the first paper's released comparisons and scores of the judge under both runtimes (torch's
     # release and llama.cpp's recomputation of the same contexts), side by side.
     Chapter(
         name="runtime",
@@ -548,6 +548,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "aspects": None,
             "templates": [1, 2],
             "seed": SEED,
+            "n_samples": 10,  # the comparative chapter's, to find its released sampled scores
             "backends": ["torch", "llamacpp"],
             "released_only": True,
             "data_dir": None,
@@ -558,11 +559,13 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_contexts": {"topicalchat": 2},
             "aspects": ["COH"],
             "templates": [1],
+            "n_samples": 2,
             "released_only": False,
         },
         inputs=("data/outputs",),
         types={
             **{name: kind for name, kind in _JUDGE_TYPES.items() if name != "backend"},
+            "n_samples": integer(minimum=1),
             "backends": RUNTIME_PAIR_TYPE,
         },
     ),

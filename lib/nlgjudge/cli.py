@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 #: Subcommand -> (module whose ``main(argv)`` it runs, one line of help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "book": ("nlgjudge.book", "execute the chapters and build the book (list | chapter NAME -p k v | html | build)"),
-    "studies": ("nlgjudge.studies.__main__", "compute a registered study's model outputs (list | plan | STUDY ...)"),
+    "studies": ("nlgjudge.studies.__main__", "compute a registered study's model outputs (list | plan [--run] | STUDY ...)"),
     "cache": ("nlgjudge.cache.__main__", "the model-output cache and released outputs (stats | export | import ...)"),
     "bench": ("nlgjudge.bench", "the judge-engine benchmark"),
     "rank": ("nlgjudge.ranking", "rank your own systems' outputs with a judge (INPUT --model NAME --out DIR)"),

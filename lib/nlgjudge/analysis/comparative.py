@@ -623,6 +623,13 @@ def placeholder_candidates(ds: JudgeDataset) -> pd.DataFrame:
     return frame.loc[mask, ["context_id", "candidate_id", "system", "text"]].reset_index(drop=True)
 
 
+def placeholder_team_candidates(ds: JudgeDataset) -> set[str]:
+    """Every candidate of the teams (systems) with at least one placeholder output in ``ds``: what
+    the comparative chapter's headline WebNLG reading leaves out (empty when no output is a placeholder)."""
+    teams = set(placeholder_candidates(ds)["system"])
+    return set(ds.frame.loc[ds.frame["system"].isin(teams), "candidate_id"])
+
+
 def drop_candidates(comparisons: pd.DataFrame, candidate_ids: set[str] | frozenset[str]) -> pd.DataFrame:
     """The comparison frame as if ``candidate_ids`` had never been candidates: every comparison that
     involves one is removed and ``i``/``j`` are renumbered within each context, so the remaining

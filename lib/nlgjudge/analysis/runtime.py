@@ -13,7 +13,9 @@ model calls. Every quantity keeps the definition the other chapters use:
   (:func:`nlgjudge.analysis.comparative.comparative_predictions`);
 * **P(A)** is the bias chapter's eq. 8, the share of comparisons decided for position A;
 * **agreement with humans** is the comparative chapter's summary-level Spearman x100, averaged over
-  the two prompt templates (:func:`nlgjudge.analysis.comparative.correlations`).
+  the two prompt templates (:func:`nlgjudge.analysis.comparative.correlations`);
+* **the paper's claim** is the comparative chapter's gap, comparative minus the best prompt-scoring
+  reading with its paired interval (:func:`nlgjudge.analysis.comparative.comparative_vs_scoring`).
 
 Comparisons of one context are not independent (they share the judge's reading of its texts), so
 every interval treats the *context* as the unit: the t interval of the mean of per-context values
@@ -23,6 +25,7 @@ paired t interval over the same contexts (:func:`nlgjudge.stats.intervals.paired
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +33,7 @@ import pandas as pd
 
 from nlgjudge.analysis.comparative import (
     COMPARATIVE,
+    SCORING_METHODS,
     TEMPLATE_MEAN,
     comparative_predictions,
     correlations,
@@ -267,19 +271,40 @@ def human_agreement_table(
             if dataset not in datasets:
                 raise KeyError(f"no human scores given for dataset {dataset!r}; pass its JudgeDataset")
             parts.append(correlations(comparative_predictions(part), datasets[dataset], confidence=confidence))
-        table = pd.concat(parts, ignore_index=True)
-        tables[name] = table[(table["template"] == TEMPLATE_MEAN) & (table["method"] == COMPARATIVE)]
+        tables[name] = pd.concat(parts, ignore_index=True)
+    table = method_agreement_table(tables[paired.reference], tables[paired.other], [COMPARATIVE], confidence)
+    return table.drop(columns="method")
+
+
+def method_agreement_table(
+    reference: pd.DataFrame, other: pd.DataFrame, methods: Sequence[str], confidence: float = 0.95
+) -> pd.DataFrame:
+    """Agreement with the human scores of each of ``methods`` under two runtimes, paired.
+
+    ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.correlations` tables of the
+    two runtimes. One row per model, dataset, method and aspect that both have: the template-mean
+    Spearman x100 under each (``reference``, ``other``), ``difference`` (other minus reference) with
+    the paired t interval over the contexts both counted, ``n_contexts``, ``excludes_zero`` and
+    ``small_n`` (fewer than :data:`SMALL_N` contexts: not read as evidence, ``excludes_zero`` False).
+    """
+    keys = ["model", "dataset", "method", "aspect"]
+
+    def means(table: pd.DataFrame) -> pd.DataFrame:
+        rows = table[(table["template"].astype(str) == TEMPLATE_MEAN) & table["method"].isin(methods)]
+        return rows.set_index(keys)
+
+    ref_table, oth_table = means(reference), means(other)
     rows = []
-    ref_table = tables[paired.reference].set_index(["model", "dataset", "aspect"])
-    oth_table = tables[paired.other].set_index(["model", "dataset", "aspect"])
     for key, ref in ref_table.iterrows():
+        if key not in oth_table.index:
+            continue
         oth = oth_table.loc[key]
         common = sorted(set(ref["per_context"]) & set(oth["per_context"]))
         a = np.array([oth["per_context"][c] for c in common]) * 100.0
         b = np.array([ref["per_context"][c] for c in common]) * 100.0
         diff = paired_difference_interval(a, b, confidence) if common else None
         rows.append({
-            "model": key[0], "dataset": key[1], "aspect": key[2], "n_contexts": len(common),
+            **dict(zip(keys, key, strict=True)), "n_contexts": len(common),
             "reference": float(ref["spearman"]), "other": float(oth["spearman"]),
             "difference": np.nan if diff is None else diff.mean,
             "difference_low": np.nan if diff is None else diff.low,
@@ -289,7 +314,135 @@ def human_agreement_table(
             "excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
             "small_n": len(common) < SMALL_N,
         })
-    return pd.DataFrame(rows)
+    columns = [*keys, "n_contexts", "reference", "other", "difference", "difference_low", "difference_high",
+               "excludes_zero", "small_n"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+RunsByKey = Mapping[tuple[str, str], pd.DataFrame]
+ScoresByKey = Mapping[tuple[str, str], Mapping[str, pd.DataFrame]]
+
+
+def shared_context_runs(
+    comparisons: Mapping[str, RunsByKey], scores: Mapping[str, ScoresByKey]
+) -> tuple[dict[str, dict[tuple[str, str], pd.DataFrame]], dict[str, dict[tuple[str, str], dict[str, pd.DataFrame]]], pd.DataFrame]:
+    """Comparative and scoring runs of several runtimes, each kept to the contexts that all computed.
+
+    ``comparisons[runtime][(dataset, model)]`` is a comparison frame and
+    ``scores[runtime][(dataset, model)]`` maps each scoring reading to its frame (the shapes of
+    :class:`nlgjudge.studies.collect.ChapterRuns`). A (dataset, model) is kept when every runtime
+    has both studies for it, and then only on the contexts present in every one of those frames, so
+    that a comparison of the runtimes (or of the methods) is on the same texts. Returns the two
+    restricted mappings and a frame (dataset, model, n_shared, n_left_out: contexts some frame has
+    but not all, so left out; ``missing``: which runtime and study had nothing).
+    """
+    runtimes = list(comparisons)
+    if sorted(runtimes) != sorted(scores):
+        raise ValueError(f"comparisons and scores must name the same runtimes; got {sorted(runtimes)} and {sorted(scores)}")
+    keys = sorted({key for name in runtimes for key in (*comparisons[name], *scores[name])})
+    out_comparisons: dict[str, dict[tuple[str, str], pd.DataFrame]] = {name: {} for name in runtimes}
+    out_scores: dict[str, dict[tuple[str, str], dict[str, pd.DataFrame]]] = {name: {} for name in runtimes}
+    rows = []
+    for key in keys:
+        missing = [f"{name} {study}" for name in runtimes for study, runs in (("comparative", comparisons[name]), ("scoring", scores[name]))
+                   if key not in runs]
+        frames = [] if missing else [
+            frame for name in runtimes for frame in (comparisons[name][key], *scores[name][key].values())
+        ]
+        sets = [set(frame["context_id"].astype(str)) for frame in frames]
+        shared = set.intersection(*sets) if sets else set()
+        union = set.union(*sets) if sets else set()
+        rows.append({"dataset": key[0], "model": key[1], "n_shared": len(shared), "n_left_out": len(union - shared),
+                     "missing": ", ".join(missing)})
+        if not shared:
+            continue
+        for name in runtimes:
+            frame = comparisons[name][key]
+            out_comparisons[name][key] = frame[frame["context_id"].astype(str).isin(shared)].reset_index(drop=True)
+            out_scores[name][key] = {reading: part[part["context_id"].astype(str).isin(shared)].reset_index(drop=True)
+                                     for reading, part in scores[name][key].items()}
+    counts = pd.DataFrame(rows, columns=["dataset", "model", "n_shared", "n_left_out", "missing"])
+    return out_comparisons, out_scores, counts
+
+
+#: The verdict of the paper's claim in one (model, dataset, aspect) row.
+COMPARATIVE_HIGHER, SCORING_HIGHER, UNRESOLVED = "comparative higher", "scoring higher", "not resolved"
+
+
+def claim_verdict(gap: float, low: float, high: float, n_paired: int) -> str:
+    """The paired interval of comparative minus best scoring, in words: which is higher when the
+    interval excludes 0 on at least :data:`SMALL_N` contexts, "not resolved" when it does not,
+    "n < 5" with fewer contexts, "undefined" without a gap."""
+    if not np.isfinite(gap):
+        return "undefined"
+    if n_paired < SMALL_N:
+        return f"n < {SMALL_N}"
+    if low > 0:
+        return COMPARATIVE_HIGHER
+    if high < 0:
+        return SCORING_HIGHER
+    return UNRESOLVED
+
+
+def claim_table(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """The paper's claim under two runtimes, side by side.
+
+    ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.comparative_vs_scoring` of
+    each runtime, on the same contexts. One row per model, dataset and aspect both have: per
+    runtime (``ref_``/``oth_`` prefixes) the best scoring reading, the gap (x100) with its paired
+    interval, ``n_paired`` and the :func:`claim_verdict`; ``same_verdict`` says whether the two
+    verdicts are the same words.
+    """
+    keys = ["model", "dataset", "aspect"]
+    columns = ["best", "gap", "gap_low", "gap_high", "n_paired", "verdict"]
+    sides = []
+    for table, prefix in ((reference, "ref_"), (other, "oth_")):
+        scoring = table.reindex(columns=list(SCORING_METHODS))
+        part = table[keys].copy()
+        # the reading the gap was taken against: the highest of the scoring readings (as comparative_vs_scoring)
+        part["best"] = [row.idxmax() if row.notna().any() else "" for _, row in scoring.iterrows()]
+        part["gap"], part["gap_low"], part["gap_high"] = table["gap"], table["gap_low"], table["gap_high"]
+        part["n_paired"] = table["n_paired"].astype(int)
+        part["verdict"] = [claim_verdict(*row) for row in zip(part["gap"], part["gap_low"], part["gap_high"], part["n_paired"], strict=True)]
+        sides.append(part.rename(columns={c: prefix + c for c in columns}))
+    merged = sides[0].merge(sides[1], on=keys, how="inner")
+    merged["same_verdict"] = merged["ref_verdict"] == merged["oth_verdict"]
+    return merged
+
+
+#: Empty tables of :func:`method_agreement_table` and :func:`claim_table` (a run with nothing to compare).
+EMPTY_SCORING = pd.DataFrame(columns=["model", "dataset", "method", "aspect", "n_contexts", "reference", "other", "difference",
+                                      "difference_low", "difference_high", "excludes_zero", "small_n"])
+EMPTY_CLAIMS = pd.DataFrame(columns=["model", "dataset", "aspect", "ref_best", "ref_gap", "ref_gap_low", "ref_gap_high",
+                                     "ref_n_paired", "ref_verdict", "oth_best", "oth_gap", "oth_gap_low", "oth_gap_high",
+                                     "oth_n_paired", "oth_verdict", "same_verdict"])
+
+
+def claim_values(claims: pd.DataFrame, scoring: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:
+    """What the chapter's text says about the claim and the scoring readings, read off
+    :func:`claim_table` and :func:`method_agreement_table` (so the prose cannot drift)."""
+    differing = claims.loc[~claims["same_verdict"].astype(bool)]
+    if not len(claims):
+        sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
+    elif not len(differing):
+        sentence = (f"The verdict on the paper's claim is the same under both runtimes in all {len(claims)} "
+                    "(dataset, aspect) rows.")
+    else:
+        cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
+                          for r in differing.itertuples())
+        sentence = (f"The verdict on the paper's claim differs between the runtimes in {len(differing)} of "
+                    f"{len(claims)} (dataset, aspect) rows ({cases}).")
+    resolvable = scoring.loc[~scoring["small_n"].astype(bool)]
+    return {
+        "claim_sentence": sentence,
+        "n_claim_rows": str(len(claims)),
+        "n_claim_same": str(int(claims["same_verdict"].astype(bool).sum())),
+        "n_scoring_rows": str(len(scoring)),
+        "n_scoring_changed": str(int(scoring["excludes_zero"].astype(bool).sum())),
+        "n_scoring_small": str(int(scoring["small_n"].astype(bool).sum())),
+        "scoring_change_max": (f"{resolvable['difference'].abs().max():.1f}" if resolvable["difference"].notna().any()
+                               else "undefined"),
+    }
 
 
 def bias_comparison_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:

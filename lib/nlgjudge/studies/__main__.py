@@ -2,7 +2,8 @@
 
     python -m nlgjudge.studies list
     python -m nlgjudge.studies comparative --dataset summeval --model qwen2.5-coder-1.5b-instruct --n-contexts 6
-    python -m nlgjudge.studies plan [--list]
+    python -m nlgjudge.studies plan          # print the plan's jobs (nothing runs)
+    python -m nlgjudge.studies plan --run    # run them in order (``make outputs``; CPU-hours)
 
 Studies are looked up in the registry (:mod:`nlgjudge.studies.registry`). Released outputs already
 in ``data/outputs/<study>-<dataset>`` are imported first, so nothing is computed twice; after every
@@ -74,6 +75,11 @@ def _main(argv: list[str] | None = None) -> int:
         for study in list_studies():
             print(f"{study.name:<12} {study.description}  [operations: {', '.join(study.operations)}]")
         return 0
+    return _run_study(argv)
+
+
+def _run_study(argv: list[str]) -> int:
+    """One study job: ``STUDY --dataset ... --model ...`` (the parser's arguments)."""
     args = _parser().parse_args(argv)
     if args.max_contexts is not None and args.max_contexts < 1:
         raise SystemExit(f"--max-contexts must be at least 1, got {args.max_contexts}")
@@ -120,13 +126,25 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 def run_plan(argv: list[str]) -> int:
-    """Run every job of :data:`nlgjudge.studies.plan.PLAN` in order (``plan --list`` prints them)."""
+    """Print every job of :data:`nlgjudge.studies.plan.PLAN` in order; with ``--run``, run them too.
+
+    Printing is the default because running is CPU-hours of work (``make outputs`` passes
+    ``--run``); ``--list`` is accepted as the explicit form of the default.
+    """
     from nlgjudge.studies.plan import PLAN
 
+    unknown = [arg for arg in argv if arg not in ("--run", "--list")]
+    if unknown or {"--run", "--list"} <= set(argv):
+        print(f"error: plan takes --run (run the jobs) or nothing/--list (print them); got {' '.join(argv)}",
+              file=sys.stderr)
+        return 2
+    run = "--run" in argv
     for number, job in enumerate(PLAN, 1):
         print(f"job {number}/{len(PLAN)}: {' '.join(job.argv())}", flush=True)
-        if "--list" not in argv:
-            _main(job.argv())
+        if run:
+            _run_study(job.argv())
+    if not run:
+        print("(printed only; `python -m nlgjudge.studies plan --run` or `make outputs` runs them)")
     return 0
 
 
