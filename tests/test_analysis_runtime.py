@@ -182,6 +182,9 @@ def test_scoring_agreement_of_identical_runtimes_does_not_change(six) -> None:
     rows = rt.method_agreement_table(table, table.copy(), ["prompt scoring (expected)", "comparative"])
     assert len(rows) == 4 and set(rows["method"]) == {"prompt scoring (expected)", "comparative"}
     assert (rows["difference"] == 0).all() and not rows["excludes_zero"].any() and (rows["n_contexts"] == 6).all()
+    means = table[(table["template"] == "mean")].set_index(["method", "aspect"])["spearman"]
+    for r in rows.itertuples():
+        assert r.reference == pytest.approx(means[(r.method, r.aspect)])
 
 
 def test_a_runtime_that_worsens_scoring_is_resolved(six) -> None:
@@ -189,35 +192,84 @@ def test_a_runtime_that_worsens_scoring_is_resolved(six) -> None:
     table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
     worse, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): _scores(ds, noise=6.0, seed=2)}, ds)
     rows = rt.method_agreement_table(table, worse, ["prompt scoring (expected)"])
-    assert (rows["difference"] < 0).all()
-    assert rows["excludes_zero"].any()
+    assert (rows["difference"] < 0).all() and rows["excludes_zero"].any()
+    # the shown means are over the same contexts as the difference, so they subtract to it
+    assert np.allclose(rows["other"] - rows["reference"], rows["difference"])
 
 
-def test_claim_verdict_in_words() -> None:
-    assert rt.claim_verdict(10.0, 2.0, 18.0, 6) == rt.COMPARATIVE_HIGHER
-    assert rt.claim_verdict(-10.0, -18.0, -2.0, 6) == rt.SCORING_HIGHER
-    assert rt.claim_verdict(1.0, -3.0, 5.0, 6) == rt.UNRESOLVED
-    assert rt.claim_verdict(10.0, 2.0, 18.0, 4) == "n < 5"
-    assert rt.claim_verdict(np.nan, np.nan, np.nan, 0) == "undefined"
+def test_rows_of_one_runtime_only_and_different_context_sets_are_kept_visible(six) -> None:
+    ds, frame, scores = six
+    table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
+    fewer = table.copy()
+    fewer["per_context"] = [{c: v for c, v in d.items() if c not in ("ctx0", "ctx1")} for d in fewer["per_context"]]
+    fewer = fewer[fewer["method"] != "prompt scoring (sampled)"]
+    rows = rt.method_agreement_table(table, fewer, ["prompt scoring (expected)", "prompt scoring (sampled)"])
+    expected = rows[rows["method"] == "prompt scoring (expected)"]
+    assert (expected["n_contexts"] == 4).all() and expected["small_n"].all() and (expected["difference"] == 0).all()
+    sampled = rows[rows["method"] == "prompt scoring (sampled)"]
+    assert len(sampled) == 2 and (sampled["n_contexts"] == 0).all() and sampled["other"].isna().all()
+
+
+def test_claim_verdict_by_the_comparative_chapters_rules() -> None:
+    assert rt.claim_verdict(10.0, True, 6) == rt.COMPARATIVE_HIGHER
+    assert rt.claim_verdict(-10.0, True, 3) == rt.SCORING_HIGHER
+    assert rt.claim_verdict(1.0, False, 6) == rt.UNRESOLVED
+    assert rt.claim_verdict(10.0, True, 2) == "n < 3"
+    assert rt.claim_verdict(-10.0, True, 6, tied=True) == rt.TIED
+    assert rt.claim_verdict(np.nan, False, 0) == rt.UNDEFINED
 
 
 def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
     ds, frame, scores = six
     key = ("tiny", "toy")
-    _, same = _claim({key: frame}, {key: scores}, ds)
+    same, _ = _claim({key: frame}, {key: scores}, ds)
     identical = rt.claim_table(same, same.copy())
     assert identical["same_verdict"].all() and (identical["ref_verdict"] == rt.COMPARATIVE_HIGHER).all()
     assert identical["ref_best"].isin(["prompt scoring (expected)", "prompt scoring (sampled)"]).all()
+    assert (identical["gap_change"] == 0).all() and not identical["change_excludes_zero"].any()
+    assert (identical["n_change"] == 6).all()
     # the other runtime ranks every context backwards: comparative now falls below scoring
-    _, flipped = _claim({key: frame.assign(p_a=1 - frame["p_a"])}, {key: scores}, ds)
+    flipped, _ = _claim({key: frame.assign(p_a=1 - frame["p_a"])}, {key: scores}, ds)
     claims = rt.claim_table(same, flipped)
     assert not claims["same_verdict"].any() and (claims["oth_verdict"] == rt.SCORING_HIGHER).all()
-    scoring = rt.method_agreement_table(*(_claim({key: frame}, {key: scores}, ds)[0] for _ in range(2)), ["prompt scoring (expected)"])
-    words = rt.claim_values(claims, scoring)
-    assert words["n_claim_rows"] == "2" and words["n_claim_same"] == "0"
-    assert "differs between the runtimes in 2 of 2" in words["claim_sentence"]
+    assert (claims["gap_change"] < -100).all() and claims["change_excludes_zero"].all()
+    words = rt.claim_values(claims)
+    assert words["n_claim_rows"] == "2" and words["n_claim_compared"] == "2" and words["n_claim_same"] == "0"
+    assert "differs between the runtimes in 2 of the 2 rows tested under both" in words["claim_sentence"]
     assert "comparative higher under torch, scoring higher under llama.cpp" in words["claim_sentence"]
-    assert rt.claim_values(identical, scoring)["claim_sentence"].startswith("The verdict on the paper's claim is the same")
-    nothing = rt.claim_values(rt.EMPTY_CLAIMS, rt.EMPTY_SCORING)
-    assert nothing["claim_sentence"].startswith("No (dataset, aspect)") and nothing["scoring_change_max"] == "undefined"
-    assert list(claims.columns) == list(rt.EMPTY_CLAIMS.columns) and list(scoring.columns) == list(rt.EMPTY_SCORING.columns)
+    assert "moves by more than its paired interval resolves in 2 of the 2 rows" in words["claim_sentence"]
+    assert rt.claim_values(identical)["claim_sentence"].startswith("The verdict on the paper's claim is the same")
+    nothing = rt.claim_values(rt.EMPTY_CLAIMS)
+    assert nothing["claim_sentence"].startswith("No (dataset, aspect)")
+    assert list(claims.columns) == list(rt.EMPTY_CLAIMS.columns)
+
+
+def test_small_or_tied_runs_are_shown_but_not_counted_as_agreeing(tiny_dataset, synthetic_comparisons) -> None:
+    ds = tiny_dataset(n_contexts=2, n_candidates=5)
+    key = ("tiny", "toy")
+    frame = _frame(synthetic_comparisons, ds, pull=0.0, sharpness=2.0, templates=(1, 2))
+    table, _ = _claim({key: frame}, {key: _scores(ds, noise=1.5, seed=1)}, ds)
+    claims = rt.claim_table(table, table.copy())
+    assert (claims["ref_verdict"] == "n < 3").all() and not claims["verdicts_compared"].any()
+    assert not claims["same_verdict"].any() and claims["change_small_n"].all()
+    words = rt.claim_values(claims)
+    assert words["n_claim_compared"] == "0" and "No row is a test of the claim under both runtimes" in words["claim_sentence"]
+    # a judge that always answers A ties every candidate: no verdict, whatever the gap
+    six = tiny_dataset(n_contexts=6, n_candidates=5)
+    always_a = _frame(synthetic_comparisons, six, pull=0.0, sharpness=0.0, templates=(1, 2)).assign(p_a=0.9)
+    tied, _ = _claim({key: always_a}, {key: _scores(six, noise=1.5, seed=1)}, six)
+    assert (rt.claim_table(tied, tied)["ref_verdict"] == rt.TIED).all()
+
+
+def test_summary_counts_scoring_changes_in_the_verdict(six) -> None:
+    ds, frame, scores = six
+    paired = rt.pair_runtimes(frame, frame.copy())
+    tables = (rt.difference_table(paired), rt.decision_agreement_table(paired), rt.ranking_agreement_table(paired),
+              rt.human_agreement_table(paired, {"tiny": ds}), rt.bias_comparison_table(paired))
+    assert "does not change these numbers" in rt.summary_values(*tables)["verdict"]
+    table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
+    worse, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): _scores(ds, noise=6.0, seed=2)}, ds)
+    scoring = rt.method_agreement_table(table, worse, ["prompt scoring (expected)"])
+    values = rt.summary_values(*tables, scoring=scoring)
+    assert f"0 comparative and {int(scoring['excludes_zero'].sum())} prompt-scoring" in values["verdict"]
+    assert values["n_scoring_changed"] == str(int(scoring["excludes_zero"].sum())) and values["small_n"] == "5"

@@ -48,7 +48,7 @@ def test_compare_backends_reports_medians_of_the_repeats_and_ends_with_the_ratio
     argv = ["--quick", "--candidates", "3", "--max-pairs", "2", "--generate", "1", "--max-new-tokens", "4", "--repeats", "2", "--threads", "1"]
     assert bench.compare_backends(argv) == 0
     out = capsys.readouterr().out
-    assert "median time s" in out and "(2 runs of every side, in a row; times and comparisons/s are medians)" in out
+    assert "median time s" in out and "(2 runs of every side, in a row; median times, rates per median time; an even " in out
     # Every timed row shows the range of its two runs.
     assert len(re.findall(r"\d+\.\d-\d+\.\d", out)) >= 5
     last = out.strip().splitlines()[-1]

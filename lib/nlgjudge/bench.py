@@ -269,7 +269,8 @@ def compare_backends(argv: list[str] | None = None) -> int:
     of the per-candidate win ratios of the two runtimes (all templates and aspects together), the
     largest |P(A) difference|, and the ratio of greedy-generation speeds (generated tokens/s).
     With ``--repeats R`` each side runs R times (the llama.cpp KV cache emptied before each run)
-    and every time and ratio is a median; the table shows the range of the runs too.
+    and every time is the median of the R runs (an odd R makes it one of them), every ratio a ratio
+    of medians, and every rate the count divided by the median time; the table shows the range too.
     """
     parser = argparse.ArgumentParser(
         prog="python -m nlgjudge.bench --compare-backends", description=compare_backends.__doc__.split("\n\n")[0]
@@ -284,7 +285,7 @@ def compare_backends(argv: list[str] | None = None) -> int:
     parser.add_argument("--generate", type=int, default=None, help="summaries generated greedily per runtime (default 4; --quick 2)")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="tokens per summary (default 60; --quick 24)")
     parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
-    parser.add_argument("--repeats", type=int, default=1, help="time every side R times and report medians (default 1)")
+    parser.add_argument("--repeats", type=int, default=1, help="time every side R times and report medians (default 1; odd R advised)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
@@ -388,7 +389,8 @@ def compare_backends(argv: list[str] | None = None) -> int:
     for label, seconds, runs, tokens in rows:
         print(f"{label:<52} {seconds:>13.1f} {_spread(runs):>11} {len(requests) / seconds:>14.3f} {tokens:>16}")
     if repeats > 1:
-        print(f"({repeats} runs of every side, in a row; times and comparisons/s are medians)")
+        print(f"({repeats} runs of every side, in a row; median times, rates per median time"
+              f"{'' if repeats % 2 else '; an even count averages the middle two runs'})")
     print(f"P(A) llama.cpp vs torch: mean |diff| {diff.mean():.4f}, max {diff.max():.4f}; "
           f"same preferred summary in {np.mean((p_llama > 0.5) == (p_torch > 0.5)):.1%} of comparisons")
     print(f"llama.cpp schemes bitwise equal: {schemes_equal}; prompt-cache loop vs engine max |P(A) diff| {loop_diff:.1e}")

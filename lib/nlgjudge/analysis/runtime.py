@@ -33,9 +33,11 @@ import pandas as pd
 
 from nlgjudge.analysis.comparative import (
     COMPARATIVE,
+    MIN_CONTEXTS_FOR_A_CLAIM,
     SCORING_METHODS,
     TEMPLATE_MEAN,
     comparative_predictions,
+    comparative_vs_scoring,
     correlations,
 )
 from nlgjudge.analysis.frames import check_comparisons
@@ -282,30 +284,31 @@ def method_agreement_table(
     """Agreement with the human scores of each of ``methods`` under two runtimes, paired.
 
     ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.correlations` tables of the
-    two runtimes. One row per model, dataset, method and aspect that both have: the template-mean
-    Spearman x100 under each (``reference``, ``other``), ``difference`` (other minus reference) with
-    the paired t interval over the contexts both counted, ``n_contexts``, ``excludes_zero`` and
-    ``small_n`` (fewer than :data:`SMALL_N` contexts: not read as evidence, ``excludes_zero`` False).
+    two runtimes. One row per model, dataset, method and aspect of either: the template-mean
+    Spearman x100 of each runtime over the contexts both counted (``reference``, ``other``; so
+    ``other - reference`` is ``difference``), with the paired t interval of the difference,
+    ``n_contexts`` (contexts both counted), ``excludes_zero`` and ``small_n`` (fewer than
+    :data:`SMALL_N` contexts: not read as evidence, ``excludes_zero`` False). A row that only one
+    runtime has is kept, with NaN for the other and ``n_contexts`` 0, so it is seen, not dropped.
     """
     keys = ["model", "dataset", "method", "aspect"]
 
-    def means(table: pd.DataFrame) -> pd.DataFrame:
+    def means(table: pd.DataFrame) -> dict[tuple, dict[str, float]]:
         rows = table[(table["template"].astype(str) == TEMPLATE_MEAN) & table["method"].isin(methods)]
-        return rows.set_index(keys)
+        return {tuple(r[k] for k in keys): r["per_context"] for r in rows.to_dict("records")}
 
     ref_table, oth_table = means(reference), means(other)
     rows = []
-    for key, ref in ref_table.iterrows():
-        if key not in oth_table.index:
-            continue
-        oth = oth_table.loc[key]
-        common = sorted(set(ref["per_context"]) & set(oth["per_context"]))
-        a = np.array([oth["per_context"][c] for c in common]) * 100.0
-        b = np.array([ref["per_context"][c] for c in common]) * 100.0
+    order = list(methods)  # rows by model, dataset, then the methods in the order given, then aspect
+    for key in sorted(set(ref_table) | set(oth_table), key=lambda k: (str(k[0]), str(k[1]), order.index(k[2]), str(k[3]))):
+        ref, oth = ref_table.get(key, {}), oth_table.get(key, {})
+        common = sorted(set(ref) & set(oth))
+        a = np.array([oth[c] for c in common]) * 100.0
+        b = np.array([ref[c] for c in common]) * 100.0
         diff = paired_difference_interval(a, b, confidence) if common else None
         rows.append({
             **dict(zip(keys, key, strict=True)), "n_contexts": len(common),
-            "reference": float(ref["spearman"]), "other": float(oth["spearman"]),
+            "reference": float(b.mean()) if common else np.nan, "other": float(a.mean()) if common else np.nan,
             "difference": np.nan if diff is None else diff.mean,
             "difference_low": np.nan if diff is None else diff.low,
             "difference_high": np.nan if diff is None else diff.high,
@@ -314,9 +317,7 @@ def method_agreement_table(
             "excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
             "small_n": len(common) < SMALL_N,
         })
-    columns = [*keys, "n_contexts", "reference", "other", "difference", "difference_low", "difference_high",
-               "excludes_zero", "small_n"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=EMPTY_SCORING.columns)
 
 
 RunsByKey = Mapping[tuple[str, str], pd.DataFrame]
@@ -331,10 +332,11 @@ def shared_context_runs(
     ``comparisons[runtime][(dataset, model)]`` is a comparison frame and
     ``scores[runtime][(dataset, model)]`` maps each scoring reading to its frame (the shapes of
     :class:`nlgjudge.studies.collect.ChapterRuns`). A (dataset, model) is kept when every runtime
-    has both studies for it, and then only on the contexts present in every one of those frames, so
-    that a comparison of the runtimes (or of the methods) is on the same texts. Returns the two
-    restricted mappings and a frame (dataset, model, n_shared, n_left_out: contexts some frame has
-    but not all, so left out; ``missing``: which runtime and study had nothing).
+    has both studies for it, with the scoring readings every runtime has, and then only on the
+    contexts present in every one of those frames, so that the runtimes (and the methods) are
+    compared on the same texts. Returns the two restricted mappings and a frame: dataset, model,
+    ``n_shared``, ``n_left_out`` (contexts some frame has but not all), ``missing`` (runtimes and
+    studies without outputs) and ``readings_left_out`` (readings some runtime lacks).
     """
     runtimes = list(comparisons)
     if sorted(runtimes) != sorted(scores):
@@ -346,68 +348,126 @@ def shared_context_runs(
     for key in keys:
         missing = [f"{name} {study}" for name in runtimes for study, runs in (("comparative", comparisons[name]), ("scoring", scores[name]))
                    if key not in runs]
-        frames = [] if missing else [
-            frame for name in runtimes for frame in (comparisons[name][key], *scores[name][key].values())
-        ]
-        sets = [set(frame["context_id"].astype(str)) for frame in frames]
-        shared = set.intersection(*sets) if sets else set()
+        reading_sets = [set(scores[name][key]) for name in runtimes if key in scores[name]]
+        readings = sorted(set.intersection(*reading_sets)) if reading_sets and not missing else []
+        left_readings = sorted(set.union(*reading_sets) - set(readings)) if reading_sets else []
+        present = [comparisons[name][key] for name in runtimes if key in comparisons[name]]
+        present += [scores[name][key][r] for name in runtimes if key in scores[name] for r in scores[name][key]]
+        sets = [set(frame["context_id"].astype(str)) for frame in present]
         union = set.union(*sets) if sets else set()
+        used = [] if missing else [comparisons[name][key] for name in runtimes] + [
+            scores[name][key][r] for name in runtimes for r in readings]
+        shared = set.intersection(*(set(f["context_id"].astype(str)) for f in used)) if used else set()
         rows.append({"dataset": key[0], "model": key[1], "n_shared": len(shared), "n_left_out": len(union - shared),
-                     "missing": ", ".join(missing)})
+                     "missing": ", ".join(missing), "readings_left_out": ", ".join(left_readings)})
         if not shared:
             continue
         for name in runtimes:
             frame = comparisons[name][key]
             out_comparisons[name][key] = frame[frame["context_id"].astype(str).isin(shared)].reset_index(drop=True)
-            out_scores[name][key] = {reading: part[part["context_id"].astype(str).isin(shared)].reset_index(drop=True)
-                                     for reading, part in scores[name][key].items()}
-    counts = pd.DataFrame(rows, columns=["dataset", "model", "n_shared", "n_left_out", "missing"])
+            out_scores[name][key] = {r: scores[name][key][r][scores[name][key][r]["context_id"].astype(str).isin(shared)]
+                                     .reset_index(drop=True) for r in readings}
+    counts = pd.DataFrame(rows, columns=["dataset", "model", "n_shared", "n_left_out", "missing", "readings_left_out"])
     return out_comparisons, out_scores, counts
 
 
-#: The verdict of the paper's claim in one (model, dataset, aspect) row.
+#: The verdicts of the paper's claim in one (model, dataset, aspect) row.
 COMPARATIVE_HIGHER, SCORING_HIGHER, UNRESOLVED = "comparative higher", "scoring higher", "not resolved"
+#: Verdicts that are not a test of the claim (the row is shown, never counted as agreeing or not).
+TIED, UNDEFINED = "comparative tied", "undefined"
 
 
-def claim_verdict(gap: float, low: float, high: float, n_paired: int) -> str:
-    """The paired interval of comparative minus best scoring, in words: which is higher when the
-    interval excludes 0 on at least :data:`SMALL_N` contexts, "not resolved" when it does not,
-    "n < 5" with fewer contexts, "undefined" without a gap."""
+def claim_verdict(gap: float, excludes_zero: bool, n_paired: int, tied: bool = False) -> str:
+    """One row of the comparative chapter's claim in words, by that chapter's rules: "undefined"
+    without a gap, "comparative tied" when the comparative rankings tie every candidate of every
+    context (a judge that answers by position), "n < 3" below
+    :data:`~nlgjudge.analysis.comparative.MIN_CONTEXTS_FOR_A_CLAIM` shared contexts; otherwise the
+    side the paired interval (``excludes_zero``) puts higher, or "not resolved"."""
     if not np.isfinite(gap):
-        return "undefined"
-    if n_paired < SMALL_N:
-        return f"n < {SMALL_N}"
-    if low > 0:
-        return COMPARATIVE_HIGHER
-    if high < 0:
-        return SCORING_HIGHER
+        return UNDEFINED
+    if tied:
+        return TIED
+    if n_paired < MIN_CONTEXTS_FOR_A_CLAIM:
+        return f"n < {MIN_CONTEXTS_FOR_A_CLAIM}"
+    if excludes_zero:
+        return COMPARATIVE_HIGHER if gap > 0 else SCORING_HIGHER
     return UNRESOLVED
 
 
-def claim_table(reference: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """The paper's claim under two runtimes, side by side.
+def _testable(verdict: str) -> bool:
+    return verdict in (COMPARATIVE_HIGHER, SCORING_HIGHER, UNRESOLVED)
 
-    ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.comparative_vs_scoring` of
-    each runtime, on the same contexts. One row per model, dataset and aspect both have: per
-    runtime (``ref_``/``oth_`` prefixes) the best scoring reading, the gap (x100) with its paired
-    interval, ``n_paired`` and the :func:`claim_verdict`; ``same_verdict`` says whether the two
-    verdicts are the same words.
+
+def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """:func:`comparative_vs_scoring` of one runtime's correlations, with its verdicts and, per row,
+    the per-context gaps ``{context: (comparative - best reading) x100}``."""
+    keys = ["model", "dataset", "aspect"]
+    claim = comparative_vs_scoring(table, confidence)
+    means = table[table["template"].astype(str) == TEMPLATE_MEAN]
+    per_context = {tuple(r[k] for k in (*keys, "method")): r["per_context"] for r in means.to_dict("records")}
+    tied = {tuple(r[k] for k in keys): bool(r["n_tied"] >= r["n_contexts"] > 0)
+            for r in means[means["method"] == COMPARATIVE].to_dict("records")}
+    scoring = claim.reindex(columns=list(SCORING_METHODS))
+    # the reading the gap was taken against: the highest of the scoring readings (as comparative_vs_scoring)
+    best = [row.idxmax() if row.notna().any() else "" for _, row in scoring.iterrows()]
+    out = claim[keys].copy()
+    out["best"] = best
+    out["gap"], out["gap_low"], out["gap_high"] = claim["gap"], claim["gap_low"], claim["gap_high"]
+    out["n_paired"] = claim["n_paired"].astype(int)
+    out["verdict"] = [
+        claim_verdict(g, bool(x), int(n), tied.get(k, False))
+        for g, x, n, k in zip(claim["gap"], claim["gap_excludes_zero"], out["n_paired"],
+                              claim[keys].itertuples(index=False, name=None), strict=True)
+    ]
+    gaps = []
+    for k, method in zip(claim[keys].itertuples(index=False, name=None), best, strict=True):
+        comp, theirs = per_context.get((*k, COMPARATIVE), {}), per_context.get((*k, method), {}) if method else {}
+        gaps.append({c: 100.0 * (comp[c] - theirs[c]) for c in comp if c in theirs})
+    out["per_context_gap"] = gaps
+    return out
+
+
+def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """The paper's claim under two runtimes, side by side, and how much the gap moves.
+
+    ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.correlations` tables of the
+    two runtimes, on the same contexts. One row per model, dataset and aspect of either: per
+    runtime (``ref_``/``oth_`` prefixes) the best scoring reading, the gap (comparative minus it,
+    x100) with its paired interval, ``n_paired`` and the :func:`claim_verdict`.
+    ``verdicts_compared`` is True when both verdicts are tests (not tied, undefined or too few
+    contexts), and ``same_verdict`` whether they are then the same words (False otherwise).
+    ``gap_change`` is the mean over the contexts both have of (other's gap - reference's gap),
+    with its paired t interval (``gap_change_low``/``_high``), ``n_change``, and
+    ``change_excludes_zero`` / ``change_small_n`` as in :func:`method_agreement_table`: a verdict
+    can move from "not resolved" to a side while the gap hardly moves, and this says how far it did.
     """
     keys = ["model", "dataset", "aspect"]
-    columns = ["best", "gap", "gap_low", "gap_high", "n_paired", "verdict"]
-    sides = []
-    for table, prefix in ((reference, "ref_"), (other, "oth_")):
-        scoring = table.reindex(columns=list(SCORING_METHODS))
-        part = table[keys].copy()
-        # the reading the gap was taken against: the highest of the scoring readings (as comparative_vs_scoring)
-        part["best"] = [row.idxmax() if row.notna().any() else "" for _, row in scoring.iterrows()]
-        part["gap"], part["gap_low"], part["gap_high"] = table["gap"], table["gap_low"], table["gap_high"]
-        part["n_paired"] = table["n_paired"].astype(int)
-        part["verdict"] = [claim_verdict(*row) for row in zip(part["gap"], part["gap_low"], part["gap_high"], part["n_paired"], strict=True)]
-        sides.append(part.rename(columns={c: prefix + c for c in columns}))
-    merged = sides[0].merge(sides[1], on=keys, how="inner")
-    merged["same_verdict"] = merged["ref_verdict"] == merged["oth_verdict"]
-    return merged
+    columns = ["best", "gap", "gap_low", "gap_high", "n_paired", "verdict", "per_context_gap"]
+    sides = [_claim_side(table, confidence).rename(columns={c: prefix + c for c in columns})
+             for table, prefix in ((reference, "ref_"), (other, "oth_"))]
+    merged = sides[0].merge(sides[1], on=keys, how="outer")
+    for prefix in ("ref_", "oth_"):
+        merged[f"{prefix}verdict"] = merged[f"{prefix}verdict"].fillna(UNDEFINED)
+        merged[f"{prefix}n_paired"] = merged[f"{prefix}n_paired"].fillna(0).astype(int)
+        merged[f"{prefix}best"] = merged[f"{prefix}best"].fillna("")
+    merged["verdicts_compared"] = [_testable(a) and _testable(b) for a, b in zip(merged["ref_verdict"], merged["oth_verdict"], strict=True)]
+    merged["same_verdict"] = merged["verdicts_compared"] & (merged["ref_verdict"] == merged["oth_verdict"])
+    changes = []
+    for ref, oth in zip(merged["ref_per_context_gap"], merged["oth_per_context_gap"], strict=True):
+        ref, oth = (ref if isinstance(ref, dict) else {}), (oth if isinstance(oth, dict) else {})
+        common = sorted(set(ref) & set(oth))
+        diff = paired_difference_interval([oth[c] for c in common], [ref[c] for c in common], confidence) if common else None
+        changes.append({
+            "gap_change": np.nan if diff is None else diff.mean,
+            "gap_change_low": np.nan if diff is None else diff.low,
+            "gap_change_high": np.nan if diff is None else diff.high,
+            "n_change": len(common),
+            "change_excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
+            "change_small_n": len(common) < SMALL_N,
+        })
+    merged = pd.concat([merged.drop(columns=["ref_per_context_gap", "oth_per_context_gap"]).reset_index(drop=True),
+                        pd.DataFrame(changes, columns=EMPTY_CLAIMS.columns[-6:])], axis=1)
+    return merged[list(EMPTY_CLAIMS.columns)]
 
 
 #: Empty tables of :func:`method_agreement_table` and :func:`claim_table` (a run with nothing to compare).
@@ -415,33 +475,43 @@ EMPTY_SCORING = pd.DataFrame(columns=["model", "dataset", "method", "aspect", "n
                                       "difference_low", "difference_high", "excludes_zero", "small_n"])
 EMPTY_CLAIMS = pd.DataFrame(columns=["model", "dataset", "aspect", "ref_best", "ref_gap", "ref_gap_low", "ref_gap_high",
                                      "ref_n_paired", "ref_verdict", "oth_best", "oth_gap", "oth_gap_low", "oth_gap_high",
-                                     "oth_n_paired", "oth_verdict", "same_verdict"])
+                                     "oth_n_paired", "oth_verdict", "verdicts_compared", "same_verdict", "gap_change",
+                                     "gap_change_low", "gap_change_high", "n_change", "change_excludes_zero",
+                                     "change_small_n"])
 
 
-def claim_values(claims: pd.DataFrame, scoring: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:
-    """What the chapter's text says about the claim and the scoring readings, read off
-    :func:`claim_table` and :func:`method_agreement_table` (so the prose cannot drift)."""
-    differing = claims.loc[~claims["same_verdict"].astype(bool)]
+def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:
+    """What the chapter's text says about the claim, read off :func:`claim_table` (so the prose
+    cannot drift): how many rows were tests under both runtimes, how many kept their verdict,
+    which did not, and how many gaps moved by more than their paired interval resolves."""
+    compared = claims.loc[claims["verdicts_compared"].astype(bool)]
+    differing = compared.loc[~compared["same_verdict"].astype(bool)]
+    untested = len(claims) - len(compared)
+    moved = int(claims["change_excludes_zero"].astype(bool).sum())
+    resolvable = int((~claims["change_small_n"].astype(bool)).sum())
     if not len(claims):
         sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
-    elif not len(differing):
-        sentence = (f"The verdict on the paper's claim is the same under both runtimes in all {len(claims)} "
-                    "(dataset, aspect) rows.")
     else:
-        cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
-                          for r in differing.itertuples())
-        sentence = (f"The verdict on the paper's claim differs between the runtimes in {len(differing)} of "
-                    f"{len(claims)} (dataset, aspect) rows ({cases}).")
-    resolvable = scoring.loc[~scoring["small_n"].astype(bool)]
+        if not len(compared):
+            sentence = "No row is a test of the claim under both runtimes"
+        elif not len(differing):
+            sentence = f"The verdict on the paper's claim is the same under both runtimes in all {len(compared)} rows tested under both"
+        else:
+            cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
+                              for r in differing.itertuples())
+            sentence = (f"The verdict on the paper's claim differs between the runtimes in {len(differing)} of the "
+                        f"{len(compared)} rows tested under both ({cases})")
+        sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
+                     "comparative judge or no gap)." if untested else ".")
+        sentence += (f" The gap itself moves by more than its paired interval resolves in {moved} of the {resolvable} "
+                     f"rows with at least {SMALL_N} contexts." if resolvable else
+                     f" No row has the {SMALL_N} contexts needed to resolve a change of the gap.")
     return {
         "claim_sentence": sentence,
         "n_claim_rows": str(len(claims)),
-        "n_claim_same": str(int(claims["same_verdict"].astype(bool).sum())),
-        "n_scoring_rows": str(len(scoring)),
-        "n_scoring_changed": str(int(scoring["excludes_zero"].astype(bool).sum())),
-        "n_scoring_small": str(int(scoring["small_n"].astype(bool).sum())),
-        "scoring_change_max": (f"{resolvable['difference'].abs().max():.1f}" if resolvable["difference"].notna().any()
-                               else "undefined"),
+        "n_claim_compared": str(len(compared)),
+        "n_claim_same": str(int(compared["same_verdict"].astype(bool).sum())),
+        "n_gap_moved": str(moved),
     }
 
 
@@ -475,22 +545,29 @@ def interval_text(value: float, low: float, high: float, decimals: int = 2) -> s
 
 def summary_values(
     differences: pd.DataFrame, agreement: pd.DataFrame, rankings: pd.DataFrame, humans: pd.DataFrame,
-    bias: pd.DataFrame, reference: str = REFERENCE,
+    bias: pd.DataFrame, reference: str = REFERENCE, scoring: pd.DataFrame | None = None,
 ) -> dict[str, str]:
     """Numbers and sentences the chapter's text quotes, each read off the tables above (so the prose
-    cannot drift, and says "undefined" rather than "nan" for a degenerate run)."""
+    cannot drift, and says "undefined" rather than "nan" for a degenerate run). ``scoring`` (the
+    :func:`method_agreement_table` of the scoring readings, when the run has them) counts in the
+    verdict with the comparative agreements."""
+    scoring = EMPTY_SCORING if scoring is None else scoring
     n_changed = int(humans["excludes_zero"].sum())
+    n_scoring_changed = int(scoring["excludes_zero"].astype(bool).sum())
     n_bias_changed = int(bias["excludes_zero"].sum())
-    tested = int((~humans["small_n"]).sum() + (~bias["small_n"]).sum()) if "small_n" in humans and "small_n" in bias else 0
+    # rows with enough contexts to be tested (a table without the flag has none)
+    tested = int(sum((~t["small_n"].astype(bool)).sum() for t in (humans, bias, scoring) if "small_n" in t))
     chance = (f" With {tested} rows of enough contexts tested at 95%, about {0.05 * tested:.1f} would exclude 0 by "
               "chance alone if the runtime changed nothing.") if tested else ""
-    if n_changed == 0 and n_bias_changed == 0:
-        verdict = ("On these contexts no agreement with the human scores and no positional bias changes by more "
-                   "than its paired interval can resolve: the runtime does not change these conclusions here." + chance)
+    if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
+        verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
+                   "positional bias changes by more than its paired interval can resolve: the runtime does not "
+                   "change these numbers here." + chance)
     else:
-        verdict = (f"On these contexts {n_changed} agreement(s) with the human scores and {n_bias_changed} positional "
-                   "bias(es) change by more than their paired intervals can resolve." + chance + " Read those rows "
-                   "above before comparing numbers computed by different runtimes.")
+        verdict = (f"On these contexts {n_changed} comparative and {n_scoring_changed} prompt-scoring agreement(s) "
+                   f"with the human scores and {n_bias_changed} positional bias(es) change by more than their paired "
+                   "intervals can resolve." + chance + " Read those rows above before comparing numbers computed by "
+                   "different runtimes.")
     n_flipped = int(agreement["n_flipped"].sum())
     flips = (f"the {n_flipped} flipped comparisons had a margin of at most "
              f"{agreement['flipped_margin_max'].max():.3f} under {reference}") if n_flipped else "no decision flipped"
@@ -504,7 +581,9 @@ def summary_values(
         "n_comparisons": str(int(differences["n_comparisons"].sum())),  # no separator: myst reads "9,480" as a tuple
         "datasets": ", ".join(differences["dataset"]),
         "max_abs": f"{differences['max_abs'].max():.3f}",
-        "median_abs": f"{float(np.median(differences['median_abs'])):.4f}",
+        # the per-dataset medians of |difference| (one definition: difference_table's median_abs)
+        "median_abs": (f"{differences['median_abs'].min():.4f}" if len(differences) == 1 else
+                       f"{differences['median_abs'].min():.4f} to {differences['median_abs'].max():.4f}"),
         "agreement_min": f"{100 * agreement['agreement'].min():.1f}%",
         "agreement_max": f"{100 * agreement['agreement'].max():.1f}%",
         "flips": flips,
@@ -514,6 +593,10 @@ def summary_values(
         "human_change_max": f"{changes.max():.1f}" if len(changes) else "undefined",
         "n_bias_rows": str(len(bias)),
         "n_bias_changed": str(n_bias_changed),
+        "n_scoring_rows": str(len(scoring)),
+        "n_scoring_changed": str(n_scoring_changed),
+        "n_scoring_small": str(int(scoring["small_n"].astype(bool).sum())),
+        "small_n": str(SMALL_N),
     }
 
 

@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nlgjudge.studies",
         description=__doc__.split("\n\n")[0],
-        epilog="Also: `list` (the registered studies) and `plan [--list]` (the released-outputs plan).",
+        epilog="Also: `list` (the registered studies), `plan` (print the released-outputs plan) and `plan --run` (run it).",
     )
     parser.add_argument("study", choices=study_names(), help="which registered study")
     from nlgjudge.data import list_datasets
