@@ -209,6 +209,22 @@ def test_generation_and_sampling_do_not_depend_on_batching_and_are_reproducible(
     assert other_seed != first[0]
 
 
+def test_a_sampling_step_too_large_for_one_batch_is_split_with_the_same_samples(handle):
+    """Fragmented free cells (or many samples) can make one step's new blocks overflow n_batch; the
+    step then takes several batches. Forced here: a batch of two blocks, three samples a request."""
+    judge = llama(handle)
+    smp = samples()
+    expected = [r.texts for r in judge.sample(smp)]
+    model, _ = judge._load()
+    original = model.n_batch
+    model.n_batch = 2 * model.align  # each request's 3 samples start 3 blocks of `align` rows at step 0
+    try:
+        split = [r.texts for r in llama(handle).sample(smp)]
+    finally:
+        model.n_batch = original
+    assert split == expected
+
+
 # ---- kill and resume -------------------------------------------------------------------------------
 CHILD = textwrap.dedent(
     """

@@ -434,14 +434,17 @@ class LlamaCppModel:
         return _Row(0, -1, self.scratch)
 
     def place(
-        self, blocks: Sequence[_Block], exact: dict[int, _Row] | None = None, n_max: int | None = None
+        self, blocks: Sequence[_Block], exact: dict[int, _Row] | None = None, n_max: int | None = None,
+        pads_only: bool = False,
     ) -> tuple[list[_Row], list[int], list[_Block]]:
         """Lay out one batch: (rows, their cells, the blocks placed).
 
         ``exact`` rows must land in the given (free) cells; blocks go to the first aligned run of
         consecutive free cells above every cell their sequence holds, in order per sequence;
         scratch rows fill the cells in between and round the batch up to a multiple of the
-        alignment. Blocks that do not fit in ``n_max`` rows are left for the next batch.
+        alignment. Blocks that do not fit in ``n_max`` rows are left for the next batch. When no
+        block fits, that is an error, unless ``pads_only``: then the batch of scratch rows alone is
+        returned (decoding it fills the fragmented cells, so the next batch gets further).
         """
         exact = dict(exact or {})
         n_max = min(n_max or self.n_batch, self.n_batch)
@@ -460,7 +463,7 @@ class LlamaCppModel:
                         rows.append(self.pad())
                         cells.append(int(order[len(cells)]))
         rows, cells, placed = plan
-        if len(placed) == 0 and not exact and blocks:
+        if len(placed) == 0 and not exact and blocks and not (pads_only and rows):
             raise RuntimeError(
                 f"llama.cpp KV cache of {self.n_ctx} cells has no room for the next block; lower the Judge's chunk_size"
             )
@@ -659,7 +662,8 @@ class LlamaCppRunner:
       parent), groups of up to ``group_tokens`` tokens (default: the context's ``n_batch``),
       children depth first so only one group per tree level holds key/values at a time.
 
-    Both give bitwise the same results. Default: ``$NLGJUDGE_LLAMACPP_SCHEME``, else
+    Both give the same results (bitwise on SmolLM2-135M; see the module docstring for the one
+    known exception). Default: ``$NLGJUDGE_LLAMACPP_SCHEME``, else
     "sequential" (faster in the measurement in the module docstring).
     """
 
@@ -1183,17 +1187,28 @@ class LlamaCppRunner:
             block = _Block(row_seq[row], [*tail, new], tag=row)
             block.rows.extend(m.pad() for _ in range(a - len(block.rows)))
             blocks.append(block)
-        rows, cells, placed = m.place(blocks, exact, n_max=m.n_batch)
-        if len(placed) != len(blocks):  # pragma: no cover - sized by decode()
-            raise RuntimeError("llama.cpp: too many samples for one batch")
-        m.decode_placed(rows, cells)
-        for block in placed:
-            row = block.tag
-            block_cell[row] = block.cell
-            reserve[row] = {block.cell + k: r.pos for k, r in enumerate(block.rows) if r.seq == m.scratch}
-        index = {id(r): i for i, r in enumerate(rows)}
-        for row, new in out_row.items():
-            current[row] = m.logits(index[id(new)])  # greedy and sampling need only the logits (see draw)
+        # One batch when it fits. When free cells are fragmented (the scratch rows that fill the gaps
+        # count against n_batch), the blocks left over go in further batches of the same step: each
+        # sample's token depends on its own sequence only, so the split changes no result.
+        pending = blocks
+        while True:
+            # pads_only: a batch may place no block and only fill fragmented cells with scratch rows
+            # (progress: those cells are then taken); place() still fails when it cannot do even that
+            rows, cells, placed = m.place(pending, exact, n_max=m.n_batch, pads_only=True)
+            m.decode_placed(rows, cells)
+            for block in placed:
+                row = block.tag
+                block_cell[row] = block.cell
+                reserve[row] = {block.cell + k: r.pos for k, r in enumerate(block.rows) if r.seq == m.scratch}
+            index = {id(r): i for i, r in enumerate(rows)}
+            for row, new in out_row.items():
+                if id(new) in index:
+                    current[row] = m.logits(index[id(new)])  # greedy and sampling need only the logits (see draw)
+            placed_ids = {id(block) for block in placed}
+            pending = [block for block in pending if id(block) not in placed_ids]
+            exact = {}
+            if not pending:
+                break
 
 
 def draw(scores: np.ndarray, temperature: float, generator: np.random.Generator) -> int:
