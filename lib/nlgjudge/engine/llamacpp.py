@@ -66,7 +66,10 @@ every sample of every job is then a parallel sequence (``seq_cp`` of its prompt'
 ``llama_decode`` per step advances all of them. To keep the layout exact, each sample reserves
 the 8 cells of its current block with scratch tokens that are dropped one by one as it fills
 them; this costs about one extra row per sample and step on average, the price of generation
-that does not depend on batching. Tokens are drawn in numpy from the logits with one
+that does not depend on batching. Jobs go in groups sized to the context, and each group starts
+on an empty cache (a sequence's blocks climb through the cells, so fragments that earlier calls
+left high up can leave a long prompt no room); a step whose new blocks do not fit one batch, as
+with fragmented free cells, takes several, with the same results. Tokens are drawn in numpy from the logits with one
 ``numpy.random.Generator`` per request seeded with the request's seed, in a fixed order (step by
 step, the request's samples in order), so a request's samples depend on nothing else in its
 batch or chunk; temperature 0 is greedy (argmax). Stop tokens are the model's and the
@@ -1090,6 +1093,10 @@ class LlamaCppRunner:
                     rows += jobs[j].n_samples
                     continue
             with m.lock:
+                # Each group starts on an empty cache: a sequence's blocks must climb through the
+                # cells (see place), so what earlier calls left (the trunk, fragments high up the
+                # cache) can leave no room above a long prompt even when most cells are free.
+                m.reset()
                 m.ensure_capacity(2 * cells + 6 * m.n_batch)
                 for g, out in zip(group, self._decode_group([jobs[g] for g in group], stop), strict=True):
                     results[g] = out
