@@ -38,6 +38,7 @@ from nlgjudge.studies.plan import (
     ELO_BACKEND,
     JUDGE,
     N_CONTEXTS,
+    N_SAMPLES,
     NARCISSISM_BENCHMARKS,
     NARCISSISM_DATASETS,
     NARCISSISM_DOCUMENTS,
@@ -449,7 +450,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_contexts": dict(N_CONTEXTS),
             "aspects": None,
             "templates": [1, 2],
-            "n_samples": 10,
+            "n_samples": N_SAMPLES,
             "seed": SEED,
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
@@ -548,7 +549,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "aspects": None,
             "templates": [1, 2],
             "seed": SEED,
-            "n_samples": 10,  # the comparative chapter's, to find its released sampled scores
+            "n_samples": N_SAMPLES,  # the comparative chapter's, to find its released sampled scores
             "backends": ["torch", "llamacpp"],
             "released_only": True,
             "data_dir": None,

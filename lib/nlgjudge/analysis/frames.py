@@ -41,13 +41,19 @@ def check_comparisons(comparisons: pd.DataFrame) -> None:
         raise ValueError(f"{int(duplicated.sum())} comparison(s) appear twice; concatenate each judge's run once")
 
 
+def pair_matrix(i: np.ndarray, j: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``P[i, j] = value`` of each comparison (candidate i in position A), NaN for pairs not compared."""
+    n = int(max(i.max(), j.max())) + 1
+    matrix = np.full((n, n), np.nan)
+    matrix[i, j] = values
+    return matrix
+
+
 def comparison_matrices(comparisons: pd.DataFrame) -> dict[tuple[str, int, str], np.ndarray]:
     """``{(context_id, template, aspect): P}`` with ``P[i, j]`` = P(A) for i in position A, NaN unseen."""
     out: dict[tuple[str, int, str], np.ndarray] = {}
     for (context_id, template, aspect), group in comparisons.groupby(["context_id", "template", "aspect"], sort=False):
-        n = int(max(group["i"].max(), group["j"].max())) + 1
-        matrix = np.full((n, n), np.nan)
-        matrix[group["i"].to_numpy(), group["j"].to_numpy()] = group["p_a"].to_numpy()
+        matrix = pair_matrix(group["i"].to_numpy(), group["j"].to_numpy(), group["p_a"].to_numpy())
         out[(str(context_id), int(template), str(aspect))] = matrix
     return out
 

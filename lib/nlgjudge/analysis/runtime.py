@@ -40,7 +40,7 @@ from nlgjudge.analysis.comparative import (
     comparative_vs_scoring,
     correlations,
 )
-from nlgjudge.analysis.frames import check_comparisons
+from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import correlation, hard_decisions
 from nlgjudge.stats.intervals import SMALL_N, mean_interval, paired_difference_interval
@@ -157,9 +157,7 @@ def _decisions(frame: pd.DataFrame, column: str) -> np.ndarray:
     out = np.empty(len(frame))
     for _, part in frame.groupby(["model", "dataset", "context_id", "template", "aspect"], sort=False):
         i, j = part["i"].to_numpy(), part["j"].to_numpy()
-        n = int(max(i.max(), j.max())) + 1
-        matrix = np.full((n, n), np.nan)
-        matrix[i, j] = part[column].to_numpy(dtype=float)
+        matrix = pair_matrix(i, j, part[column].to_numpy(dtype=float))
         out[frame.index.get_indexer(part.index)] = hard_decisions(matrix)[i, j]
     return out
 
@@ -466,18 +464,18 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
             "change_small_n": len(common) < SMALL_N,
         })
     merged = pd.concat([merged.drop(columns=["ref_per_context_gap", "oth_per_context_gap"]).reset_index(drop=True),
-                        pd.DataFrame(changes, columns=EMPTY_CLAIMS.columns[-6:])], axis=1)
+                        pd.DataFrame(changes, columns=_GAP_CHANGE_COLUMNS)], axis=1)
     return merged[list(EMPTY_CLAIMS.columns)]
 
 
 #: Empty tables of :func:`method_agreement_table` and :func:`claim_table` (a run with nothing to compare).
 EMPTY_SCORING = pd.DataFrame(columns=["model", "dataset", "method", "aspect", "n_contexts", "reference", "other", "difference",
                                       "difference_low", "difference_high", "excludes_zero", "small_n"])
+_GAP_CHANGE_COLUMNS = ["gap_change", "gap_change_low", "gap_change_high", "n_change", "change_excludes_zero", "change_small_n"]
 EMPTY_CLAIMS = pd.DataFrame(columns=["model", "dataset", "aspect", "ref_best", "ref_gap", "ref_gap_low", "ref_gap_high",
                                      "ref_n_paired", "ref_verdict", "oth_best", "oth_gap", "oth_gap_low", "oth_gap_high",
-                                     "oth_n_paired", "oth_verdict", "verdicts_compared", "same_verdict", "gap_change",
-                                     "gap_change_low", "gap_change_high", "n_change", "change_excludes_zero",
-                                     "change_small_n"])
+                                     "oth_n_paired", "oth_verdict", "verdicts_compared", "same_verdict",
+                                     *_GAP_CHANGE_COLUMNS])
 
 
 def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:

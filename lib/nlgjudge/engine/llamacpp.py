@@ -38,15 +38,16 @@ cells. Sequential is the default; the benchmark prints both (``--repeats R`` for
 choice can be revisited on another machine.
 
 **Exact, batch-independent numerics.** llama.cpp's CPU kernels give results that depend on how
-work is laid out: (a) rows beyond the last multiple of 8 of a batch, and one-row batches, go
-through other matrix kernels (up to 0.3 difference in a log-probability, measured), and (b) the
+work is laid out: (a) rows beyond the last multiple of 8 of a batch, and batches of fewer than 8
+rows, go through other matrix kernels (up to 0.3 difference in a log-probability, measured), and (b) the
 attention softmax sums key cells in SIMD chunks of 8 (16 with AVX-512), so a sequence whose cells
 sit at another offset modulo 8 gets other roundings, which the 8-bit activation quantisation
 amplifies (again up to 0.3). Flash attention is worse (its CPU kernel depends on batch size and
 thread count) and is turned off. So every batch is padded to a multiple of 8 rows with throw-away
-tokens on a scratch sequence, and every sequence is laid out exactly as it would lie alone in an
-empty cache: each aligned block of 8 positions in an aligned block of 8 cells, blocks in
-increasing order. The runner mirrors llama.cpp's cell allocator (:class:`_Cells`: the rules of
+tokens on a scratch sequence (8 also with AVX-512, where cell blocks are 16 wide:
+``tests/test_engine_llamacpp_row_padding.py``), and every sequence is laid out exactly as it would
+lie alone in an empty cache: each aligned block of 8 (16) positions in an aligned block of 8 (16)
+cells, blocks in increasing order. The runner mirrors llama.cpp's cell allocator (:class:`_Cells`: the rules of
 ``llama_kv_cache::find_slot`` / ``apply_ubatch`` / ``seq_rm`` in the pinned release) to know where
 each token will land, and steers it with scratch tokens where needed; a parallel node recomputes
 the at most 7 tokens of its parent's last, partial block. Result: every output is bitwise the
@@ -73,7 +74,12 @@ with fragmented free cells, takes several, with the same results. Tokens are dra
 ``numpy.random.Generator`` per request seeded with the request's seed, in a fixed order (step by
 step, the request's samples in order), so a request's samples depend on nothing else in its
 batch or chunk; temperature 0 is greedy (argmax). Stop tokens are the model's and the
-tokenizer's end-of-sequence ids, as in torch.
+tokenizer's end-of-sequence ids, as in torch. Samples of one request that drew the same tokens so
+far could share one sequence until they part; tried and dropped: on 16 SummEval scoring prompts of
+Qwen2.5-Coder-1.5B (10 samples each) it computed 14% fewer rows, but a sample that parts after its
+first token must recompute the shared sequence's last, partial block in one batch, which differs
+from the token-by-token computation by up to 3.3e-6 in a log-probability (never bitwise there), so
+every sample keeps its own sequence and the released samples stay reproducible bit for bit.
 
 **Threads.** ``n_threads`` (generation) and ``n_threads_batch`` (prompts) are the cores this
 process may really use, ``len(os.sched_getaffinity(0))``, unless overridden by the ``threads``
@@ -310,8 +316,12 @@ class LlamaCppModel:
         self.stats = ForwardStats()
         lc.llama_backend_init()
         info = lc.llama_print_system_info().decode(errors="replace")
-        #: Block size of the layout: the SIMD width of llama.cpp's softmax sums and row kernels.
+        #: Block size of the cell layout: the SIMD width of llama.cpp's softmax sums.
         self.align = 16 if "AVX512 = 1" in info else 8
+        #: Batches are padded to a multiple of this many rows: batches of fewer than 8 rows, and rows
+        #: beyond the last multiple of 8, go through other matrix kernels (Qwen2.5-Coder-1.5B Q4_K_M on
+        #: this AVX-512 machine: 1-7 rows change a logit by up to 0.29; 8-20 rows give the same bits).
+        self.row_align = 8
         self.n_batch = max(self.align, int(n_batch) // self.align * self.align)
         params = lc.llama_model_default_params()
         params.n_gpu_layers = 0
@@ -521,7 +531,7 @@ class LlamaCppModel:
             i += 1
         if waiting:
             raise RuntimeError(f"llama.cpp KV layout: cells {sorted(waiting)} were expected free")  # pragma: no cover
-        while len(rows) % a:
+        while len(rows) % self.row_align:
             if i >= n:
                 raise RuntimeError(f"llama.cpp KV cache of {self.n_ctx} cells is full; lower the Judge's chunk_size")
             rows.append(self.pad())
@@ -570,7 +580,7 @@ class LlamaCppModel:
         for start in range(0, len(rows), self.n_batch - self.align):
             part = rows[start : start + self.n_batch - self.align]
             first_pad = self.cells.max_pos(self.scratch) + 1
-            while len(part) % self.align:
+            while len(part) % self.row_align:
                 part.append(self.pad())
             order = self.cells.scan(len(part))
             self.decode_placed(part, [int(c) for c in order[: len(part)]])

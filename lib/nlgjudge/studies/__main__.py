@@ -18,6 +18,7 @@ import logging
 import sys
 import time
 
+from nlgjudge.studies.plan import N_SAMPLES
 from nlgjudge.studies.registry import StudyOptions, get_study, list_studies, released_folder, run_study, study_names
 
 
@@ -39,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--aspects", nargs="*", default=None)
     parser.add_argument("--templates", nargs="*", type=int, default=None, help="prompt templates (default: the study's)")
-    parser.add_argument("--samples", type=int, default=10, help="sampled readings: samples per prompt (K)")
+    parser.add_argument("--samples", type=int, default=N_SAMPLES, help=f"sampled readings: samples per prompt (K; default {N_SAMPLES})")
     parser.add_argument(
         "--backend", default=None, choices=("auto", "torch", "llamacpp"),
         help="model runtime (default: $NLGJUDGE_BACKEND or auto: llama.cpp for packaged GGUF models)",

@@ -42,6 +42,9 @@ N_CONTEXTS = {"summeval": 6, "topicalchat": 10, "webnlg": 6}
 #: order), so every model and study covers the same articles early; later jobs finish the rest.
 FIRST_PASS = 3
 SEED = 0
+#: Answers drawn per prompt by prompt scoring's sampled reading (its K), in the released outputs and
+#: every chapter that reads them.
+N_SAMPLES = 10
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from nlgjudge.studies.plan import N_SAMPLES
+
 if TYPE_CHECKING:
     from nlgjudge.data import JudgeDataset
     from nlgjudge.engine import Judge
@@ -55,7 +57,7 @@ class StudyOptions:
 
     aspects: Sequence[str] | None = None
     templates: Sequence[int] | None = None
-    n_samples: int = 10
+    n_samples: int = N_SAMPLES
     seed: int = 0
     data_dir: str | None = None
 

@@ -24,6 +24,7 @@ from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import SCORE_SUFFIX, Wording, parse_score, scoring_ending, scoring_prompt
 from nlgjudge.prompts.templates import PromptEnding
 from nlgjudge.studies.comparative import TEMPLATES, check_aspects, check_templates
+from nlgjudge.studies.plan import N_SAMPLES
 from nlgjudge.studies.prompting import answer_end, classify_request, prompt_style, sample_request
 from nlgjudge.studies.registry import Check, StudyOptions
 
@@ -101,7 +102,7 @@ def sampled_scores(
     aspects: Sequence[str] | None = None,
     templates: Sequence[int] = (1, 2),
     style: str = "auto",
-    n_samples: int = 10,
+    n_samples: int = N_SAMPLES,
     temperature: float = 1.0,
     max_new_tokens: int = 5,
     seed: int = 0,
@@ -133,7 +134,7 @@ def sampled_requests(
     aspects: Sequence[str] | None = None,
     templates: Sequence[int] = (1, 2),
     style: str = "auto",
-    n_samples: int = 10,
+    n_samples: int = N_SAMPLES,
     temperature: float = 1.0,
     max_new_tokens: int = 5,
     seed: int = 0,
@@ -225,7 +226,7 @@ def prompt_scores(
     *,
     aspects: Sequence[str] | None = None,
     templates: Sequence[int] = (1, 2),
-    n_samples: int = 10,
+    n_samples: int = N_SAMPLES,
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """The expected and the sampled reading of the same prompts, each prompt computed once."""
@@ -242,7 +243,7 @@ def run_scoring(
     *,
     aspects: Sequence[str] | None = None,
     templates: Sequence[int] = (1, 2),
-    n_samples: int = 10,
+    n_samples: int = N_SAMPLES,
     seed: int = 0,
     geval: bool | None = None,
     data_dir: str | None = None,
