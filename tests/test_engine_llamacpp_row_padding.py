@@ -1,10 +1,14 @@
-"""Batches padded to 8 rows give the bits of batches padded to 16, on the judge (marked slow).
+"""Batch independence where llama.cpp's kernels depend on the row count: the judge (marked slow).
 
-``LlamaCppModel.row_align`` is 8 even on AVX-512 CPUs, where the cell blocks are 16 wide: llama.cpp's
-matrix kernels handle batches of fewer than 8 rows, and the rows beyond the last multiple of 8,
-another way, but a row inside a padded batch of 8 is computed as inside one of 16. SmolLM2-135M's
-kernels do not depend on the batch at all, so this runs on Qwen2.5-Coder-1.5B-Instruct, whose
-Q4_K weights do (skipped when its package is not installed).
+SmolLM2-135M's kernels do not depend on the batch at all, so the SmolLM2 tests cannot see what
+these check, on Qwen2.5-Coder-1.5B-Instruct, whose Q4_K weights go through other kernels for
+fewer than 8 rows (skipped when its package is not installed):
+
+- ``LlamaCppModel.row_align`` is 8 even on AVX-512 CPUs, where the cell blocks are 16 wide: a row
+  inside a padded batch of 8 is computed as inside one of 16;
+- the output layer sees only the rows that ask for logits, so their count is padded too: without
+  that, sampling the same requests in other chunks changed a next-token logit by up to 0.018;
+- so both prefix-sharing schemes give the same bits.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nlgjudge.engine import GenerateRequest, Judge, SampleRequest
+from nlgjudge.engine import ClassifyRequest, GenerateRequest, Judge, SampleRequest
 from nlgjudge.models import MissingPackageError
 
 pytestmark = pytest.mark.slow
@@ -69,3 +73,64 @@ def test_batches_padded_to_8_rows_give_the_bits_of_batches_padded_to_16():
     rows_4, _ = _logit_rows(judge, 4)
     if judge._load()[0].align == 16:  # measured on this AVX-512 machine; other CPUs may differ
         assert not all(np.array_equal(a, b) for a, b in zip(rows_4, rows_16, strict=True))
+
+
+def _draws_by_request(judge: Judge, requests: list[SampleRequest], monkeypatch) -> dict[int, list[bytes]]:
+    """Every next-token distribution each request's draws read, in order, keyed by the request's seed."""
+    from nlgjudge.engine import llamacpp
+
+    seen: dict[int, list[bytes]] = {}
+    original = llamacpp.draw
+
+    def recording(scores, temperature, generator):
+        seen.setdefault(int(generator.bit_generator.seed_seq.entropy), []).append(np.asarray(scores).tobytes())
+        return original(scores, temperature, generator)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(llamacpp, "draw", recording)
+        judge.sample(requests)
+    return seen
+
+
+def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(monkeypatch):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
+    try:
+        model, _ = judge._load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    requests = [
+        SampleRequest(prompt=[{"role": "user", "content": f"{ARTICLE}\nRate summary {k} ('{ARTICLE[: 30 + 25 * k]}') from 1 to 5."}],
+                      n_samples=3, temperature=1.0, max_new_tokens=3, seed=k)
+        for k in range(3)
+    ]
+    model.reset()
+    together = _draws_by_request(judge, requests, monkeypatch)
+    model.reset()
+    alone = _draws_by_request(Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2, chunk_size=1), requests[::-1], monkeypatch)
+    assert together.keys() == alone.keys() == {0, 1, 2}
+    assert all(together[k] == alone[k] for k in together)
+
+
+def test_both_prefix_sharing_schemes_give_the_same_bits_on_the_judge(monkeypatch):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
+    try:
+        model, _ = judge._load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    from nlgjudge.engine.llamacpp import SCHEME_ENV
+
+    summaries = ["The council approved a library.", "A library will open downtown in two years.", "Springfield voted."]
+    requests = [
+        ClassifyRequest(prompt=[{"role": "user", "content": f"{ARTICLE}\n\nSummary A: {summaries[i]}\n\nSummary B: {summaries[j]}\n\n"
+                                                             f"Which summary is more {aspect}, Summary A or Summary B?"}],
+                        response_prefix="Answer: Summary", labels=(" A", " B"))
+        for i in range(3) for j in range(3) if i != j for aspect in ("coherent", "fluent")
+    ]
+    results = {}
+    for scheme in ("sequential", "parallel"):
+        monkeypatch.setenv(SCHEME_ENV, scheme)
+        model.reset()
+        results[scheme] = [r.logprobs for r in Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2).label_probs(requests)]
+    assert all(np.array_equal(a, b) for a, b in zip(results["sequential"], results["parallel"], strict=True))

@@ -225,6 +225,40 @@ def test_a_sampling_step_too_large_for_one_batch_is_split_with_the_same_samples(
     assert split == expected
 
 
+def test_a_decoding_group_that_finds_the_cache_full_starts_again_on_an_empty_cache(handle, monkeypatch):
+    """Groups run on the cache the last one left (its trunk holds their shared prefix); when the
+    layout finds no room, the group is computed again on an empty cache, with the same samples.
+    Forced here: the first placement of a sampling step fails."""
+    from nlgjudge.engine.llamacpp import KVCacheFullError, LlamaCppModel
+
+    smp = samples()
+    expected = [r.texts for r in llama(handle).sample(smp)]
+    judge = llama(handle, chunk_size=1)
+    model, _ = judge._load()
+    judge.sample(smp[:1])  # something left in the cache before the failing group
+    original_place, original_reset = LlamaCppModel.place, LlamaCppModel.reset
+    calls = {"failed": 0, "resets": 0}
+
+    def place_failing_once(self, blocks, exact=None, n_max=None, pads_only=False):
+        if pads_only and calls["failed"] == 0:  # pads_only: a sampling step's placement
+            calls["failed"] += 1
+            raise KVCacheFullError("forced by the test")
+        return original_place(self, blocks, exact, n_max, pads_only)
+
+    def counting_reset(self):
+        calls["resets"] += 1
+        original_reset(self)
+
+    monkeypatch.setattr(LlamaCppModel, "place", place_failing_once)
+    monkeypatch.setattr(LlamaCppModel, "reset", counting_reset)
+    again = [r.texts for r in judge.sample(smp)]
+    assert calls == {"failed": 1, "resets": 1}
+    assert again == expected
+    # Without the failure, a later group found its predecessors' prefix cached (no reset at all).
+    calls["resets"] = 0
+    assert [r.texts for r in judge.sample(smp)] == expected and calls["resets"] == 0
+
+
 # ---- kill and resume -------------------------------------------------------------------------------
 CHILD = textwrap.dedent(
     """

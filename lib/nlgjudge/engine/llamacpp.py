@@ -44,8 +44,11 @@ attention softmax sums key cells in SIMD chunks of 8 (16 with AVX-512), so a seq
 sit at another offset modulo 8 gets other roundings, which the 8-bit activation quantisation
 amplifies (again up to 0.3). Flash attention is worse (its CPU kernel depends on batch size and
 thread count) and is turned off. So every batch is padded to a multiple of 8 rows with throw-away
-tokens on a scratch sequence (8 also with AVX-512, where cell blocks are 16 wide:
-``tests/test_engine_llamacpp_row_padding.py``), and every sequence is laid out exactly as it would
+tokens on a scratch sequence (8 also with AVX-512, where cell blocks are 16 wide), the rows that
+ask for logits are padded to a multiple of 8 too (the output layer only sees those rows, so its
+kernel depends on their count: without this, on Qwen2.5-Coder-1.5B, the same sampling requests in
+other chunks read next-token logits up to 0.018 apart; ``tests/test_engine_llamacpp_row_padding.py``
+fails without it), and every sequence is laid out exactly as it would
 lie alone in an empty cache: each aligned block of 8 (16) positions in an aligned block of 8 (16)
 cells, blocks in increasing order. The runner mirrors llama.cpp's cell allocator (:class:`_Cells`: the rules of
 ``llama_kv_cache::find_slot`` / ``apply_ubatch`` / ``seq_rm`` in the pinned release) to know where
@@ -53,9 +56,14 @@ each token will land, and steers it with scratch tokens where needed; a parallel
 the at most 7 tokens of its parent's last, partial block. Result: every output is bitwise the
 output of its sequence computed alone -- independent of chunking, batching, the other requests
 in the chunk, the scheme and the prompt cache, and identical after a kill and resume (tested
-on SmolLM2-135M). One exception is known: on Qwen2.5-Coder-1.5B the parallel scheme differs from
-the sequential one by up to 3.5e-6 in a log-probability (cause not tracked down; the sequential
-default is bitwise the same in every order and chunking there too).
+on SmolLM2-135M, whose kernels do not depend on the row count at all, and on
+Qwen2.5-Coder-1.5B, whose do: chunking, the two schemes, padding to 8 or 16 rows).
+The output rows were padded from 2026-11-25 on (commit after fefbb05). The llama.cpp outputs
+released before (the Elo, narcissism and self-preference chapters', and issue 12's first
+recomputation) were computed without it: on the Qwen models their values depend on the batch they
+were computed in, by up to about 0.02 in a log-probability (the size measured above; SmolLM2's do
+not). They stay released under the same cache keys; computing them again gives the
+batch-independent values, which differ from them by that much at most.
 Sliding-window models (Gemma 3) keep a second cache for their local layers in which llama.cpp
 recycles cells that leave the window, so sharing or rolling back key/values is unsafe there:
 each of their sequences is computed alone from position 0 (as the torch path does for sequences
@@ -67,19 +75,20 @@ every sample of every job is then a parallel sequence (``seq_cp`` of its prompt'
 ``llama_decode`` per step advances all of them. To keep the layout exact, each sample reserves
 the 8 cells of its current block with scratch tokens that are dropped one by one as it fills
 them; this costs about one extra row per sample and step on average, the price of generation
-that does not depend on batching. Jobs go in groups sized to the context, and each group starts
-on an empty cache (a sequence's blocks climb through the cells, so fragments that earlier calls
-left high up can leave a long prompt no room); a step whose new blocks do not fit one batch, as
+that does not depend on batching. Jobs go in groups sized to the context, each group on the cache
+as the last one left it (the trunk keeps their shared prefix); a group that finds no room (a
+sequence's blocks climb through the cells, so fragments left high up can leave a long prompt none)
+starts again on an empty cache, with the same results; a step whose new blocks do not fit one batch, as
 with fragmented free cells, takes several, with the same results. Tokens are drawn in numpy from the logits with one
 ``numpy.random.Generator`` per request seeded with the request's seed, in a fixed order (step by
 step, the request's samples in order), so a request's samples depend on nothing else in its
 batch or chunk; temperature 0 is greedy (argmax). Stop tokens are the model's and the
 tokenizer's end-of-sequence ids, as in torch. Samples of one request that drew the same tokens so
-far could share one sequence until they part; tried and dropped: on 16 SummEval scoring prompts of
-Qwen2.5-Coder-1.5B (10 samples each) it computed 14% fewer rows, but a sample that parts after its
-first token must recompute the shared sequence's last, partial block in one batch, which differs
-from the token-by-token computation by up to 3.3e-6 in a log-probability (never bitwise there), so
-every sample keeps its own sequence and the released samples stay reproducible bit for bit.
+far could share one sequence until they part (a sample that parts recomputes the shared
+sequence's last, partial block). Tried: on 16 SummEval scoring prompts of Qwen2.5-Coder-1.5B (10
+samples each) it computed 14% fewer rows, but its samples read logits up to 3.3e-6 from the
+token-by-token ones, so it was dropped; that was measured before the output rows were padded,
+which may have been the cause, so it deserves another try.
 
 **Threads.** ``n_threads`` (generation) and ``n_threads_batch`` (prompts) are the cores this
 process may really use, ``len(os.sched_getaffinity(0))``, unless overridden by the ``threads``
@@ -123,6 +132,10 @@ THREADS_ENV = "NLGJUDGE_THREADS"
 #: Fingerprint suffix of llama.cpp cache keys (torch keys have none, so they stay as they were).
 FINGERPRINT_SUFFIX = "|runtime=llama.cpp"
 TRUNK = 0  # KV sequence that keeps the last computed path between runs (a prompt cache)
+
+
+class KVCacheFullError(RuntimeError):
+    """The KV cache has no room for the next block or batch (see :meth:`LlamaCppModel.place`)."""
 
 
 class BackendUnavailableError(ImportError):
@@ -477,7 +490,7 @@ class LlamaCppModel:
                         cells.append(int(order[len(cells)]))
         rows, cells, placed = plan
         if len(placed) == 0 and not exact and blocks and not (pads_only and rows):
-            raise RuntimeError(
+            raise KVCacheFullError(
                 f"llama.cpp KV cache of {self.n_ctx} cells has no room for the next block; lower the Judge's chunk_size"
             )
         return plan
@@ -533,7 +546,7 @@ class LlamaCppModel:
             raise RuntimeError(f"llama.cpp KV layout: cells {sorted(waiting)} were expected free")  # pragma: no cover
         while len(rows) % self.row_align:
             if i >= n:
-                raise RuntimeError(f"llama.cpp KV cache of {self.n_ctx} cells is full; lower the Judge's chunk_size")
+                raise KVCacheFullError(f"llama.cpp KV cache of {self.n_ctx} cells is full; lower the Judge's chunk_size")
             rows.append(self.pad())
             cells.append(int(order[i]))
             i += 1
@@ -552,7 +565,18 @@ class LlamaCppModel:
                 next_pos += 1
         self._tokens[:n] = [r.token for r in rows]
         self._pos[:n] = [r.pos for r in rows]
-        self._flags[:n] = [1 if r.output else 0 for r in rows]
+        # The output layer's matrix kernel depends on how many rows ask for logits, as every matrix
+        # kernel depends on its row count (see row_align): so ask for them on a multiple of row_align
+        # rows, scratch rows first (their logits are never read).
+        flags = [1 if r.output else 0 for r in rows]
+        extra = -sum(flags) % self.row_align if any(flags) else 0
+        for i in sorted(range(n), key=lambda i: rows[i].seq != self.scratch):
+            if extra == 0:
+                break
+            if not flags[i]:
+                flags[i] = 1
+                extra -= 1
+        self._flags[:n] = flags
         seq_id = self._batch.seq_id
         for i, r in enumerate(rows):
             seq_id[i][0] = r.seq
@@ -560,7 +584,7 @@ class LlamaCppModel:
         rc = self._lc.llama_decode(self._ctx, self._batch)
         if rc != 0:
             if rc == 1:
-                raise RuntimeError(
+                raise KVCacheFullError(
                     f"llama.cpp found no room for {n} tokens in its KV cache of {self.n_ctx} cells; lower the Judge's "
                     "chunk_size"
                 )
@@ -570,7 +594,7 @@ class LlamaCppModel:
         self.stats.forward_calls += 1
         self.stats.tokens_computed += real
         self.stats.padded_tokens += n
-        self.stats.output_rows += sum(1 for r in rows if r.output)
+        self.stats.output_rows += sum(flags)
         self.stats.attended_keys += sum(r.pos + 1 for r in rows if r.seq != self.scratch)
 
     def decode(self, tokens: Sequence[int], positions: Sequence[int], seqs: Sequence[int], outputs: Sequence[bool]) -> None:
@@ -675,8 +699,8 @@ class LlamaCppRunner:
       parent), groups of up to ``group_tokens`` tokens (default: the context's ``n_batch``),
       children depth first so only one group per tree level holds key/values at a time.
 
-    Both give the same results (bitwise on SmolLM2-135M; see the module docstring for the one
-    known exception). Default: ``$NLGJUDGE_LLAMACPP_SCHEME``, else
+    Both give the same results, bitwise (tested on SmolLM2-135M and Qwen2.5-Coder-1.5B).
+    Default: ``$NLGJUDGE_LLAMACPP_SCHEME``, else
     "sequential" (faster in the measurement in the module docstring).
     """
 
@@ -1103,12 +1127,21 @@ class LlamaCppRunner:
                     rows += jobs[j].n_samples
                     continue
             with m.lock:
-                # Each group starts on an empty cache: a sequence's blocks must climb through the
-                # cells (see place), so what earlier calls left (the trunk, fragments high up the
-                # cache) can leave no room above a long prompt even when most cells are free.
-                m.reset()
                 m.ensure_capacity(2 * cells + 6 * m.n_batch)
-                for g, out in zip(group, self._decode_group([jobs[g] for g in group], stop), strict=True):
+                group_jobs = [jobs[g] for g in group]
+                try:
+                    # On the cache as the last group left it: its trunk holds their shared prefix (the
+                    # article or dialogue), which is not computed again.
+                    outputs = self._decode_group(group_jobs, stop)
+                except KVCacheFullError:
+                    # A sequence's blocks must climb through the cells (see place), so what earlier
+                    # groups and calls left (the trunk, fragments high up the cache) can leave a long
+                    # prompt no room even when most cells are free: the group starts again on an
+                    # empty cache, with the same results (they do not depend on the layout).
+                    log.info("llama.cpp KV cache fragmented: a decoding group starts again on an empty cache")
+                    m.reset()
+                    outputs = self._decode_group(group_jobs, stop)
+                for g, out in zip(group, outputs, strict=True):
                     results[g] = out
             if j < 0:
                 break
