@@ -29,7 +29,9 @@ Measured on the judge (Qwen2.5-Coder-1.5B-Instruct, one SummEval article, 8 cand
 ordered pairs x 4 aspects = 224 comparisons, 2 threads, a quiet machine, one run;
 ``make bench BENCH_ARGS="--compare-backends --candidates 8 --generate 4 --max-new-tokens 60"``):
 sequential 100.9 s, parallel 195.8 s, the plain prompt-cache loop
-(:func:`prefix_cache_loop_label_logprobs`) 112.1 s, the torch engine 225.8 s. The parallel scheme
+(:func:`prefix_cache_loop_label_logprobs`) 112.1 s, the torch engine 225.8 s (batches then padded
+to 16 rows; medians of 3 runs with 8-row padding, ``--repeats 3 --default-scheme-only``:
+sequential 100.4 s, loop 101.1 s, torch 198.2 s). The parallel scheme
 loses because llama.cpp's throughput on this CPU is nearly flat above ~32 tokens per batch
 (Qwen2.5-0.5B, 1 thread: 54 tokens/s at 16, 65 at 64, 62 at 496; 2 threads: 93, 108, 111), so
 larger batches gain little, while the exact layout below costs the parallel scheme about 7 extra
@@ -58,7 +60,7 @@ output of its sequence computed alone -- independent of chunking, batching, the 
 in the chunk, the scheme and the prompt cache, and identical after a kill and resume (tested
 on SmolLM2-135M, whose kernels do not depend on the row count at all, and on
 Qwen2.5-Coder-1.5B, whose do: chunking, the two schemes, padding to 8 or 16 rows).
-The output rows were padded from 2026-11-25 on (commit after fefbb05). The llama.cpp outputs
+The output rows are padded from commit 16ae99d (2026-11-25) on. The llama.cpp outputs
 released before (the Elo, narcissism and self-preference chapters', and issue 12's first
 recomputation) were computed without it: on the Qwen models their values depend on the batch they
 were computed in, by up to about 0.02 in a log-probability (the size measured above; SmolLM2's do
