@@ -22,7 +22,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install install-backend book chapter html test bench bench-sharing outputs clean
+.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding outputs clean
 
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
@@ -32,6 +32,7 @@ help:
 	@echo "make bench [BENCH_ARGS=--quick]        judge-engine benchmark (naive loop vs engine)"
 	@echo "make bench BENCH_ARGS=--compare-backends  torch vs llama.cpp runtimes (add --quick for SmolLM2)"
 	@echo "make bench-sharing [BENCH_ARGS=--quick] prompt scoring with and without shared prompt states"
+	@echo "make bench-decoding [BENCH_ARGS=--quick] llama.cpp sampling: groups keeping their prefix; same bits in any chunking"
 	@echo "make outputs                           compute the released model outputs (hours; resumable)"
 
 $(STAMP): environment.yml pyproject.toml .ci/install.py
@@ -69,6 +70,9 @@ bench: install-backend
 
 bench-sharing: install
 	$(PY) -m nlgjudge.bench_sharing $(BENCH_ARGS)
+
+bench-decoding: install-backend
+	$(PY) -m nlgjudge.bench_decoding $(BENCH_ARGS)
 
 outputs: install-backend
 	$(PY) -m nlgjudge.studies plan --run

@@ -706,6 +706,10 @@ class LlamaCppRunner:
     "sequential" (faster in the measurement in the module docstring).
     """
 
+    #: Decoding groups start on the cache the previous group left, whose trunk holds the prefix they
+    #: share (False: every group on an empty cache, as before 2026-11-25; for the benchmark).
+    keep_trunk_between_groups = True
+
     def __init__(
         self,
         model: LlamaCppModel,
@@ -1129,6 +1133,8 @@ class LlamaCppRunner:
                     rows += jobs[j].n_samples
                     continue
             with m.lock:
+                if not self.keep_trunk_between_groups:
+                    m.reset()
                 m.ensure_capacity(2 * cells + 6 * m.n_batch)
                 group_jobs = [jobs[g] for g in group]
                 try:

@@ -1,0 +1,36 @@
+"""The llama.cpp decoding benchmark runs end to end on SmolLM2 and ends with its one line (slow)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nlgjudge import bench_decoding
+
+pytestmark = pytest.mark.slow
+
+
+def test_bench_decoding_quick_ends_with_the_speedup_and_the_same_bits(capsys):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    from nlgjudge.models import MissingPackageError, resolve_model
+
+    try:
+        resolve_model("smollm2-135m-instruct").load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    assert bench_decoding.main(["--quick", "--prompts", "2", "--samples", "2", "--repeats", "2", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(a) one call, groups keep their shared prefix (default)" in out and "(2 runs of (a) and (b)" in out
+    last = out.strip().splitlines()[-1]
+    match = re.fullmatch(r"keep_trunk_speedup=(\S+) same_bits=(True|False) max_abs_diff=(\S+)", last)
+    assert match, last
+    assert float(match.group(1)) > 0
+    # SmolLM2's kernels do not depend on the batch: any chunking gives the same bits.
+    assert match.group(2) == "True" and float(match.group(3)) == 0
+
+
+def test_bench_decoding_rejects_a_count_below_one():
+    with pytest.raises(SystemExit) as exit_info:
+        bench_decoding.main(["--prompts", "0"])
+    assert exit_info.value.code == 2
