@@ -35,7 +35,9 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
 
     seen: dict[int, list[np.ndarray]] = {}
     original_draw = llamacpp.draw
-    original_keep = llamacpp.LlamaCppRunner.keep_trunk_between_groups
+    # getattr: the benchmark also runs against an engine from before the switch existed (every group
+    # then starts on an empty cache), to measure what the output-row padding changed
+    original_keep = getattr(llamacpp.LlamaCppRunner, "keep_trunk_between_groups", None)
 
     def recording(scores: np.ndarray, temperature: float, generator: np.random.Generator) -> int:
         seen.setdefault(int(generator.bit_generator.seed_seq.entropy), []).append(np.array(scores, dtype=np.float32))
@@ -44,14 +46,16 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
     model, _ = judge._load()
     model.reset()
     llamacpp.draw = recording
-    llamacpp.LlamaCppRunner.keep_trunk_between_groups = keep_trunk
+    if original_keep is not None:
+        llamacpp.LlamaCppRunner.keep_trunk_between_groups = keep_trunk
     try:
         start = time.perf_counter()
         judge.sample(requests)
         seconds = time.perf_counter() - start
     finally:
         llamacpp.draw = original_draw
-        llamacpp.LlamaCppRunner.keep_trunk_between_groups = original_keep
+        if original_keep is not None:
+            llamacpp.LlamaCppRunner.keep_trunk_between_groups = original_keep
     return seconds, judge.last_run.stats, seen
 
 

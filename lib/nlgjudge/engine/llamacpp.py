@@ -134,6 +134,14 @@ THREADS_ENV = "NLGJUDGE_THREADS"
 #: Fingerprint suffix of llama.cpp cache keys (torch keys have none, so they stay as they were).
 FINGERPRINT_SUFFIX = "|runtime=llama.cpp"
 TRUNK = 0  # KV sequence that keeps the last computed path between runs (a prompt cache)
+#: From this commit on, the rows that ask for logits are padded too (see the module docstring):
+#: llama.cpp outputs released before it carry batch-dependent noise where the kernels depend on
+#: the row count.
+OUTPUT_PADDING_COMMIT = "16ae99d"
+#: That noise as measured before the commit: the largest difference between two chunkings of the
+#: same sampling requests in a next-token log-probability, and the model (``make bench-decoding``,
+#: (a) against (c), run on the engine of commit 7af7988).
+UNPADDED_OUTPUT_NOISE = (0.018, "qwen2.5-coder-1.5b-instruct")
 
 
 class KVCacheFullError(RuntimeError):
