@@ -28,6 +28,18 @@ ARTICLE = (
 )
 
 
+@pytest.fixture(scope="module")
+def judge() -> Judge:
+    """The judge on llama.cpp (2 threads, no cache); skipped without llama-cpp-python or its package."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
+    try:
+        judge._load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    return judge
+
+
 def _logit_rows(judge: Judge, row_align: int | None) -> tuple[list[np.ndarray], list[object]]:
     """Every logit row the engine reads, and the texts, with batches padded to ``row_align`` rows
     (None: the engine's default)."""
@@ -56,13 +68,7 @@ def _logit_rows(judge: Judge, row_align: int | None) -> tuple[list[np.ndarray], 
     return seen, [s.texts for s in samples] + [g.text for g in summaries]
 
 
-def test_batches_padded_to_8_rows_give_the_bits_of_batches_padded_to_16():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
-    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
-    try:
-        judge._load()
-    except MissingPackageError as err:
-        pytest.skip(str(err))
+def test_batches_padded_to_8_rows_give_the_bits_of_batches_padded_to_16(judge):
     rows_16, texts_16 = _logit_rows(judge, 16)
     assert judge._load()[0].row_align == 8
     rows_8, texts_8 = _logit_rows(judge, None)
@@ -92,13 +98,8 @@ def _draws_by_request(judge: Judge, requests: list[SampleRequest], monkeypatch) 
     return seen
 
 
-def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(monkeypatch):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
-    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
-    try:
-        model, _ = judge._load()
-    except MissingPackageError as err:
-        pytest.skip(str(err))
+def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(judge, monkeypatch):
+    model, _ = judge._load()
     requests = [
         SampleRequest(prompt=[{"role": "user", "content": f"{ARTICLE}\nRate summary {k} ('{ARTICLE[: 30 + 25 * k]}') from 1 to 5."}],
                       n_samples=3, temperature=1.0, max_new_tokens=3, seed=k)
@@ -112,13 +113,8 @@ def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(monkeypat
     assert all(together[k] == alone[k] for k in together)
 
 
-def test_both_prefix_sharing_schemes_give_the_same_bits_on_the_judge(monkeypatch):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
-    judge = Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2)
-    try:
-        model, _ = judge._load()
-    except MissingPackageError as err:
-        pytest.skip(str(err))
+def test_both_prefix_sharing_schemes_give_the_same_bits_on_the_judge(judge, monkeypatch):
+    model, _ = judge._load()
     from nlgjudge.engine.llamacpp import SCHEME_ENV
 
     summaries = ["The council approved a library.", "A library will open downtown in two years.", "Springfield voted."]
