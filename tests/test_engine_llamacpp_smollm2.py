@@ -252,11 +252,57 @@ def test_a_decoding_group_that_finds_the_cache_full_starts_again_on_an_empty_cac
     monkeypatch.setattr(LlamaCppModel, "place", place_failing_once)
     monkeypatch.setattr(LlamaCppModel, "reset", counting_reset)
     again = [r.texts for r in judge.sample(smp)]
-    assert calls == {"failed": 1, "resets": 1}
+    assert calls == {"failed": 1, "resets": 1} and judge.last_run.stats.restarted_groups == 1
     assert again == expected
     # Without the failure, a later group found its predecessors' prefix cached (no reset at all).
     calls["resets"] = 0
     assert [r.texts for r in judge.sample(smp)] == expected and calls["resets"] == 0
+    assert judge.last_run.stats.reused_tokens > 0
+
+
+def test_a_run_that_fails_partway_leaves_no_stale_sequence_behind(handle, monkeypatch):
+    """A run that fails partway is forgotten whole. Forced here: the cache has no room for a node
+    computed after a finished node of the path the trunk keeps (a prefix shared with the previous
+    group's trunk puts the off-trunk branch first). The group's retry on an empty cache gives the
+    samples of a clean run and no KV sequence id is released twice (before the fix, the retry
+    released the failed attempt's ids, by then handed out again)."""
+    from nlgjudge.engine.llamacpp import KVCacheFullError, LlamaCppModel, LlamaCppRunner
+    from nlgjudge.engine.tree import DecodeJob
+
+    model, _ = llama(handle)._load()
+    shared, y, z = list(range(1000, 1040)), [1200, 1201, 1202], [1300, 1301, 1302]
+    first = DecodeJob(shared + y + [1500], 2, 1.0, 4, 0)
+    jobs = [
+        DecodeJob(shared + y + [1400], 2, 1.0, 4, 1),
+        DecodeJob(shared + z + [1401], 2, 1.0, 4, 2),
+        DecodeJob(shared + z + [1402], 2, 1.0, 4, 3),
+    ]
+
+    def one_node_groups() -> LlamaCppRunner:
+        runner = LlamaCppRunner(model)
+        runner.max_group_nodes = 1  # the branches in separate groups, so one fails after another finished
+        return runner
+
+    model.reset()
+    clean = one_node_groups()
+    clean.decode([first], set())
+    expected = clean.decode(jobs, set())
+    model.reset()
+    runner = one_node_groups()
+    runner.decode([first], set())  # its trunk: the prefix the next group shares
+    original_place = LlamaCppModel.place
+    failed = []
+
+    def place_failing_after_a_kept_path_node(self, blocks, exact=None, n_max=None, pads_only=False):
+        if not pads_only and runner._retained_live and not failed:
+            failed.append(True)
+            raise KVCacheFullError("forced by the test")
+        return original_place(self, blocks, exact, n_max, pads_only)
+
+    monkeypatch.setattr(LlamaCppModel, "place", place_failing_after_a_kept_path_node)
+    assert runner.decode(jobs, set()) == expected
+    assert failed == [True]
+    assert len(set(model._free_seqs)) == len(model._free_seqs) == model.n_seq_max - 2
 
 
 # ---- kill and resume -------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ and no output cache:
 (a) and (b) alternate ``--repeats`` times. Prints the median seconds of (a) and (b), the tokens and
 rows (padding included) each computed, whether every request's draws read the same next-token
 scores, bit for bit, in (a), (b) and (c), and last, exactly:
-``keep_trunk_speedup=<median b / median a> same_bits=<True|False> max_abs_diff=<largest score difference>``.
+``keep_trunk_speedup=<median b / median a> same_bits=<True|False> max_abs_diff=<d>``, where ``d`` is
+the largest difference between the runs' draw inputs as log-probabilities (``nan`` when the runs
+drew a different number of times).
 
 Run: ``python -m nlgjudge.bench_decoding`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick`` (SmolLM2-135M).
 """
@@ -59,20 +61,34 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
     return seconds, judge.last_run.stats, seen
 
 
-def _compare(a: dict[int, list[np.ndarray]], b: dict[int, list[np.ndarray]]) -> tuple[bool, float]:
+def _compare(a: dict[int, list[np.ndarray]], b: dict[int, list[np.ndarray]]) -> tuple[bool, float | None]:
+    """Whether two runs' draw inputs are the same bits, and their largest difference as
+    log-probabilities (the inputs are log-probabilities at the first token and logits after, so each
+    is normalised first); None when the runs drew a different number of times (not comparable)."""
     if a.keys() != b.keys() or any(len(a[k]) != len(b[k]) for k in a):
-        return False, float("nan")
-    same = all(np.array_equal(x, y) for k in a for x, y in zip(a[k], b[k], strict=True))
-    diff = max((float(np.max(np.abs(x - y))) for k in a for x, y in zip(a[k], b[k], strict=True)), default=0.0)
+        return False, None
+    pairs = [(x, y) for k in a for x, y in zip(a[k], b[k], strict=True)]
+    same = all(np.array_equal(x, y) for x, y in pairs)
+    diff = max((float(np.max(np.abs(_log_softmax(x) - _log_softmax(y)))) for x, y in pairs), default=0.0)
     return same, diff
+
+
+def _log_softmax(scores: np.ndarray) -> np.ndarray:
+    x = scores.astype(np.float64)
+    top = x.max()
+    return x - top - np.log(np.exp(x - top).sum())
+
+
+def _describe(diff: float | None) -> str:
+    return "not comparable: the runs drew a different number of times" if diff is None else f"max |diff| {diff:.3g}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench_decoding", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 4 prompts, 3 samples each")
+    parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 12 prompts (two decoding groups), 2 samples each")
     parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct)")
-    parser.add_argument("--prompts", type=int, default=None, help="prompts (default 16; --quick 4)")
-    parser.add_argument("--samples", type=int, default=None, help="answers sampled per prompt (default 10; --quick 3)")
+    parser.add_argument("--prompts", type=int, default=None, help="prompts (default 16; --quick 12)")
+    parser.add_argument("--samples", type=int, default=None, help="answers sampled per prompt (default 10; --quick 2)")
     parser.add_argument("--repeats", type=int, default=1, help="alternate (a) and (b) R times and report medians (odd R advised)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the usable cores)")
     args = parser.parse_args(argv)
@@ -82,12 +98,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{name} must be at least 1, got {value}")
 
     from nlgjudge.data import load_dataset
-    from nlgjudge.engine import Judge
+    from nlgjudge.engine import Judge, llamacpp
     from nlgjudge.studies.scoring import sampled_requests
 
     name = args.model or ("smollm2-135m-instruct" if args.quick else "qwen2.5-coder-1.5b-instruct")
-    n_prompts = args.prompts or (4 if args.quick else 16)
-    n_samples = args.samples or (3 if args.quick else 10)
+    n_prompts = args.prompts or (12 if args.quick else 16)
+    n_samples = args.samples or (2 if args.quick else 10)
     ds = load_dataset("summeval").select_contexts(1, seed=0)
     judge = Judge(name, cache=False, progress=False, backend="llamacpp", threads=args.threads)
     requests, _ = sampled_requests(judge.handle, ds, aspects=["COH", "CON"], templates=[1], n_samples=n_samples)
@@ -95,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {name}; SummEval article {ds.context_ids()[0]}: {len(requests)} prompts x {n_samples} samples "
           f"(up to {requests[0].max_new_tokens} tokens each); {judge.runtime_description()}")
 
+    if not hasattr(llamacpp.LlamaCppRunner, "keep_trunk_between_groups"):
+        print("this engine predates keep_trunk_between_groups: (a) and (b) below both start every group on an empty cache")
     times: dict[bool, list[float]] = {True: [], False: []}
     stats: dict[bool, Any] = {}
     draws: dict[bool, dict[int, list[np.ndarray]]] = {}
@@ -114,13 +132,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{text:<58} {statistics.median(seconds):>9.1f} {st.tokens_computed:>8} {st.padded_tokens:>8} {st.forward_calls:>6}")
     if args.repeats > 1:
         print(f"({args.repeats} runs of (a) and (b), alternating; rows = tokens + padding and layout steering)")
+    restarted = {text[:3]: st.restarted_groups for text, _, st in lines if st.restarted_groups}
+    if restarted:  # their draws are recorded twice, so the comparison below says "not comparable"
+        print(f"decoding groups computed again on an empty cache (no room): {restarted}")
     same_ab, diff_ab = _compare(draws[True], draws[False])
     same_ac, diff_ac = _compare(draws[True], draws_alone)
     n_draws = sum(len(v) for v in draws[True].values())
-    print(f"draw inputs, {n_draws} next-token score vectors: (a) = (b) bitwise {same_ab} (max |diff| {diff_ab:.3g}); "
-          f"(a) = (c) bitwise {same_ac} (max |diff| {diff_ac:.3g})")
+    print(f"draw inputs, {n_draws} next-token score vectors (differences as log-probabilities): "
+          f"(a) = (b) bitwise {same_ab} ({_describe(diff_ab)}); (a) = (c) bitwise {same_ac} ({_describe(diff_ac)})")
     speedup = statistics.median(times[False]) / statistics.median(times[True])
-    print(f"keep_trunk_speedup={speedup:.2f} same_bits={same_ab and same_ac} max_abs_diff={max(diff_ab, diff_ac):.3g}")
+    diffs = (diff_ab, diff_ac)
+    largest = "nan" if None in diffs else f"{max(d for d in diffs if d is not None):.3g}"
+    print(f"keep_trunk_speedup={speedup:.2f} same_bits={same_ab and same_ac} max_abs_diff={largest}")
     return 0
 
 

@@ -49,8 +49,9 @@ thread count) and is turned off. So every batch is padded to a multiple of 8 row
 tokens on a scratch sequence (8 also with AVX-512, where cell blocks are 16 wide), the rows that
 ask for logits are padded to a multiple of 8 too (the output layer only sees those rows, so its
 kernel depends on their count: without this, on Qwen2.5-Coder-1.5B, the same sampling requests in
-other chunks read next-token logits up to 0.018 apart; ``tests/test_engine_llamacpp_row_padding.py``
-fails without it), and every sequence is laid out exactly as it would
+other chunks read next-token scores up to 0.018 apart -- the inputs sampling draws from: the
+log-probabilities of the first answer token, the logits of the next ones;
+``tests/test_engine_llamacpp_row_padding.py`` fails without it), and every sequence is laid out exactly as it would
 lie alone in an empty cache: each aligned block of 8 (16) positions in an aligned block of 8 (16)
 cells, blocks in increasing order. The runner mirrors llama.cpp's cell allocator (:class:`_Cells`: the rules of
 ``llama_kv_cache::find_slot`` / ``apply_ubatch`` / ``seq_rm`` in the pinned release) to know where
@@ -63,9 +64,12 @@ Qwen2.5-Coder-1.5B, whose do: chunking, the two schemes, padding to 8 or 16 rows
 The output rows are padded from commit 16ae99d (2026-11-25) on. The llama.cpp outputs
 released before (the Elo, narcissism and self-preference chapters', and issue 12's first
 recomputation) were computed without it: on the Qwen models their values depend on the batch they
-were computed in, by up to about 0.02 in a log-probability (the size measured above; SmolLM2's do
-not). They stay released under the same cache keys; computing them again gives the
-batch-independent values, which differ from them by that much at most.
+were computed in (measured on the 1.5B judge only: up to 0.018 in a next-token score, one article's
+16 sampling prompts, above; SmolLM2's do not). They stay released under the same cache keys;
+computing them again gives the batch-independent values, which differ from them by noise of that
+size in a probability or likelihood, and outright where such noise changes a sampled token (an
+answer, and so a sampled score). Which released outputs are from before the commit is listed in
+the README.
 Sliding-window models (Gemma 3) keep a second cache for their local layers in which llama.cpp
 recycles cells that leave the window, so sharing or rolling back key/values is unsafe there:
 each of their sequences is computed alone from position 0 (as the torch path does for sequences
@@ -138,9 +142,10 @@ TRUNK = 0  # KV sequence that keeps the last computed path between runs (a promp
 #: llama.cpp outputs released before it carry batch-dependent noise where the kernels depend on
 #: the row count.
 OUTPUT_PADDING_COMMIT = "16ae99d"
-#: That noise as measured before the commit: the largest difference between two chunkings of the
-#: same sampling requests in a next-token log-probability, and the model (``make bench-decoding``,
-#: (a) against (c), run on the engine of commit 7af7988).
+#: That noise as measured before the commit, and the model: the largest difference between two
+#: chunkings of the same sampling requests in the next-token scores sampling draws from
+#: (log-probabilities of the first answer token, logits after; one SummEval article, 16 prompts x 10
+#: samples), with the engine of commit 7af7988.
 UNPADDED_OUTPUT_NOISE = (0.018, "qwen2.5-coder-1.5b-instruct")
 
 
@@ -345,6 +350,9 @@ class LlamaCppModel:
         #: beyond the last multiple of 8, go through other matrix kernels (Qwen2.5-Coder-1.5B Q4_K_M on
         #: this AVX-512 machine: 1-7 rows change a logit by up to 0.29; 8-20 rows give the same bits).
         self.row_align = 8
+        #: The rows that ask for logits are padded to a multiple of row_align too (False only for the
+        #: negative control in tests/test_engine_llamacpp_row_padding.py: the engine before 16ae99d).
+        self.pad_output_rows = True
         self.n_batch = max(self.align, int(n_batch) // self.align * self.align)
         params = lc.llama_model_default_params()
         params.n_gpu_layers = 0
@@ -460,6 +468,8 @@ class LlamaCppModel:
         self.cells.drop(seq, start, stop)
 
     def release(self, seq: int) -> None:
+        if seq in self._free_seqs:  # a bookkeeping bug: the id may already serve another sequence
+            raise RuntimeError(f"llama.cpp KV sequence {seq} released twice")
         self.drop(seq)
         if seq not in (TRUNK, self.scratch):
             self._free_seqs.append(seq)
@@ -501,7 +511,8 @@ class LlamaCppModel:
         rows, cells, placed = plan
         if len(placed) == 0 and not exact and blocks and not (pads_only and rows):
             raise KVCacheFullError(
-                f"llama.cpp KV cache of {self.n_ctx} cells has no room for the next block; lower the Judge's chunk_size"
+                f"llama.cpp KV cache of {self.n_ctx} cells has no room for the next block; lower the Judge's "
+                "chunk_size (or, when one request is too large, its samples or max_new_tokens)"
             )
         return plan
 
@@ -556,14 +567,17 @@ class LlamaCppModel:
             raise RuntimeError(f"llama.cpp KV layout: cells {sorted(waiting)} were expected free")  # pragma: no cover
         while len(rows) % self.row_align:
             if i >= n:
-                raise KVCacheFullError(f"llama.cpp KV cache of {self.n_ctx} cells is full; lower the Judge's chunk_size")
+                raise KVCacheFullError(
+                    f"llama.cpp KV cache of {self.n_ctx} cells is full; lower the Judge's chunk_size (or, when one "
+                    "request is too large, its samples or max_new_tokens)"
+                )
             rows.append(self.pad())
             cells.append(int(order[i]))
             i += 1
         return rows, cells, placed
 
     def decode_placed(self, rows: Sequence[_Row], cells: Sequence[int]) -> None:
-        """One ``llama_decode`` of a planned batch (its rows a multiple of the alignment)."""
+        """One ``llama_decode`` of a planned batch (its rows a multiple of ``row_align``)."""
         n = len(rows)
         if not 0 < n <= self.n_batch:
             raise ValueError(f"a llama.cpp batch holds 1..{self.n_batch} tokens, got {n}")
@@ -579,13 +593,15 @@ class LlamaCppModel:
         # kernel depends on its row count (see row_align): so ask for them on a multiple of row_align
         # rows, scratch rows first (their logits are never read).
         flags = [1 if r.output else 0 for r in rows]
-        extra = -sum(flags) % self.row_align if any(flags) else 0
+        extra = -sum(flags) % self.row_align if any(flags) and self.pad_output_rows else 0
         for i in sorted(range(n), key=lambda i: rows[i].seq != self.scratch):
             if extra == 0:
                 break
             if not flags[i]:
                 flags[i] = 1
                 extra -= 1
+        if extra:  # pragma: no cover - n is a multiple of row_align (place pads it), so rows remain
+            raise RuntimeError(f"llama.cpp batch of {n} rows cannot ask for logits on a multiple of {self.row_align} rows")
         self._flags[:n] = flags
         seq_id = self._batch.seq_id
         for i, r in enumerate(rows):
@@ -748,20 +764,28 @@ class LlamaCppRunner:
             kept = sum(len(s) for s in tree.sequences) if _has_kept(tree) else 0
             m.ensure_capacity(2 * longest + kept + 6 * m.n_batch)
             before = _snapshot(m.stats)
-            if m.n_swa > 0:
-                self._run_unshared(tree)
+            try:
+                if m.n_swa > 0:
+                    self._run_unshared(tree)
+                elif self.scheme == "sequential" and not kept:
+                    self._run_sequential(tree)
+                else:
+                    retained = self._retained_path(tree)
+                    items = self._reuse_trunk(tree)
+                    handles: dict[int, _Handle] = {}
+                    self._run_level(items, handles, retained)
+                    self._keep_trunk(tree, handles)
+            except BaseException:
+                # A run that fails partway (KVCacheFullError, an interrupt) leaves sequences nothing
+                # will release and a trunk out of step with its tokens: forget it all (an empty
+                # cache), so that no stale sequence id is released later, freed twice once the ids
+                # are handed out again, and no half-written trunk is reused.
+                self._retained_live = []
+                _clear_states(tree)
+                m.reset()
+                raise
+            finally:
                 _add_delta(self.stats, m.stats, before)
-                return
-            if self.scheme == "sequential" and not kept:
-                self._run_sequential(tree)
-                _add_delta(self.stats, m.stats, before)
-                return
-            retained = self._retained_path(tree)
-            items = self._reuse_trunk(tree)
-            handles: dict[int, _Handle] = {}
-            self._run_level(items, handles, retained)
-            self._keep_trunk(tree, handles)
-            _add_delta(self.stats, m.stats, before)
 
     def release(self, nodes: Sequence[TreeNode]) -> None:
         """Free the KV sequences of kept nodes (after decoding from them)."""
@@ -1155,6 +1179,7 @@ class LlamaCppRunner:
                     # prompt no room even when most cells are free: the group starts again on an
                     # empty cache, with the same results (they do not depend on the layout).
                     log.info("llama.cpp KV cache fragmented: a decoding group starts again on an empty cache")
+                    self.stats.restarted_groups += 1
                     m.reset()
                     outputs = self._decode_group(group_jobs, stop)
                 for g, out in zip(group, outputs, strict=True):
@@ -1287,6 +1312,16 @@ def draw(scores: np.ndarray, temperature: float, generator: np.random.Generator)
     cumulative = np.cumsum(np.exp(x))
     u = generator.random() * cumulative[-1]
     return int(min(np.searchsorted(cumulative, u, side="right"), len(cumulative) - 1))
+
+
+def _clear_states(tree: PrefixTree) -> None:
+    """Forget the KV sequences kept nodes were given (after a failed run reset the cache)."""
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        node.state = None
+        node.last_logprobs = None
+        stack.extend(node.children.values())
 
 
 def _has_kept(tree: PrefixTree) -> bool:

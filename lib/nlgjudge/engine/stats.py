@@ -15,3 +15,4 @@ class ForwardStats:
     attended_keys: int = 0  # sum over real query tokens of the keys they attend (attention cost)
     output_rows: int = 0  # positions that went through the output layer
     reused_tokens: int = 0  # prompt tokens whose key/values an earlier run left (llama.cpp prompt cache)
+    restarted_groups: int = 0  # llama.cpp decoding groups computed again on an empty cache (no room)
