@@ -328,6 +328,15 @@ def test_chapter_figures_are_in_the_page(built_book: Path) -> None:
         assert (built_book / "book" / src).resolve().is_file(), f"missing image {src}"
 
 
+def test_every_page_ships_the_output_style(built_book: Path) -> None:
+    """Padded table cells and wrapped printed lines (book/_ext/static/outputs.css) on every chapter."""
+    style = built_book / "_static" / "outputs.css"
+    assert "pre-wrap" in style.read_text(encoding="utf-8")
+    for chapter in book.list_chapters():
+        page = (built_book / "book" / f"{chapter.name}.html").read_text(encoding="utf-8")
+        assert re.search(r'<link[^>]*href="[^"]*_static/outputs\.css', page), chapter.name
+
+
 # --------------------------------------------------------------------------------------------
 # The book's Sphinx extension (book/_ext/offline_book.py)
 

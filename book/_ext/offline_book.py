@@ -7,6 +7,9 @@
   (``mathjax/tex-chtml.js``, relative to ``_static``). A remote ``mathjax_path`` is an error.
 * **No thebe.** Jupyter Book always loads ``sphinx_thebe``, whose pages carry the URL of thebe on
   a CDN and a Binder configuration even with launch buttons off; its assets and nodes are removed.
+* **Outputs at the page's width.** ``static/outputs.css`` pads the cells of notebook output tables
+  (the theme gives pandas tables none, so adjacent columns ran together) and wraps long printed
+  lines (logs, prompts), which otherwise run off the page's edge.
 * **A last check.** Any script or stylesheet still registered with a remote URL fails the build.
 * **A front page that opens the book.** The book's root page lives in ``book/``, so Jupyter Book
   writes ``index.html`` as a bare ``<meta http-equiv="Refresh">`` redirect, which some viewers
@@ -163,8 +166,15 @@ def _write_index(app: Sphinx, exception: Exception | None) -> None:
     )
 
 
+def _add_table_style(app: Sphinx) -> None:
+    """Ship ``static/outputs.css`` (padded table cells, wrapped printed lines) with every page."""
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+    app.add_css_file("outputs.css")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _check_config)
+    app.connect("builder-inited", _add_table_style)
     # after sphinx-thebe's own handlers (default priority 500)
     app.connect("doctree-resolved", _remove_thebe_nodes, priority=900)
     app.connect("html-page-context", _filter_page_assets, priority=900)
