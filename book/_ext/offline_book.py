@@ -166,7 +166,7 @@ def _write_index(app: Sphinx, exception: Exception | None) -> None:
     )
 
 
-def _add_table_style(app: Sphinx) -> None:
+def _add_output_style(app: Sphinx) -> None:
     """Ship ``static/outputs.css`` (padded table cells, wrapped printed lines) with every page."""
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
     app.add_css_file("outputs.css")
@@ -174,7 +174,7 @@ def _add_table_style(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _check_config)
-    app.connect("builder-inited", _add_table_style)
+    app.connect("builder-inited", _add_output_style)
     # after sphinx-thebe's own handlers (default priority 500)
     app.connect("doctree-resolved", _remove_thebe_nodes, priority=900)
     app.connect("html-page-context", _filter_page_assets, priority=900)
