@@ -99,6 +99,16 @@ def _draws_by_request(judge: Judge, requests: list[SampleRequest], monkeypatch) 
     return seen
 
 
+def _together_and_alone(judge: Judge, requests: list[SampleRequest], monkeypatch) -> tuple[dict, dict]:
+    """The draws of the requests in one call, and one request per call in reverse order."""
+    model, _ = judge._load()
+    model.reset()
+    together = _draws_by_request(judge, requests, monkeypatch)
+    model.reset()
+    alone = _draws_by_request(Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2, chunk_size=1), requests[::-1], monkeypatch)
+    return together, alone
+
+
 def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(judge, monkeypatch):
     model, _ = judge._load()
     requests = [
@@ -106,10 +116,7 @@ def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(judge, mo
                       n_samples=3, temperature=1.0, max_new_tokens=3, seed=k)
         for k in range(3)
     ]
-    model.reset()
-    together = _draws_by_request(judge, requests, monkeypatch)
-    model.reset()
-    alone = _draws_by_request(Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2, chunk_size=1), requests[::-1], monkeypatch)
+    together, alone = _together_and_alone(judge, requests, monkeypatch)
     assert together.keys() == alone.keys() == {0, 1, 2}
     assert all(together[k] == alone[k] for k in together)
     # The negative control: without the output-row padding (the engine before 16ae99d) the same
@@ -117,10 +124,7 @@ def test_sampling_reads_the_same_bits_however_the_requests_are_chunked(judge, mo
     if model.align == 16:
         model.pad_output_rows = False
         try:
-            model.reset()
-            together = _draws_by_request(judge, requests, monkeypatch)
-            model.reset()
-            alone = _draws_by_request(Judge(NAME, cache=False, progress=False, backend="llamacpp", threads=2, chunk_size=1), requests[::-1], monkeypatch)
+            together, alone = _together_and_alone(judge, requests, monkeypatch)
         finally:
             model.pad_output_rows = True
         assert together.keys() == alone.keys() and not all(together[k] == alone[k] for k in together)

@@ -69,14 +69,10 @@ def _compare(a: dict[int, list[np.ndarray]], b: dict[int, list[np.ndarray]]) -> 
         return False, None
     pairs = [(x, y) for k in a for x, y in zip(a[k], b[k], strict=True)]
     same = all(np.array_equal(x, y) for x, y in pairs)
-    diff = max((float(np.max(np.abs(_log_softmax(x) - _log_softmax(y)))) for x, y in pairs), default=0.0)
+    from nlgjudge.engine.llamacpp import _log_softmax_rows
+
+    diff = max((float(np.max(np.abs(np.diff(_log_softmax_rows(np.stack([x, y])), axis=0)))) for x, y in pairs), default=0.0)
     return same, diff
-
-
-def _log_softmax(scores: np.ndarray) -> np.ndarray:
-    x = scores.astype(np.float64)
-    top = x.max()
-    return x - top - np.log(np.exp(x - top).sum())
 
 
 def _describe(diff: float | None) -> str:

@@ -1314,24 +1314,23 @@ def draw(scores: np.ndarray, temperature: float, generator: np.random.Generator)
     return int(min(np.searchsorted(cumulative, u, side="right"), len(cumulative) - 1))
 
 
-def _clear_states(tree: PrefixTree) -> None:
-    """Forget the KV sequences kept nodes were given (after a failed run reset the cache)."""
+def _nodes(tree: PrefixTree) -> Iterator[TreeNode]:
     stack = [tree.root]
     while stack:
         node = stack.pop()
+        yield node
+        stack.extend(node.children.values())
+
+
+def _clear_states(tree: PrefixTree) -> None:
+    """Forget the KV sequences kept nodes were given (after a failed run reset the cache)."""
+    for node in _nodes(tree):
         node.state = None
         node.last_logprobs = None
-        stack.extend(node.children.values())
 
 
 def _has_kept(tree: PrefixTree) -> bool:
-    stack = [tree.root]
-    while stack:
-        node = stack.pop()
-        if node.keep_state:
-            return True
-        stack.extend(node.children.values())
-    return False
+    return any(node.keep_state for node in _nodes(tree))
 
 
 def _snapshot(stats: ForwardStats) -> tuple[int, int, int, int, int]:
