@@ -305,6 +305,42 @@ def test_a_run_that_fails_partway_leaves_no_stale_sequence_behind(handle, monkey
     assert len(set(model._free_seqs)) == len(model._free_seqs) == model.n_seq_max - 2
 
 
+def test_a_trunk_left_above_free_cells_is_computed_again_from_cell_0_with_the_same_results(handle, monkeypatch):
+    """A trunk above free cells (where a sampling group may leave it) makes every later batch of the
+    sequential scheme fill those cells with scratch rows (a block must lie above every cell its
+    sequence holds); the scheme computes the trunk's prefix again from cell 0 instead. Same label
+    probabilities, bit for bit, as on an empty cache and as when the trunk is reused where it lies,
+    and fewer rows. Forced here: 64 cells below the trunk freed after it was computed."""
+    from nlgjudge.engine.llamacpp import TRUNK, LlamaCppRunner
+
+    requests = comparisons()
+    judge = llama(handle)
+    model, _ = judge._load()
+    model.reset()
+    expected = [r.probs for r in judge.label_probs(requests)]
+
+    def float_the_trunk() -> None:
+        model.reset()
+        filler = model.new_seq()
+        model.decode([1000] * 64, range(64), [filler] * 64, [False] * 64)  # cells 0-63
+        judge.label_probs(requests[:1])  # the trunk: the passage's prefix, above the filler
+        model.release(filler)
+        assert model.free_cells_below(TRUNK) >= 64
+
+    rows, probs, dropped = {}, {}, {}
+    for drop in (False, True):
+        monkeypatch.setattr(LlamaCppRunner, "drop_floating_trunk", drop)
+        float_the_trunk()
+        probs[drop] = [r.probs for r in judge.label_probs(requests)]
+        rows[drop], dropped[drop] = judge.last_run.stats.padded_tokens, judge.last_run.stats.dropped_trunks
+        if drop:
+            assert model.free_cells_below(TRUNK) == 0
+    for got in probs.values():
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+    assert dropped == {False: 0, True: 1}
+    assert rows[True] < rows[False]
+
+
 # ---- kill and resume -------------------------------------------------------------------------------
 CHILD = textwrap.dedent(
     """

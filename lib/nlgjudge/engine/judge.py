@@ -108,7 +108,7 @@ class RunReport:
     def summary(self) -> str:
         return (
             f"{self.operation}: computed {self.computed}, from cache {self.from_cache}, truncated {self.truncated}, "
-            f"tokens computed {self.stats.tokens_computed}"
+            f"tokens computed {self.stats.tokens_computed}, rows computed {self.stats.padded_tokens}"
         )
 
 

@@ -1,0 +1,35 @@
+"""The floating-trunk benchmark runs end to end on SmolLM2 and ends with its one line (slow)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nlgjudge import bench_floating_trunk
+
+pytestmark = pytest.mark.slow
+
+
+def test_bench_floating_trunk_quick_ends_with_the_speedup_and_the_same_bits(capsys):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    from nlgjudge.models import MissingPackageError, resolve_model
+
+    try:
+        resolve_model("smollm2-135m-instruct").load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    assert bench_floating_trunk.main(["--quick", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
+    match = re.fullmatch(r"floating_trunk_speedup=(\S+) same_bits=(True|False) rows_a=(\d+) rows_b=(\d+)", last)
+    assert match, last
+    assert float(match.group(1)) > 0
+    assert match.group(2) == "True"  # where the trunk lies never changes a result
+    assert int(match.group(3)) <= int(match.group(4)), out
+
+
+def test_bench_floating_trunk_rejects_a_count_below_one():
+    with pytest.raises(SystemExit) as exit_info:
+        bench_floating_trunk.main(["--label-prompts", "0"])
+    assert exit_info.value.code == 2
