@@ -749,8 +749,9 @@ class LlamaCppRunner:
     #: Decoding groups start on the cache the previous group left, whose trunk holds the prefix they
     #: share (False: every group on an empty cache, as before 2026-11-25; for the benchmark).
     keep_trunk_between_groups = True
-    #: The sequential scheme computes the trunk's prefix again when free cells lie below it (False:
-    #: reuse it where it lies, as before 2026-11-25; for the benchmark and its test).
+    #: The sequential scheme computes the prefix it would reuse from the trunk again, from cell 0,
+    #: when free cells lie below that prefix (False: reuse it where it lies, as before 2026-11-25;
+    #: for the benchmark and its test).
     drop_floating_trunk = True
 
     def __init__(

@@ -16,4 +16,4 @@ class ForwardStats:
     output_rows: int = 0  # positions that went through the output layer
     reused_tokens: int = 0  # prompt tokens whose key/values an earlier run left (llama.cpp prompt cache)
     restarted_groups: int = 0  # llama.cpp decoding groups computed again on an empty cache (no room)
-    dropped_trunks: int = 0  # llama.cpp trunks computed again because free cells lay below them
+    dropped_trunks: int = 0  # llama.cpp trunk prefixes computed again from cell 0 (free cells lay below them)
