@@ -36,6 +36,28 @@ def test_auto_runs_packaged_gguf_models_on_llamacpp(name, monkeypatch):
     assert f"GGUF {PACKAGED_MODELS[name].quantisation} as shipped" in judge.runtime_description()
 
 
+def test_the_runtime_description_names_the_pinned_release_installed_or_not(monkeypatch):
+    """Chapters read released outputs computed on the pinned llama-cpp-python: a book built without
+    the backend says the same as one built with it; another installed release is named as such."""
+    from importlib import metadata
+
+    from nlgjudge.engine.llamacpp import PINNED_VERSION
+
+    judge = Judge(SMOLLM2, cache=False, backend="llamacpp")
+    real_version = metadata.version
+
+    def version(name: str, answer: str | None) -> str:
+        if name != "llama-cpp-python":
+            return real_version(name)
+        if answer is None:
+            raise metadata.PackageNotFoundError(name)
+        return answer
+
+    for answer, expected in ((None, PINNED_VERSION), (PINNED_VERSION, PINNED_VERSION), ("9.9.9", f"9.9.9, not the pinned {PINNED_VERSION}")):
+        monkeypatch.setattr(metadata, "version", lambda name, answer=answer: version(name, answer))
+        assert judge.runtime_description() == f"llama.cpp (llama-cpp-python {expected}, GGUF Q4_1 as shipped)"
+
+
 def test_auto_keeps_hub_local_memory_and_encoder_models_on_torch(tmp_path, monkeypatch):
     monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
     folder = tmp_path / "my-model"

@@ -203,7 +203,16 @@ class Judge:
         spec = PACKAGED_MODELS.get(self.handle.location) if self.handle.source == "packaged" else None
         quant = f"GGUF {spec.quantisation}" if spec is not None and spec.quantisation else "GGUF"
         if self.backend == "llamacpp":
-            return f"llama.cpp (llama-cpp-python {installed('llama-cpp-python')}, {quant} as shipped)"
+            from nlgjudge.engine.llamacpp import PINNED_VERSION
+
+            # A book built without the backend reads outputs computed on the pinned release: name it,
+            # so the page does not depend on what the building machine has installed.
+            version = installed("llama-cpp-python")
+            if version not in (PINNED_VERSION, "not installed"):
+                version = f"{version}, not the pinned {PINNED_VERSION}"
+            else:
+                version = PINNED_VERSION
+            return f"llama.cpp (llama-cpp-python {version}, {quant} as shipped)"
         weights = f", de-quantised {quant}" if spec is not None and spec.gguf_file else ""
         return f"transformers (transformers {installed('transformers')}, torch {installed('torch')} fp32{weights})"
 
