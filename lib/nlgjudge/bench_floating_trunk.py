@@ -7,8 +7,9 @@ cache the previous context's sampling left. Its trunk (the prefix the last decod
 lies where that group put it, possibly above free cells; a block must lie above every cell its
 sequence holds, so every later batch may have to fill those free cells with scratch rows.
 
-On two contexts of a dataset (default WebNLG: the first two of the seeded 6-context subset the
-released outputs use), in one process with one loaded model and no output cache:
+On two contexts of a dataset (the first two of its seeded 6-context subset, in the order the
+studies compute them; default WebNLG, whose released subset that is), in one process with one
+loaded model and no output cache:
 
 (a) sample the first context's sampled prompts (not timed), then time the second context's first
     ``--label-prompts`` expected-score prompts, the trunk computed again when free cells lie below
