@@ -99,3 +99,17 @@ def paper_text_of() -> Callable[[str], str]:
         return path.read_text(encoding="utf-8")
 
     return read
+
+
+@pytest.fixture(scope="session")
+def smollm2_on_llamacpp() -> str:
+    """The packaged SmolLM2-135M's name, for tests that run it on llama.cpp; skips when the backend
+    or the model's package is not installed."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
+    from nlgjudge.models import MissingPackageError, resolve_model
+
+    try:
+        resolve_model("smollm2-135m-instruct").load()
+    except MissingPackageError as err:
+        pytest.skip(str(err))
+    return "smollm2-135m-instruct"

@@ -37,14 +37,7 @@ def test_repeats_below_one_is_a_clear_error(capsys):
 
 
 @pytest.mark.slow
-def test_compare_backends_reports_medians_of_the_repeats_and_ends_with_the_ratios(capsys):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
-    from nlgjudge.models import MissingPackageError, resolve_model
-
-    try:
-        resolve_model("smollm2-135m-instruct").load()
-    except MissingPackageError as err:
-        pytest.skip(str(err))
+def test_compare_backends_reports_medians_of_the_repeats_and_ends_with_the_ratios(capsys, smollm2_on_llamacpp):
     argv = ["--quick", "--candidates", "3", "--max-pairs", "2", "--generate", "1", "--max-new-tokens", "4", "--repeats", "2", "--threads", "1"]
     assert bench.compare_backends(argv) == 0
     out = capsys.readouterr().out

@@ -11,14 +11,7 @@ from nlgjudge import bench_floating_trunk
 pytestmark = pytest.mark.slow
 
 
-def test_bench_floating_trunk_quick_ends_with_the_speedup_and_the_same_bits(capsys):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make install-backend)")
-    from nlgjudge.models import MissingPackageError, resolve_model
-
-    try:
-        resolve_model("smollm2-135m-instruct").load()
-    except MissingPackageError as err:
-        pytest.skip(str(err))
+def test_bench_floating_trunk_quick_ends_with_the_speedup_and_the_same_bits(capsys, smollm2_on_llamacpp):
     assert bench_floating_trunk.main(["--quick", "--threads", "1"]) == 0
     out = capsys.readouterr().out
     last = out.strip().splitlines()[-1]
