@@ -22,7 +22,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding bench-floating-trunk outputs clean
+.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding bench-floating-trunk bench-label-leaves outputs clean
 
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
@@ -34,6 +34,7 @@ help:
 	@echo "make bench-sharing [BENCH_ARGS=--quick] prompt scoring with and without shared prompt states"
 	@echo "make bench-decoding [BENCH_ARGS=--quick] llama.cpp sampling: groups keeping their prefix; same bits in any chunking"
 	@echo "make bench-floating-trunk [BENCH_ARGS=--quick] llama.cpp label probabilities after sampling: trunk recomputed vs reused"
+	@echo "make bench-label-leaves [BENCH_ARGS=--quick]   llama.cpp score-word continuations: side by side in one call vs one call each"
 	@echo "make outputs                           compute the released model outputs (hours; resumable)"
 
 $(STAMP): environment.yml pyproject.toml .ci/install.py
@@ -77,6 +78,9 @@ bench-decoding: install-backend
 
 bench-floating-trunk: install-backend
 	$(PY) -m nlgjudge.bench_floating_trunk $(BENCH_ARGS)
+
+bench-label-leaves: install-backend
+	$(PY) -m nlgjudge.bench_label_leaves $(BENCH_ARGS)
 
 outputs: install-backend
 	$(PY) -m nlgjudge.studies plan --run

@@ -341,6 +341,34 @@ def test_a_trunk_left_above_free_cells_is_computed_again_from_cell_0_with_the_sa
     assert rows[True] < rows[False]
 
 
+def test_short_sibling_leaves_are_computed_side_by_side_in_fewer_calls_with_the_same_results(handle, monkeypatch):
+    """The score words' continuations of a prompt (short leaves of the prefix tree) share one call,
+    each on its own sequence, instead of one call each on the trunk: the same label probabilities,
+    bit for bit, in fewer calls."""
+    from nlgjudge.engine.llamacpp import LlamaCppRunner
+
+    requests = [
+        ClassifyRequest(
+            prompt=[{"role": "user", "content": f"{PASSAGE}\n\nSummary: {s}\n\nRate the summary from 1 to 10."}],
+            response_prefix="Score:",
+            labels=tuple(f" {i}" for i in range(1, 11)),
+            label_end="<|im_end|>",
+        )
+        for s in SUMMARIES
+    ]
+    judge = llama(handle)
+    model, _ = judge._load()
+    probs, calls, grouped = {}, {}, {}
+    for group in (False, True):
+        monkeypatch.setattr(LlamaCppRunner, "group_short_leaves", group)
+        model.reset()
+        probs[group] = [r.probs for r in judge.label_probs(requests)]
+        calls[group], grouped[group] = judge.last_run.stats.forward_calls, judge.last_run.stats.grouped_leaves
+    assert all(np.array_equal(a, b) for a, b in zip(probs[True], probs[False], strict=True))
+    assert grouped[False] == 0 and grouped[True] >= 2 * len(requests)
+    assert calls[True] < calls[False]
+
+
 # ---- kill and resume -------------------------------------------------------------------------------
 CHILD = textwrap.dedent(
     """

@@ -17,3 +17,4 @@ class ForwardStats:
     reused_tokens: int = 0  # prompt tokens whose key/values an earlier run left (llama.cpp prompt cache)
     restarted_groups: int = 0  # llama.cpp decoding groups computed again on an empty cache (no room)
     dropped_trunks: int = 0  # llama.cpp trunk prefixes computed again from cell 0 (free cells lay below them)
+    grouped_leaves: int = 0  # llama.cpp short sibling leaves computed side by side (sequential scheme)
