@@ -149,8 +149,10 @@ def test_llamacpp_keys_differ_from_torch_keys_and_name_the_runtime():
     assert llama_judge._key("label_probs", keyed) == request_key(SMOLLM2, llama_judge.fingerprint, "label_probs", keyed)
 
 
-def test_released_torch_outputs_are_still_found_by_their_keys():
-    """Keys of a released context, rebuilt from the dataset: all present for torch, none for llama.cpp."""
+def test_released_outputs_of_each_runtime_are_found_by_that_runtimes_keys_only():
+    """Keys of a released context, rebuilt from the dataset: the torch release's records are found by
+    torch keys, llama.cpp's by llama.cpp keys (where it released that context too), and no key of
+    one runtime finds a record of the other, although one file holds both."""
     from nlgjudge.config import outputs_dir
     from nlgjudge.data import DataNotFoundError, load_dataset
     from nlgjudge.studies.comparative import comparative_requests
@@ -160,20 +162,27 @@ def test_released_torch_outputs_are_still_found_by_their_keys():
     if not path.exists():
         pytest.skip(f"no released outputs at {path}")
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    released = {r["key"] for r in records}
-    context = records[0]["meta"]["context_id"]
+    torch_judge = Judge(SMOLLM2, cache=False, backend="torch")
+    llama_judge = Judge(SMOLLM2, cache=False, backend="llamacpp")
+    released = {
+        runtime: {r["key"]: r["meta"]["context_id"] for r in records if r["fingerprint"] == judge.fingerprint}
+        for runtime, judge in (("torch", torch_judge), ("llamacpp", llama_judge))
+    }
+    assert released["torch"], "the torch release of SmolLM2's SummEval comparisons is gone"
+    context = next(iter(released["torch"].values()))
     try:
         ds = load_dataset("summeval")
     except DataNotFoundError as error:  # pragma: no cover - depends on the machine
         pytest.skip(str(error))
-    one = ds.restrict([context])
-    torch_judge = Judge(SMOLLM2, cache=False, backend="torch")
-    requests, _ = comparative_requests(one, style=prompt_style(torch_judge.handle))
+    requests, _ = comparative_requests(ds.restrict([context]), style=prompt_style(torch_judge.handle))
     keyed = _keyed("label_probs", requests)
     torch_keys = {torch_judge._key("label_probs", k) for k in keyed}
-    assert torch_keys <= released
-    llama_judge = Judge(SMOLLM2, cache=False, backend="llamacpp")
-    assert not {llama_judge._key("label_probs", k) for k in keyed} & released
+    llama_keys = {llama_judge._key("label_probs", k) for k in keyed}
+    assert torch_keys <= released["torch"].keys()
+    assert not torch_keys & llama_keys
+    assert not llama_keys & released["torch"].keys() and not torch_keys & released["llamacpp"].keys()
+    if context in released["llamacpp"].values():  # llama.cpp released this context too (issue 12)
+        assert llama_keys <= released["llamacpp"].keys()
 
 
 # ---- input errors and settings -------------------------------------------------------------------
