@@ -273,3 +273,13 @@ def test_summary_counts_scoring_changes_in_the_verdict(six) -> None:
     values = rt.summary_values(*tables, scoring=scoring)
     assert f"0 comparative and {int(scoring['excludes_zero'].sum())} prompt-scoring" in values["verdict"]
     assert values["n_scoring_changed"] == str(int(scoring["excludes_zero"].sum())) and values["small_n"] == "5"
+
+
+def test_runtime_label_names_each_runtime_in_the_prose_words_and_rejects_others():
+    from nlgjudge.analysis.runtime import runtime_label
+
+    assert runtime_label("llamacpp") == "llama.cpp"
+    assert runtime_label("torch") == "torch"
+    assert runtime_label("auto") == "llama.cpp (packaged models) or torch (other models)"
+    with pytest.raises(ValueError, match="'gpu' is not a runtime"):
+        runtime_label("gpu")

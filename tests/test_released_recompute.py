@@ -17,9 +17,9 @@ import pytest
 from scipy.stats import spearmanr
 
 from nlgjudge.config import outputs_dir
+from nlgjudge.studies.plan import BACKEND, TORCH_BACKEND
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
-BACKEND = "torch"  # the runtime the released outputs were computed with (plan.BACKEND)
 STUDY = "comparative-summeval"
 
 
@@ -27,13 +27,14 @@ STUDY = "comparative-summeval"
 LLAMACPP_MARK = "runtime=llama.cpp"
 
 
-def _records(study: str, model: str) -> list[dict]:
-    """The torch runtime's records (the released files hold llama.cpp's recomputation too)."""
+def _records(study: str, model: str, backend: str = BACKEND) -> list[dict]:
+    """The records of ``backend``, by default the runtime the chapters read (the released files hold
+    both runtimes' records)."""
     path = outputs_dir() / study / f"{model}__label_probs.jsonl"
     if not path.exists():
         pytest.skip(f"no released outputs at {path}")
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in records if LLAMACPP_MARK not in r["fingerprint"]]
+    return [r for r in records if (LLAMACPP_MARK in r["fingerprint"]) == (backend != TORCH_BACKEND)]
 
 
 @pytest.fixture(scope="module")

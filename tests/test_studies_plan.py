@@ -25,10 +25,11 @@ from nlgjudge.studies.plan import (
     PLAN,
     SELFPREF_JOBS,
     SMALL_JUDGES,
+    TORCH_BACKEND,
 )
 
 #: The first paper's torch release, the part of the plan before the other chapters' jobs.
-TORCH_RELEASE = tuple(job for job in PLAN if job.backend == BACKEND and job.study in ("comparative", "scoring"))
+TORCH_RELEASE = tuple(job for job in PLAN if job.backend == TORCH_BACKEND and job.study in ("comparative", "scoring"))
 
 
 def test_every_job_parses_and_names_known_datasets_and_models() -> None:
@@ -156,3 +157,17 @@ def test_the_larger_release_first_recomputes_the_torch_release_then_grows_in_ste
                 covered[job.study] = max(covered[job.study], job.max_contexts or job.n_contexts)
                 assert abs(covered["comparative"] - covered["scoring"]) <= step, job
         assert covered["comparative"] == covered["scoring"]
+
+
+def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_contexts() -> None:
+    """The first paper's chapters read BACKEND on N_CONTEXTS: the judge on every dataset, the small
+    models on SummEval, in both studies. Some job of the plan computes each of them whole."""
+    whole = {
+        (job.study, job.dataset, job.model)
+        for job in PLAN
+        if job.backend == BACKEND and job.n_contexts == N_CONTEXTS.get(job.dataset) and job.max_contexts is None
+    }
+    read = {(study, dataset, JUDGE) for study in ("comparative", "scoring") for dataset in N_CONTEXTS}
+    read |= {(study, "summeval", model) for study in ("comparative", "scoring") for model in SMALL_JUDGES}
+    assert read <= whole, sorted(read - whole)
+    assert TORCH_BACKEND != BACKEND  # the runtime chapter compares the torch release with this one

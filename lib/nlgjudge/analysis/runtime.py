@@ -53,6 +53,15 @@ REFERENCE, OTHER = "torch", "llama.cpp"
 RUNTIME_LABELS = {"torch": REFERENCE, "llamacpp": OTHER}
 
 
+def runtime_label(backend: str) -> str:
+    """The runtime a chapter's ``backend`` parameter names, in the words its prose uses."""
+    if backend == "auto":
+        return f"{OTHER} (packaged models) or {REFERENCE} (other models)"
+    if backend not in RUNTIME_LABELS:
+        raise ValueError(f"backend {backend!r} is not a runtime: use one of {['auto', *RUNTIME_LABELS]}")
+    return RUNTIME_LABELS[backend]
+
+
 @dataclass(frozen=True)
 class PairedRuntimes:
     """Comparisons computed by both runtimes, and what only one of them computed.

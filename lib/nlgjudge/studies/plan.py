@@ -11,11 +11,12 @@ article in about 2 minutes. The whole plan is about 7 CPU-hours. Jobs are ordere
 that an interrupted run has released the most useful outputs first. Readers with a GPU or more
 time raise ``N_CONTEXTS`` (subsets are nested, so released outputs are reused).
 
-The first paper's release was computed with the torch runtime; :data:`LARGER_JOBS` (issue 12)
-recompute it with llama.cpp, first on exactly the torch release's contexts (so that the runtime
-chapter compares the two runtimes on the same comparisons), then on the larger nested subsets
-:data:`LARGER_N_CONTEXTS`. The chapters read :data:`BACKEND` and :data:`N_CONTEXTS` until that
-release covers them.
+The first paper's release was computed with the torch runtime (:data:`TORCH_BACKEND`);
+:data:`LARGER_JOBS` (issue 12) recompute it with llama.cpp, first on exactly the torch release's
+contexts (so that the runtime chapter compares the two runtimes on the same comparisons), then on
+the larger nested subsets :data:`LARGER_N_CONTEXTS`. The chapters read :data:`BACKEND` (llama.cpp,
+since its release covers the torch release's contexts for every model) on :data:`N_CONTEXTS`; they
+move to the larger subsets once the release covers those.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
-#: The runtime the first paper's chapters read their released outputs with (``Judge(backend=...)``):
-#: outputs of different runtimes never share a cache key.
-BACKEND = "torch"
+#: The runtime of the first paper's first release (the jobs of the plan before :data:`ELO_JOBS`).
+TORCH_BACKEND = "torch"
+#: The runtime the first paper's chapters read their released outputs with (``Judge(backend=...)``;
+#: outputs of different runtimes never share a cache key): llama.cpp's recomputation of the torch
+#: release (issue 12), complete for every model on :data:`N_CONTEXTS`. The runtime chapter reads both.
+BACKEND = "llamacpp"
 #: The runtime of the Elo chapter's released judgements (computed after the llama.cpp backend landed).
 ELO_BACKEND = "llamacpp"
 SMALL_JUDGES = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")
@@ -56,7 +60,7 @@ class Job:
     seed: int = SEED
     max_contexts: int | None = None
     """Stop after this many contexts of the subset (the rest is left to a later job)."""
-    backend: str = BACKEND
+    backend: str = TORCH_BACKEND
 
     def argv(self) -> list[str]:
         args = [self.study, "--dataset", self.dataset, "--model", self.model, "--seed", str(self.seed)]
