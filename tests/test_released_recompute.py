@@ -27,14 +27,14 @@ STUDY = "comparative-summeval"
 LLAMACPP_MARK = "runtime=llama.cpp"
 
 
-def _records(study: str, model: str, backend: str = BACKEND) -> list[dict]:
-    """The records of ``backend``, by default the runtime the chapters read (the released files hold
-    both runtimes' records)."""
+def _records(study: str, model: str) -> list[dict]:
+    """The records of the runtime the chapters read, ``plan.BACKEND`` (the released files hold both
+    runtimes' records)."""
     path = outputs_dir() / study / f"{model}__label_probs.jsonl"
     if not path.exists():
         pytest.skip(f"no released outputs at {path}")
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in records if (LLAMACPP_MARK in r["fingerprint"]) == (backend != TORCH_BACKEND)]
+    return [r for r in records if (LLAMACPP_MARK in r["fingerprint"]) == (BACKEND != TORCH_BACKEND)]
 
 
 @pytest.fixture(scope="module")
