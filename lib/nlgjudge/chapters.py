@@ -46,6 +46,7 @@ from nlgjudge.studies.plan import (
     SEED,
     SELFPREF_DATASET,
     SMALL_JUDGES,
+    TORCH_BACKEND,
 )
 
 NOTEBOOKS_DIRNAME = "notebooks"
@@ -550,7 +551,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "templates": [1, 2],
             "seed": SEED,
             "n_samples": N_SAMPLES,  # the comparative chapter's, to find its released sampled scores
-            "backends": ["torch", "llamacpp"],
+            "backends": [TORCH_BACKEND, BACKEND],
             "released_only": True,
             "data_dir": None,
         },

@@ -40,7 +40,12 @@ ordered pairs x 4 aspects = 224 comparisons, 2 threads, a quiet machine, one run
 sequential 100.9 s, parallel 195.8 s, the plain prompt-cache loop
 (:func:`prefix_cache_loop_label_logprobs`) 112.1 s, the torch engine 225.8 s (batches then padded
 to 16 rows; medians of 3 runs with 8-row padding, ``--repeats 3 --default-scheme-only``:
-sequential 100.4 s, loop 101.1 s, torch 198.2 s). The parallel scheme
+sequential 100.4 s, loop 101.1 s, torch 198.2 s). At the issue's own setting (all 16 candidates =
+240 ordered pairs x COH, ``--aspects COH --repeats 3 --default-scheme-only``, 2026-11-26, medians):
+sequential 237.5 s, loop 234.5 s, torch 467.6 s, the same 19101 tokens on every side; the
+loop's 1.02 comparisons/s are below the issue's 1.36 because this machine's llama.cpp prefill
+is ~90 tokens/s at 128-512-token batches (not the issue's 165), and neither flash attention nor
+the row padding explains the gap (both on, both off: within 5% on 32 of these prompts). The parallel scheme
 loses because llama.cpp's throughput on this CPU is nearly flat above ~32 tokens per batch
 (Qwen2.5-0.5B, 1 thread: 54 tokens/s at 16, 65 at 64, 62 at 496; 2 threads: 93, 108, 111), so
 larger batches gain little, while the exact layout below costs the parallel scheme about 7 extra
