@@ -9,12 +9,14 @@ from nlgjudge.models import PACKAGED_MODELS
 from nlgjudge.studies.__main__ import _parser, main
 from nlgjudge.studies.plan import (
     BACKEND,
+    CHAPTER_N_CONTEXTS,
     ELO_JOBS,
     FIRST_PASS,
     JUDGE,
     LARGER_BACKEND,
     LARGER_JOBS,
     LARGER_N_CONTEXTS,
+    LARGER_RELEASED,
     N_CONTEXTS,
     NARCISSISM_BENCHMARK_JOBS,
     NARCISSISM_BENCHMARKS,
@@ -159,15 +161,63 @@ def test_the_larger_release_first_recomputes_the_torch_release_then_grows_in_ste
         assert covered["comparative"] == covered["scoring"]
 
 
-def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_contexts() -> None:
-    """The first paper's chapters read BACKEND on N_CONTEXTS: the judge on every dataset, the small
-    models on SummEval, in both studies. Some job of the plan computes each of them whole."""
+#: What the first paper's chapters read, per dataset: (study, model) pairs.
+CHAPTER_READS = {
+    dataset: {(study, model) for study in ("comparative", "scoring") for model in (JUDGE, *(SMALL_JUDGES if dataset == "summeval" else ()))}
+    for dataset in N_CONTEXTS
+}
+
+
+@pytest.mark.parametrize("subsets", [N_CONTEXTS, CHAPTER_N_CONTEXTS], ids=["torch_release", "chapters"])
+def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_contexts(subsets) -> None:
+    """The first paper's chapters read BACKEND on CHAPTER_N_CONTEXTS (the runtime chapter on N_CONTEXTS):
+    the judge on every dataset, the small models on SummEval, in both studies. Some job of the plan
+    computes each of them whole."""
     whole = {
         (job.study, job.dataset, job.model)
         for job in PLAN
-        if job.backend == BACKEND and job.n_contexts == N_CONTEXTS.get(job.dataset) and job.max_contexts is None
+        if job.backend == BACKEND and job.n_contexts == subsets.get(job.dataset) and job.max_contexts is None
     }
-    read = {(study, dataset, JUDGE) for study in ("comparative", "scoring") for dataset in N_CONTEXTS}
-    read |= {(study, "summeval", model) for study in ("comparative", "scoring") for model in SMALL_JUDGES}
+    read = {(study, dataset, model) for dataset, pairs in CHAPTER_READS.items() for study, model in pairs}
     assert read <= whole, sorted(read - whole)
     assert TORCH_BACKEND != BACKEND  # the runtime chapter compares the torch release with this one
+
+
+def test_the_chapters_move_to_a_larger_subset_dataset_by_dataset_and_the_runtime_chapter_stays() -> None:
+    from nlgjudge.chapters import CHAPTERS
+
+    assert set(LARGER_RELEASED) <= set(LARGER_N_CONTEXTS) and len(set(LARGER_RELEASED)) == len(LARGER_RELEASED)
+    assert CHAPTER_N_CONTEXTS == {d: LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else N_CONTEXTS[d] for d in N_CONTEXTS}
+    defaults = {chapter.name: chapter.defaults.get("n_contexts") for chapter in CHAPTERS}
+    assert {name: defaults[name] for name in ("comparative", "bias", "subsets")} == dict.fromkeys(
+        ("comparative", "bias", "subsets"), CHAPTER_N_CONTEXTS)
+    assert defaults["runtime"] == N_CONTEXTS  # the contexts both runtimes computed
+
+
+@pytest.mark.parametrize("dataset", LARGER_RELEASED)
+def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset: str) -> None:
+    """LARGER_RELEASED is set by hand; this checks it against data/outputs (released outputs only,
+    not the user's cache), for every (study, model) the chapters read, with the chapters' defaults."""
+    from nlgjudge.chapters import CHAPTERS
+    from nlgjudge.data import DataNotFoundError, load_dataset
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.comparative import dataset_aspects
+    from nlgjudge.studies.coverage import available_contexts
+    from nlgjudge.studies.registry import StudyOptions, get_study, released_folder
+    from nlgjudge.studies.released import chapter_cache
+
+    try:
+        ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=0)
+    except DataNotFoundError as error:  # pragma: no cover - depends on the machine
+        pytest.skip(str(error))
+    defaults = next(chapter for chapter in CHAPTERS if chapter.name == "comparative").defaults
+    options = StudyOptions(aspects=dataset_aspects(ds, defaults["aspects"]), templates=tuple(defaults["templates"]),
+                           n_samples=defaults["n_samples"], seed=defaults["seed"])
+    for study, model in sorted(CHAPTER_READS[dataset]):
+        folder = released_folder(study, dataset)
+        cache, imported = chapter_cache(True, [folder])
+        assert imported[folder] > 0, folder
+        judge = Judge(model, cache=cache, study=folder, backend=BACKEND)
+        coverage = available_contexts(judge, ds, get_study(study).checks(judge.handle, ds, options))
+        assert coverage.complete, (study, model, coverage.describe())
+        assert not judge.handle.is_loaded

@@ -35,6 +35,7 @@ from nlgjudge.config import REPO_ROOT
 from nlgjudge.prompts.narcissism import DATASET_BUDGETS
 from nlgjudge.studies.plan import (
     BACKEND,
+    CHAPTER_N_CONTEXTS,
     ELO_BACKEND,
     JUDGE,
     N_CONTEXTS,
@@ -189,14 +190,15 @@ def type_error(chapter: str, name: str, expected: ParamType, value: Any) -> Para
 
 
 def contexts_per_dataset(
-    n_contexts: Any, datasets: Sequence[str], planned: Mapping[str, int | None] = N_CONTEXTS
+    n_contexts: Any, datasets: Sequence[str], planned: Mapping[str, int | None] = CHAPTER_N_CONTEXTS
 ) -> dict[str, int | None]:
     """One context count per dataset (None = every context) from a chapter's ``n_contexts``.
 
     ``n_contexts`` may be None (every context of every dataset), one integer >= 1 (the same
     seeded subset size for every dataset), or a mapping dataset -> integer >= 1 or None. A dataset
-    the mapping leaves out gets its size in ``planned`` (the released-outputs plan; None, every
-    context, for a dataset the plan does not cover), so ``-p n_contexts "{summeval: 2}"`` changes
+    the mapping leaves out gets its size in ``planned`` (the first paper's chapters' subsets,
+    ``plan.CHAPTER_N_CONTEXTS``; the runtime chapter passes the torch release's ``plan.N_CONTEXTS``;
+    None, every context, for a dataset the plan does not cover), so ``-p n_contexts "{summeval: 2}"`` changes
     SummEval only. Keys naming a known dataset that this run does not read are ignored (the default
     mapping names every planned dataset, and ``-p datasets "[summeval]"`` alone must work); a key
     that is no dataset at all is an error listing the known ones (a misspelt name would otherwise
@@ -448,7 +450,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "model": JUDGE,
             "small_models": list(SMALL_JUDGES),
             "datasets": ["summeval", "topicalchat", "webnlg"],
-            "n_contexts": dict(N_CONTEXTS),
+            "n_contexts": dict(CHAPTER_N_CONTEXTS),
             "aspects": None,
             "templates": [1, 2],
             "n_samples": N_SAMPLES,
@@ -479,7 +481,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "model": JUDGE,
             "small_models": list(SMALL_JUDGES),
             "datasets": ["summeval", "topicalchat", "webnlg"],
-            "n_contexts": dict(N_CONTEXTS),
+            "n_contexts": dict(CHAPTER_N_CONTEXTS),
             "aspects": None,
             "templates": [1, 2],
             "seed": SEED,
@@ -507,7 +509,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         defaults={
             "model": JUDGE,
             "datasets": ["summeval", "topicalchat", "webnlg"],
-            "n_contexts": dict(N_CONTEXTS),
+            "n_contexts": dict(CHAPTER_N_CONTEXTS),
             "aspects": None,
             "templates": [1, 2],
             "strategies": ["random", "no-repeat", "symmetric", "active"],
@@ -546,7 +548,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         defaults={
             "model": JUDGE,
             "datasets": ["summeval", "topicalchat", "webnlg"],
-            "n_contexts": dict(N_CONTEXTS),
+            "n_contexts": dict(N_CONTEXTS),  # the torch release's contexts: both runtimes computed them
             "aspects": None,
             "templates": [1, 2],
             "seed": SEED,

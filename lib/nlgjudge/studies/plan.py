@@ -15,8 +15,9 @@ The first paper's release was computed with the torch runtime (:data:`TORCH_BACK
 :data:`LARGER_JOBS` (issue 12) recompute it with llama.cpp, first on exactly the torch release's
 contexts (so that the runtime chapter compares the two runtimes on the same comparisons), then on
 the larger nested subsets :data:`LARGER_N_CONTEXTS`. The chapters read :data:`BACKEND` (llama.cpp,
-since its release covers the torch release's contexts for every model) on :data:`N_CONTEXTS`; they
-move to the larger subsets once the release covers those.
+since its release covers the torch release's contexts for every model) on :data:`CHAPTER_N_CONTEXTS`:
+a dataset's larger subset once the release covers it (:data:`LARGER_RELEASED`), else
+:data:`N_CONTEXTS`.
 """
 
 from __future__ import annotations
@@ -135,6 +136,14 @@ PLAN = PLAN + SELFPREF_JOBS
 #: The chapters' runtime (one definition): they move to the larger subsets once its release covers them.
 LARGER_BACKEND = BACKEND
 LARGER_N_CONTEXTS = {"summeval": 16, "topicalchat": 30, "webnlg": 16}
+#: Datasets whose larger subset the release already covers, for both studies and every model the
+#: chapters read on them (the judge; on SummEval the small models too). Extended by hand as
+#: ``make outputs`` finishes a dataset; tests/test_studies_plan.py checks it against data/outputs.
+LARGER_RELEASED: tuple[str, ...] = ("topicalchat",)
+#: The subsets the first paper's chapters read (their default ``n_contexts``): the larger one where
+#: the release covers it, else :data:`N_CONTEXTS`. The runtime chapter stays on N_CONTEXTS, the
+#: contexts torch released.
+CHAPTER_N_CONTEXTS = {d: LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else k for d, k in N_CONTEXTS.items()}
 
 
 def _larger_jobs() -> tuple[Job, ...]:
