@@ -195,7 +195,7 @@ def test_a_wrongly_typed_value_is_one_line_naming_chapter_parameter_type_and_val
     [
         ("bias", {"n_contexts": 3}),  # the same for every dataset
         ("bias", {"n_contexts": None}),
-        ("bias", {"n_contexts": {"summeval": 2}}),  # the other datasets: all contexts
+        ("bias", {"n_contexts": {"summeval": 2}}),  # the other datasets: their planned sizes
         ("bias", {"n_contexts": {"summeval": None, "webnlg": 4}}),
         ("bias", {"datasets": ["summeval"], "n_contexts": {"summeval": 2}}),
         ("bias", {"aspects": ["COH"], "templates": [2], "seed": 7, "data_dir": "/data", "small_models": []}),

@@ -206,11 +206,11 @@ def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset:
     from nlgjudge.studies.registry import StudyOptions, get_study, released_folder
     from nlgjudge.studies.released import chapter_cache
 
+    defaults = next(chapter for chapter in CHAPTERS if chapter.name == "comparative").defaults
     try:
-        ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=0)
+        ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=defaults["seed"])
     except DataNotFoundError as error:  # pragma: no cover - depends on the machine
         pytest.skip(str(error))
-    defaults = next(chapter for chapter in CHAPTERS if chapter.name == "comparative").defaults
     options = StudyOptions(aspects=dataset_aspects(ds, defaults["aspects"]), templates=tuple(defaults["templates"]),
                            n_samples=defaults["n_samples"], seed=defaults["seed"])
     for study, model in sorted(CHAPTER_READS[dataset]):

@@ -9,7 +9,8 @@ prompt sharing the expected score's prompt computation, and G-Eval; 11 minutes w
 sharing); a TopicalChat dialogue about 2.2 minutes comparative; SmolLM2-135M does a SummEval
 article in about 2 minutes. The whole plan is about 7 CPU-hours. Jobs are ordered so
 that an interrupted run has released the most useful outputs first. Readers with a GPU or more
-time raise ``N_CONTEXTS`` (subsets are nested, so released outputs are reused).
+time raise a chapter's ``n_contexts`` parameter (subsets are nested, so released outputs are
+reused); the chapters' defaults are :data:`CHAPTER_N_CONTEXTS`.
 
 The first paper's release was computed with the torch runtime (:data:`TORCH_BACKEND`);
 :data:`LARGER_JOBS` (issue 12) recompute it with llama.cpp, first on exactly the torch release's
