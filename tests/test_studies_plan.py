@@ -184,21 +184,20 @@ def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_co
 
 
 def test_the_chapters_move_to_a_larger_subset_dataset_by_dataset_and_the_runtime_chapter_stays() -> None:
-    from nlgjudge.chapters import CHAPTERS
+    from nlgjudge.chapters import get_chapter
 
     assert set(LARGER_RELEASED) <= set(LARGER_N_CONTEXTS) and len(set(LARGER_RELEASED)) == len(LARGER_RELEASED)
     assert CHAPTER_N_CONTEXTS == {d: LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else N_CONTEXTS[d] for d in N_CONTEXTS}
-    defaults = {chapter.name: chapter.defaults.get("n_contexts") for chapter in CHAPTERS}
-    assert {name: defaults[name] for name in ("comparative", "bias", "subsets")} == dict.fromkeys(
-        ("comparative", "bias", "subsets"), CHAPTER_N_CONTEXTS)
-    assert defaults["runtime"] == N_CONTEXTS  # the contexts both runtimes computed
+    for name in ("comparative", "bias", "subsets"):
+        assert get_chapter(name).defaults["n_contexts"] == CHAPTER_N_CONTEXTS, name
+    assert get_chapter("runtime").defaults["n_contexts"] == N_CONTEXTS  # the contexts both runtimes computed
 
 
 @pytest.mark.parametrize("dataset", LARGER_RELEASED)
 def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset: str) -> None:
     """LARGER_RELEASED is set by hand; this checks it against data/outputs (released outputs only,
     not the user's cache), for every (study, model) the chapters read, with the chapters' defaults."""
-    from nlgjudge.chapters import CHAPTERS
+    from nlgjudge.chapters import get_chapter
     from nlgjudge.data import DataNotFoundError, load_dataset
     from nlgjudge.engine import Judge
     from nlgjudge.studies.comparative import dataset_aspects
@@ -206,17 +205,18 @@ def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset:
     from nlgjudge.studies.registry import StudyOptions, get_study, released_folder
     from nlgjudge.studies.released import chapter_cache
 
-    defaults = next(chapter for chapter in CHAPTERS if chapter.name == "comparative").defaults
+    defaults = get_chapter("comparative").defaults
     try:
         ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=defaults["seed"])
     except DataNotFoundError as error:  # pragma: no cover - depends on the machine
         pytest.skip(str(error))
     options = StudyOptions(aspects=dataset_aspects(ds, defaults["aspects"]), templates=tuple(defaults["templates"]),
                            n_samples=defaults["n_samples"], seed=defaults["seed"])
+    folders = {study: released_folder(study, dataset) for study, _ in CHAPTER_READS[dataset]}
+    cache, imported = chapter_cache(True, folders.values())  # each released folder imported once
+    assert all(imported[folder] > 0 for folder in folders.values()), imported
     for study, model in sorted(CHAPTER_READS[dataset]):
-        folder = released_folder(study, dataset)
-        cache, imported = chapter_cache(True, [folder])
-        assert imported[folder] > 0, folder
+        folder = folders[study]
         judge = Judge(model, cache=cache, study=folder, backend=BACKEND)
         coverage = available_contexts(judge, ds, get_study(study).checks(judge.handle, ds, options))
         assert coverage.complete, (study, model, coverage.describe())
