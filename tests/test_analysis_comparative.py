@@ -157,6 +157,13 @@ def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None
     assert result.loc["m", "gap_low"] == pytest.approx(100.0 - half) and result.loc["m", "gap_high"] == pytest.approx(100.0 + half)
     assert result.loc["m", "n_paired"] == 2 and not result.loc["m", "gap_excludes_zero"]  # 2 contexts prove nothing
     assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
+    shown = analysis.claim_table(comparative_vs_scoring(table))  # what the chapter displays
+    assert list(shown.index.names) == ["model", "dataset", "aspect"]
+    assert shown.loc[("m", "tiny", "COH"), "gap [paired 95%]"] == f"100.0 [{100.0 - half:.1f}, {100.0 + half:.1f}]"
+    assert shown.loc[("m", "tiny", "COH"), "best scoring"] == "0.0 (expected)"
+    assert shown.loc[("m", "tiny", "COH"), "n"] == 2
+    assert shown.loc[("w", "tiny", "COH"), "best scoring"] == "–"
+    assert shown.loc[("w", "tiny", "COH"), "gap [paired 95%]"] == "–" and shown.loc[("w", "tiny", "COH"), "n"] == 0
 
 
 def test_the_t_interval_brackets_the_mean_needs_two_contexts_and_flags_small_n(tiny_dataset) -> None:
@@ -271,3 +278,4 @@ def test_readings_side_by_side(tiny_dataset) -> None:
     wide = analysis.reading_comparison({"all": table, "again": table}, ["COH"])
     assert list(wide.columns) == ["all", "again"]
     assert wide.iloc[0, 0].startswith("100.0") and "(n=3)" in wide.iloc[0, 0]
+

@@ -664,6 +664,47 @@ def restrict_runs(
     return kept_comparisons, kept_scores
 
 
+def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
+    """``"value [low, high]"``, or just the value when the interval is undefined (fewer than two contexts)."""
+    if not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"{value:.{decimals}f} [n < 2]"
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+#: How :func:`claim_table` names the scoring reading a gap was taken against.
+SCORING_SHORT = {SCORING_EXPECTED: "expected", SCORING_SAMPLED: "sampled", GEVAL: "G-Eval"}
+
+
+def claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
+    """:func:`comparative_vs_scoring` in four columns that fit a page: the comparative figure, the
+    best scoring figure with the reading it came from (the readings' own figures are in the
+    correlation tables), the gap with its paired 95% interval, and the number of paired contexts
+    ("–" where the model has no scoring figure)."""
+    best = []
+    for row in claim.to_dict("records"):
+        readings = {method: row[method] for method in SCORING_METHODS if row[method] == row[method]}
+        if not readings:
+            best.append("–")
+            continue
+        method = max(readings, key=readings.__getitem__)
+        best.append(f"{readings[method]:.{decimals}f} ({SCORING_SHORT[method]})")
+    out = pd.DataFrame(
+        {
+            "comparative": [f"{value:.{decimals}f}" for value in claim[COMPARATIVE]],
+            "best scoring": best,
+            "gap [paired 95%]": [
+                interval_text(gap, low, high, decimals)
+                for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
+            ],
+            "n": claim["n_paired"].to_numpy(),
+        },
+        index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
+    )
+    return out
+
+
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:
     """Several readings of one dataset side by side (``tables``: label -> :func:`correlations` table):
     the template-mean Spearman x100 with its t interval, rows (method, model, aspect), one column per

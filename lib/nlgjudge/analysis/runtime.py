@@ -39,6 +39,7 @@ from nlgjudge.analysis.comparative import (
     comparative_predictions,
     comparative_vs_scoring,
     correlations,
+    interval_text,
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
@@ -539,15 +540,6 @@ def bias_comparison_table(paired: PairedRuntimes, confidence: float = 0.95) -> p
             "small_n": len(per_context) < SMALL_N,
         })
     return pd.DataFrame(rows)
-
-
-def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
-    """``"value [low, high]"``, or just the value when the interval is undefined (fewer than two contexts)."""
-    if not np.isfinite(value):
-        return "–"
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return f"{value:.{decimals}f} [n < 2]"
-    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
 
 
 def summary_values(
