@@ -156,8 +156,9 @@ def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None
     half = 12.706204736174698 * np.std([0.0, 200.0], ddof=1) / np.sqrt(2)
     assert result.loc["m", "gap_low"] == pytest.approx(100.0 - half) and result.loc["m", "gap_high"] == pytest.approx(100.0 + half)
     assert result.loc["m", "n_paired"] == 2 and not result.loc["m", "gap_excludes_zero"]  # 2 contexts prove nothing
+    assert result.loc["m", "best_method"] == analysis.SCORING_EXPECTED
     assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
-    shown = analysis.claim_table(comparative_vs_scoring(table))  # what the chapter displays
+    shown = analysis.model_claim_table(comparative_vs_scoring(table))  # what the chapter displays
     assert list(shown.index.names) == ["model", "dataset", "aspect"]
     assert shown.loc[("m", "tiny", "COH"), "gap [paired 95%]"] == f"100.0 [{100.0 - half:.1f}, {100.0 + half:.1f}]"
     assert shown.loc[("m", "tiny", "COH"), "best scoring"] == "0.0 (expected)"
@@ -278,4 +279,3 @@ def test_readings_side_by_side(tiny_dataset) -> None:
     wide = analysis.reading_comparison({"all": table, "again": table}, ["COH"])
     assert list(wide.columns) == ["all", "again"]
     assert wide.iloc[0, 0].startswith("100.0") and "(n=3)" in wide.iloc[0, 0]
-

@@ -17,7 +17,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from nlgjudge.config import outputs_dir
-from nlgjudge.studies.plan import BACKEND, TORCH_BACKEND
+from nlgjudge.studies.plan import BACKEND, CHAPTER_N_CONTEXTS, TORCH_BACKEND
 
 JUDGE = "qwen2.5-coder-1.5b-instruct"
 STUDY = "comparative-summeval"
@@ -42,7 +42,7 @@ def summeval():
     from nlgjudge.data import DataNotFoundError, load_dataset
 
     try:
-        return load_dataset("summeval", n_contexts=6, seed=0)
+        return load_dataset("summeval", n_contexts=CHAPTER_N_CONTEXTS["summeval"], seed=0)
     except DataNotFoundError as error:  # pragma: no cover - depends on the machine
         pytest.skip(str(error))
 
@@ -57,8 +57,11 @@ def independent(summeval):
     frame = summeval.frame
     text = {(r.context_id, r.candidate_id): r.text for r in frame.itertuples()}
     by_text: dict[tuple, float] = {}
+    chapter_contexts = set(summeval.context_ids())
     for record in _records(STUDY, JUDGE):
         meta = record["meta"]
+        if meta["context_id"] not in chapter_contexts:  # the release also holds larger subsets' contexts
+            continue
         logprobs = np.asarray(record["value"]["logprobs"], dtype=float)
         probs = np.exp(logprobs - logprobs.max())
         p_a = float(probs[0] / probs.sum())

@@ -321,7 +321,8 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     ``table``: :func:`correlations` output (one or more datasets). One row per model, dataset and
     aspect that has a comparative figure: the template-mean Spearman x100 of comparative and of
     each prompt-scoring reading (NaN where not run), ``best_scoring`` (the highest of those; taking
-    the best of up to three readings favours scoring, so a positive gap is a cautious result),
+    the best of up to three readings favours scoring, so a positive gap is a cautious result) and
+    ``best_method`` (which reading that was; NaN where none was run),
     ``gap`` (comparative minus ``best_scoring``), and the paired t interval of that gap over the
     contexts both were computed on (``gap_low``, ``gap_high``, ``n_paired``; ``gap_excludes_zero``).
     Counting positive gaps is not a test; an interval that excludes 0 is one.
@@ -338,6 +339,7 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     best_method = pd.Series(
         [row.idxmax() if row.notna().any() else np.nan for _, row in scoring.iterrows()], index=wide.index, dtype=object
     )
+    wide["best_method"] = best_method
     wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
     lows, highs, counts = [], [], []
@@ -673,27 +675,22 @@ def interval_text(value: float, low: float, high: float, decimals: int = 2) -> s
     return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
 
 
-#: How :func:`claim_table` names the scoring reading a gap was taken against.
+#: How :func:`model_claim_table` names the scoring reading a gap was taken against.
 SCORING_SHORT = {SCORING_EXPECTED: "expected", SCORING_SAMPLED: "sampled", GEVAL: "G-Eval"}
 
 
-def claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
+def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     """:func:`comparative_vs_scoring` in four columns that fit a page: the comparative figure, the
     best scoring figure with the reading it came from (the readings' own figures are in the
     correlation tables), the gap with its paired 95% interval, and the number of paired contexts
     ("–" where the model has no scoring figure)."""
-    best = []
-    for row in claim.to_dict("records"):
-        readings = {method: row[method] for method in SCORING_METHODS if row[method] == row[method]}
-        if not readings:
-            best.append("–")
-            continue
-        method = max(readings, key=readings.__getitem__)
-        best.append(f"{readings[method]:.{decimals}f} ({SCORING_SHORT[method]})")
-    out = pd.DataFrame(
+    return pd.DataFrame(
         {
             "comparative": [f"{value:.{decimals}f}" for value in claim[COMPARATIVE]],
-            "best scoring": best,
+            "best scoring": [
+                f"{value:.{decimals}f} ({SCORING_SHORT[method]})" if isinstance(method, str) else "–"
+                for value, method in zip(claim["best_scoring"], claim["best_method"], strict=True)
+            ],
             "gap [paired 95%]": [
                 interval_text(gap, low, high, decimals)
                 for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
@@ -702,7 +699,6 @@ def claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )
-    return out
 
 
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:

@@ -34,7 +34,6 @@ import pandas as pd
 from nlgjudge.analysis.comparative import (
     COMPARATIVE,
     MIN_CONTEXTS_FOR_A_CLAIM,
-    SCORING_METHODS,
     TEMPLATE_MEAN,
     comparative_predictions,
     comparative_vs_scoring,
@@ -415,9 +414,7 @@ def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     per_context = {tuple(r[k] for k in (*keys, "method")): r["per_context"] for r in means.to_dict("records")}
     tied = {tuple(r[k] for k in keys): bool(r["n_tied"] >= r["n_contexts"] > 0)
             for r in means[means["method"] == COMPARATIVE].to_dict("records")}
-    scoring = claim.reindex(columns=list(SCORING_METHODS))
-    # the reading the gap was taken against: the highest of the scoring readings (as comparative_vs_scoring)
-    best = [row.idxmax() if row.notna().any() else "" for _, row in scoring.iterrows()]
+    best = [method if isinstance(method, str) else "" for method in claim["best_method"]]  # the reading the gap is against
     out = claim[keys].copy()
     out["best"] = best
     out["gap"], out["gap_low"], out["gap_high"] = claim["gap"], claim["gap_low"], claim["gap_high"]
