@@ -226,6 +226,7 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     table = correlations(pd.concat(ours, ignore_index=True), ds)
     values = prose_values(comparative_vs_scoring(table), table, "m")
     assert values["n_cases"] == "1" and values["n_positive"] == "1" and values["fewest_paired"] == "2"  # COH only
+    assert values["most_paired"] == "2"
     assert "too small to test" in values["verdict"]  # 2 contexts: a +100 gap is not evidence
     always_a = [comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))]
     always_a.append(ours[-1])

@@ -108,13 +108,27 @@ def test_human_score_table_and_an_unknown_system() -> None:
         analysis.human_score_table({"B": (frame, "score")}, {"B-c": ("B", "c")})
 
 
-def test_generation_table_counts_empty_and_unfinished_summaries() -> None:
+def test_generation_table_counts_empty_unfinished_and_control_token_summaries() -> None:
     generations, _ = _frames(n_docs=3)
     generations.loc[0, ["summary", "n_words", "empty"]] = ["", 0, True]
     generations.loc[1, "summary"] = "A storm closed the schools."
     table = analysis.generation_table(generations)
     assert table.loc[("qags_xsum", "qa"), "empty"] == 1 and table.loc[("qags_xsum", "qa"), "documents"] == 3
     assert table.loc[("qags_xsum", "qb"), "mid_sentence"] == 2  # "w w w" twice, the full stop once
+    assert table["control_tokens"].sum() == 0
+    doc1_qa = (generations["generator"] == "qa") & (generations["context_id"] == "doc1")
+    generations.loc[doc1_qa, "summary"] = "The lido opens.<start_of_image><start_of_image>"
+    assert analysis.generation_table(generations).loc[("qags_xsum", "qa"), "control_tokens"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "control"),
+    [("<start_of_image><start_of_image>", True), ("It ended.<|im_end|>", True), ("It ended.</s>", True),
+     ("x <end_of_turn>", True), ("A line<br>break in <p>HTML</p>", False), ("a < b and c > d", False),
+     ("It rained.", False)],
+)
+def test_a_control_token_is_recognised_in_its_written_form(text: str, control: bool) -> None:
+    assert analysis.has_control_token(text) is control
 
 
 @pytest.mark.parametrize(

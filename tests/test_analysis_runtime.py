@@ -124,12 +124,6 @@ def test_a_change_on_too_few_contexts_is_flagged_not_counted(tiny_dataset, synth
     assert rt.resolved_words(pd.DataFrame({"small_n": [False, False], "excludes_zero": [True, False]})) == ["yes", "no"]
 
 
-def test_interval_text() -> None:
-    assert rt.interval_text(0.5, 0.25, 0.75) == "0.50 [0.25, 0.75]"
-    assert rt.interval_text(0.5, np.nan, np.nan) == "0.50 [n < 2]"
-    assert rt.interval_text(np.nan, np.nan, np.nan) == "–"
-
-
 # ---- section 5: the scoring readings and the paper's claim under both runtimes ----------------------
 def _scores(ds, noise: float, seed: int) -> dict[str, pd.DataFrame]:
     """Both prompt-scoring readings of a judge whose score is the human COH/FLU plus Gaussian noise."""

@@ -1,13 +1,21 @@
 """Prose helpers: formatting, and glue names that myst-nb accepts."""
 
+import numpy as np
 import pytest
 
-from nlgjudge.prose import glue_all, listing, number
+from nlgjudge.prose import glue_all, interval_text, listing, number
 
 
 def test_numbers_and_listings_read_as_prose() -> None:
     assert number(0.8234, 2) == "0.82" and number(3.0, 1, signed=True) == "+3.0" and number(float("nan")) == "n/a"
     assert listing([]) == "none" and listing(["a"]) == "a" and listing(["a", "b", "c"]) == "a, b and c"
+
+
+def test_an_interval_reads_value_then_bounds_and_says_when_it_is_undefined() -> None:
+    assert interval_text(0.5, 0.25, 0.75) == "0.50 [0.25, 0.75]"
+    assert interval_text(np.float64(-1.234), -2.0, -0.5, 1) == "-1.2 [-2.0, -0.5]"
+    assert interval_text(0.5, np.nan, np.nan) == "0.50 [n < 2]"
+    assert interval_text(np.nan, np.nan, np.nan) == "–"
 
 
 def test_glue_refuses_names_markdown_cannot_cite() -> None:

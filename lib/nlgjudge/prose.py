@@ -9,6 +9,7 @@ computed, so a reader sees exactly what the code decided to say.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 
@@ -38,6 +39,17 @@ def number(value: float, decimals: int = 1, signed: bool = False) -> str:
     if value != value:  # NaN
         return "n/a"
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+
+
+def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
+    """``"value [low, high]"``, the one way every table and sentence shows an estimate with its
+    interval: "–" when there is no estimate, ``"value [n < 2]"`` when the interval is undefined
+    (fewer than two contexts)."""
+    if not math.isfinite(value):
+        return "–"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{value:.{decimals}f} [n < 2]"
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
 
 
 def listing(names: list[str], empty: str = "none") -> str:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
+from nlgjudge.prose import interval_text
 from nlgjudge.stats import (
     mean_interval,
     paired_difference_interval,
@@ -569,7 +570,7 @@ MIN_CONTEXTS_FOR_A_CLAIM = 3
 def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[str, str]:
     """The numbers the comparative chapter's prose cites for ``judge`` (display strings, for glue):
     how many dataset-aspects it was compared on, how many gaps are positive, how many paired
-    intervals lie above or below 0, the mean gap, and a verdict that refuses to claim a win on a
+    intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and a verdict that refuses to claim a win on a
     degenerate run (fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` shared contexts, or a comparative
     judge that tied every candidate of every context). ``claim`` is :func:`comparative_vs_scoring`'s
     output, ``table`` the :func:`correlations` rows it came from."""
@@ -605,6 +606,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
         "n_below": str(below),
         "mean_gap": number(float(mine["gap"].mean()) if n else float("nan"), 1, signed=True),
         "fewest_paired": str(fewest),
+        "most_paired": str(int(mine["n_paired"].max()) if n else 0),
         "verdict": verdict,
     }
 
@@ -664,15 +666,6 @@ def restrict_runs(
         for key, parts in scores.items()
     }
     return kept_comparisons, kept_scores
-
-
-def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
-    """``"value [low, high]"``, or just the value when the interval is undefined (fewer than two contexts)."""
-    if not np.isfinite(value):
-        return "–"
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return f"{value:.{decimals}f} [n < 2]"
-    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
 
 
 #: How :func:`model_claim_table` names the scoring reading a gap was taken against.

@@ -19,6 +19,7 @@ One definition of each quantity, used in every table of the chapter:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
@@ -45,21 +46,38 @@ def ends_mid_sentence(summary: str) -> bool:
     return bool(text) and not text.endswith(SENTENCE_ENDS)
 
 
+#: The written form of a tokenizer's control tokens: ChatML-like ``<|im_end|>``, snake-case markers
+#: such as Gemma's ``<start_of_image>`` or ``<end_of_turn>``, and SentencePiece's ``<s>``, ``</s>``,
+#: ``<unk>``, ``<pad>``. No summary of a news article contains one; a generator that writes one has
+#: left text behind (Gemma-3-270m, a base model, sometimes fills its budget with ``<start_of_image>``).
+#: HTML-like ``<br>`` or ``<p>`` do not match.
+CONTROL_TOKEN = re.compile(r"<\|[^<>|\s]+\|>|<[a-z]+(?:_[a-z]+)+>|</?s>|<(?:unk|pad|bos|eos)>")
+
+
+def has_control_token(summary: str) -> bool:
+    """True when the summary contains the written form of a control token (:data:`CONTROL_TOKEN`)."""
+    return CONTROL_TOKEN.search(summary) is not None
+
+
 def generation_table(generations: pd.DataFrame) -> pd.DataFrame:
     """Per dataset and generator: documents, empty summaries (counted, never dropped), summaries that
-    end mid-sentence, length in words."""
-    frame = generations.assign(unfinished=generations["summary"].map(ends_mid_sentence))
+    end mid-sentence, summaries that contain a control token's text (counted and scored as they
+    are), length in words."""
+    frame = generations.assign(unfinished=generations["summary"].map(ends_mid_sentence),
+                               control=generations["summary"].map(has_control_token))
     grouped = frame.groupby(["dataset", "generator"], sort=False)
     table = grouped.agg(
         documents=("context_id", "nunique"),
         empty=("empty", "sum"),
         mid_sentence=("unfinished", "sum"),
+        control_tokens=("control", "sum"),
         mean_words=("n_words", "mean"),
         median_words=("n_words", "median"),
         min_words=("n_words", "min"),
         max_words=("n_words", "max"),
     )
-    table[["empty", "mid_sentence"]] = table[["empty", "mid_sentence"]].astype(int)
+    counts = ["empty", "mid_sentence", "control_tokens"]
+    table[counts] = table[counts].astype(int)
     return table.round({"mean_words": 1, "median_words": 1})
 
 

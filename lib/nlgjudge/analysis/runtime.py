@@ -38,7 +38,6 @@ from nlgjudge.analysis.comparative import (
     comparative_predictions,
     comparative_vs_scoring,
     correlations,
-    interval_text,
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
