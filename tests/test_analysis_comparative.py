@@ -236,6 +236,21 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
         prose_values(comparative_vs_scoring(table), table, "other")
 
 
+def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
+    from nlgjudge.analysis.comparative import gap_verdict
+
+    assert "comparing beats" in gap_verdict(11, 6, 0, 6, False)
+    assert "scoring beats comparing" in gap_verdict(11, 0, 6, 6, False)
+    assert gap_verdict(11, 4, 0, 6, False).startswith("7 of the 11 gaps are within the noise")
+    # 5 above, 5 below, 1 within: no outcome is a majority, and the sentence must not say "within the noise" of most
+    mixed = gap_verdict(11, 5, 5, 6, False)
+    assert mixed.startswith("no outcome holds in most cases") and "(5 gaps above 0, 5 below 0 and 1 within" in mixed
+    assert "no outcome" in gap_verdict(4, 2, 0, 6, False)  # half is not most
+    assert "too small" in gap_verdict(11, 11, 0, 2, False)  # degenerate runs refuse first
+    assert "tie every candidate" in gap_verdict(11, 11, 0, 6, True)
+    assert "no absolute scoring" in gap_verdict(0, 0, 0, 0, False)
+
+
 def test_dropping_candidates_renumbers_and_ranks_only_the_others(tiny_dataset) -> None:
     ds = tiny_dataset(2, 4)
     full = comparisons_from(ds, perfect, templates=(1,))

@@ -567,13 +567,37 @@ def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequen
 MIN_CONTEXTS_FOR_A_CLAIM = 3
 
 
+def gap_verdict(n_cases: int, n_above: int, n_below: int, fewest_paired: int, tied_everywhere: bool) -> str:
+    """One sentence on ``n_cases`` paired intervals of the gap (comparative minus best absolute
+    scoring), ``n_above`` of them above 0 and ``n_below`` below 0. It refuses to claim anything on a
+    degenerate run (no cases; a comparative judge that tied every candidate of every context; fewer
+    than :data:`MIN_CONTEXTS_FOR_A_CLAIM` shared contexts) and says "most" only of a strict majority
+    of the intervals."""
+    if n_cases == 0:
+        return "there is no absolute scoring of the same model to compare with in this run"
+    if tied_everywhere:
+        return ("its comparative rankings tie every candidate (it answers by position), so this run says nothing "
+                "about comparing against scoring")
+    if fewest_paired < MIN_CONTEXTS_FOR_A_CLAIM:
+        return f"with as few as {fewest_paired} shared context(s), this run is too small to test the gaps"
+    within = n_cases - n_above - n_below
+    if n_above > n_cases / 2:
+        return "comparing beats the best absolute scoring, beyond the noise of the context sample, in most cases"
+    if n_below > n_cases / 2:
+        return "the best absolute scoring beats comparing, beyond the noise of the context sample, in most cases"
+    if within > n_cases / 2:
+        return (f"{within} of the {n_cases} gaps are within the noise of the context sample: in most "
+                "dataset-aspects this run cannot tell comparing from the best absolute scoring")
+    return (f"no outcome holds in most cases ({n_above} gaps above 0, {n_below} below 0 and {within} within the "
+            f"noise, of {n_cases})")
+
+
 def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[str, str]:
     """The numbers the comparative chapter's prose cites for ``judge`` (display strings, for glue):
     how many dataset-aspects it was compared on, how many gaps are positive, how many paired
-    intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and a verdict that refuses to claim a win on a
-    degenerate run (fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` shared contexts, or a comparative
-    judge that tied every candidate of every context). ``claim`` is :func:`comparative_vs_scoring`'s
-    output, ``table`` the :func:`correlations` rows it came from."""
+    intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and
+    :func:`gap_verdict`'s sentence. ``claim`` is :func:`comparative_vs_scoring`'s output, ``table``
+    the :func:`correlations` rows it came from."""
     from nlgjudge.prose import number
 
     mine = claim[(claim["model"] == judge)].dropna(subset=["gap"])
@@ -584,20 +608,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     below = int((mine["gap_excludes_zero"] & (mine["gap"] < 0)).sum())
     fewest = int(mine["n_paired"].min()) if n else 0
     tied_everywhere = bool((rows["n_tied"] >= rows["n_contexts"]).all())
-    if n == 0:
-        verdict = "there is no absolute scoring of the same model to compare with in this run"
-    elif tied_everywhere:
-        verdict = ("its comparative rankings tie every candidate (it answers by position), so this run says nothing "
-                   "about comparing against scoring")
-    elif fewest < MIN_CONTEXTS_FOR_A_CLAIM:
-        verdict = f"with as few as {fewest} shared context(s), this run is too small to test the gaps"
-    elif above > n / 2:
-        verdict = "comparing beats the best absolute scoring, beyond the noise of the context sample, in most cases"
-    elif below > n / 2:
-        verdict = "the best absolute scoring beats comparing, beyond the noise of the context sample, in most cases"
-    else:
-        verdict = (f"most gaps are within the noise of the context sample ({above} above 0 and {below} below 0 "
-                   f"of {n} paired intervals)")
+    verdict = gap_verdict(n, above, below, fewest, tied_everywhere)
     return {
         "judge": judge,
         "n_cases": str(n),
