@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
-from nlgjudge.prose import interval_text
+from nlgjudge.prose import interval_text, number
 from nlgjudge.stats import (
     mean_interval,
     paired_difference_interval,
@@ -598,7 +598,6 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and
     :func:`gap_verdict`'s sentence. ``claim`` is :func:`comparative_vs_scoring`'s output, ``table``
     the :func:`correlations` rows it came from."""
-    from nlgjudge.prose import number
 
     mine = claim[(claim["model"] == judge)].dropna(subset=["gap"])
     rows = table[(table["model"] == judge) & (table["method"] == COMPARATIVE) & (table["template"].astype(str) == TEMPLATE_MEAN)]
