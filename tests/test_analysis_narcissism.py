@@ -121,6 +121,15 @@ def test_generation_table_counts_empty_unfinished_and_control_token_summaries() 
     assert analysis.generation_table(generations).loc[("qags_xsum", "qa"), "control_tokens"] == 1
 
 
+def test_control_token_text_names_only_the_generators_that_wrote_one() -> None:
+    generations, _ = _frames(n_docs=3)
+    assert analysis.control_token_text(analysis.generation_table(generations)) == "no summary does"
+    generations.loc[(generations["generator"] == "qa") & (generations["context_id"] == "doc1"), "summary"] = "<|im_end|>"
+    generations.loc[(generations["generator"] == "qb") & (generations["context_id"] != "doc0"), "summary"] = "</s>"
+    assert (analysis.control_token_text(analysis.generation_table(generations))
+            == "1 of qa's 3 summaries of qags_xsum and 2 of qb's 3 summaries of qags_xsum")
+
+
 @pytest.mark.parametrize(
     ("text", "control"),
     [("<start_of_image><start_of_image>", True), ("It ended.<|im_end|>", True), ("It ended.</s>", True),

@@ -26,6 +26,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from nlgjudge.prose import listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, bootstrap_correlation_ci, correlation
 from nlgjudge.stats.normalisation import min_max_normalise
 from nlgjudge.stats.self_bias import self_bias_bootstrap, self_bias_difference_bootstrap, self_preference_bootstrap
@@ -79,6 +80,15 @@ def generation_table(generations: pd.DataFrame) -> pd.DataFrame:
     counts = ["empty", "mid_sentence", "control_tokens"]
     table[counts] = table[counts].astype(int)
     return table.round({"mean_words": 1, "median_words": 1})
+
+
+def control_token_text(table: pd.DataFrame) -> str:
+    """Which generators wrote control-token text, in words, from :func:`generation_table`: "3 of
+    gemma's 50 summaries of rose", one clause per (dataset, generator) that has any."""
+    clauses = [f"{n} of {generator}'s {n_docs} summaries of {dataset}"
+               for (dataset, generator), n, n_docs in zip(table.index, table["control_tokens"], table["documents"],
+                                                          strict=True) if n]
+    return listing(clauses, empty="no summary does")
 
 
 def _setting_rows(likelihood: pd.DataFrame, dataset: str, setting: str) -> pd.DataFrame:
