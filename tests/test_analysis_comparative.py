@@ -20,6 +20,8 @@ from nlgjudge.analysis.comparative import (
     comparative_predictions,
     comparative_vs_scoring,
     correlations,
+    gap_verdict,
+    prose_values,
     scoring_predictions,
     side_by_side,
     side_by_side_table,
@@ -217,8 +219,6 @@ def test_methods_map_to_the_papers_sections() -> None:
 
 
 def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None:
-    from nlgjudge.analysis.comparative import prose_values
-
     ds = tiny_dataset(2, 3)
     frames = [comparisons_from(ds, perfect, templates=(1,))]
     ours = [comparative_predictions(f) for f in frames]
@@ -237,8 +237,6 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
 
 
 def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
-    from nlgjudge.analysis.comparative import gap_verdict
-
     assert "comparing beats" in gap_verdict(11, 6, 0, 6, False)
     assert "scoring beats comparing" in gap_verdict(11, 0, 6, 6, False)
     assert gap_verdict(11, 4, 0, 6, False).startswith("7 of the 11 gaps are within the noise")
