@@ -598,8 +598,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and
     :func:`gap_verdict`'s sentence. ``claim`` is :func:`comparative_vs_scoring`'s output, ``table``
     the :func:`correlations` rows it came from."""
-
-    mine = claim[(claim["model"] == judge)].dropna(subset=["gap"])
+    mine = claim[claim["model"] == judge].dropna(subset=["gap"])
     rows = table[(table["model"] == judge) & (table["method"] == COMPARATIVE) & (table["template"].astype(str) == TEMPLATE_MEAN)]
     if rows.empty:
         raise ValueError(f"no comparative correlations of judge {judge!r}")
