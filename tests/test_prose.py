@@ -23,10 +23,15 @@ def test_glue_refuses_names_markdown_cannot_cite() -> None:
         glue_all({"p(A) max": 1})
 
 
-def test_glued_text_has_no_quotes(monkeypatch) -> None:
+def test_glued_text_is_pasted_exactly_as_computed(monkeypatch) -> None:
+    # What the book shows: {glue:text} pastes format_plain_text(text/plain, ""), which
+    # literal-evaluates it (a bare "+0.2" would lose its sign, "-0.40" its last zero).
     import myst_nb
+    from myst_nb.core.variables import format_plain_text
 
     seen = {}
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: seen.update({name: repr(value)}))
-    glue_all({"judge": "qwen", "n": 3})
-    assert seen == {"judge": "qwen", "n": "3"}
+    values = {"judge": "qwen", "n": 3, "gain": "+0.2", "rho": "-0.40", "tau": "1.00", "suffix": '"TL;DR:"',
+              "quotes": "it's \"x\"", "verdict": "on the rank correlation, it moved both ways"}
+    glue_all(values)
+    assert {name: format_plain_text(text, "") for name, text in seen.items()} == {k: str(v) for k, v in values.items()}

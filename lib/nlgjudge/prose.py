@@ -14,13 +14,17 @@ from collections.abc import Mapping
 
 
 class _Plain:
-    """A string whose ``repr`` is itself, so the glued text/plain has no quotes around it."""
+    """A string glued so that ``{glue:text}`` pastes exactly it.
+
+    myst-nb's ``{glue:text}`` passes the glued text/plain through ``ast.literal_eval``, so an
+    unquoted "+0.2" would be pasted as "0.2", "-0.40" as "-0.4" and '"TL;DR:"' lose its quotes.
+    Gluing the string's ``repr`` makes that evaluation give back the string itself, unquoted."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __repr__(self) -> str:
-        return self.text
+        return repr(self.text)
 
 
 def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
