@@ -167,6 +167,26 @@ def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tin
         prose_values(debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons), "other")
 
 
+def _summary_frames(distance: list[float], gain: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One comparison set per entry: its |P(A) - 0.5| and its Spearman gain from debiasing."""
+    sets = [{"model": "toy", "dataset": "tiny", "template": 1, "aspect": f"A{k}"} for k in range(len(gain))]
+    scores = pd.DataFrame([{**key, "debiased": debiased, "spearman_x100": 10.0 + g * debiased, "accuracy_pct": 60.0}
+                           for key, g in zip(sets, gain) for debiased in (False, True)])
+    return scores, pd.DataFrame([{**key, "p_a": 0.5 + d} for key, d in zip(sets, distance)])
+
+
+def test_the_summary_claims_a_relation_with_the_bias_only_when_it_is_significant() -> None:
+    from nlgjudge.analysis.bias import debiasing_summary
+
+    distance = [0.05 * k for k in range(1, 9)]
+    # rho = +0.69 on 8 sets, p = 0.058: the coefficient alone (>= 0.3) used to say "gain more"
+    noisy = debiasing_summary(*_summary_frames(distance, [2.0, -1.0, 1.0, 4.0, 0.0, 3.0, 6.0, 5.0]))
+    assert "+0.69 (p = 0.058; no clear relation" in noisy[-1]
+    assert "as the paper observes" in debiasing_summary(*_summary_frames(distance, [k + 0.5 for k in range(8)]))[-1]
+    assert "unlike the paper" in debiasing_summary(*_summary_frames(distance, [8.0 - k for k in range(8)]))[-1]
+    assert len(debiasing_summary(*_summary_frames(distance[:2], [1.0, 2.0]))) == 2  # under 3 sets: no reading
+
+
 def test_gain_intervals_are_paired_over_contexts_and_agree_with_the_tables(tiny_dataset, synthetic_comparisons) -> None:
     from scipy import stats
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from nlgjudge.stats.correlation import (
     centred_average_ranks,
     correlation,
+    correlation_test,
     length_score_spearman,
     spearman_rows,
     summary_level_correlation,
@@ -22,6 +23,17 @@ def test_correlation_known_answers() -> None:
     assert np.isnan(correlation([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError, match="valid choices"):
         correlation(x, y, "distance")
+
+
+def test_correlation_test_gives_the_t_test_of_the_coefficient() -> None:
+    rho, p = correlation_test([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
+    t = 0.8 * np.sqrt(3 / (1 - 0.8**2))  # 1 - 6*4/(5*24) = 0.8; t with n - 2 degrees of freedom
+    assert rho == pytest.approx(0.8) and p == pytest.approx(2 * stats.t.sf(t, 3))
+    assert p > 0.05  # a large coefficient on five points is not evidence of a relation
+    assert correlation_test(range(22), range(22))[1] < 1e-6
+    assert all(np.isnan(correlation_test([1, 1, 1], [1, 2, 3])))
+    with pytest.raises(ValueError, match="x"):
+        correlation_test([1, 2], [2, 1])
 
 
 @settings(max_examples=30, deadline=None)

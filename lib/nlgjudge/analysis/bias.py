@@ -31,6 +31,7 @@ from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
     DebiasThreshold,
+    correlation_test,
     debias_threshold,
     debiased_decisions,
     hard_decisions,
@@ -114,6 +115,8 @@ def _score(decisions: list[np.ndarray], gold: list[np.ndarray]) -> _Scored:
 #: context's own comparisons (all a user judging one context has; what the subsets chapter uses,
 #: since its partial comparison sets are per context).
 THRESHOLD_SCOPES = ("pooled", "per context")
+#: Significance level of the closing summary's "the more biased sets gain more" (the book's 95%).
+RELATION_ALPHA = 0.05
 
 
 def _check_scopes(scopes: Sequence[str]) -> None:
@@ -247,7 +250,9 @@ def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Seq
 def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
     """The chapter's closing statements, computed from :func:`debiasing_table` (``scores``) and
     :func:`bias_table` (``bias``): per model, the P(A) range, how often debiasing raised or lowered
-    Spearman and accuracy, and (with at least three sets) whether the more biased sets gain more."""
+    Spearman and accuracy, and (with at least three sets) whether the more biased sets gain more:
+    claimed only when the Spearman correlation between |P(A) - 0.5| and the gain is significant
+    (two-sided p < :data:`RELATION_ALPHA`, :func:`~nlgjudge.stats.correlation.correlation_test`); a large coefficient on a few sets is not."""
     keys = ["model", "dataset", "template", "aspect"]
     wide = scores.pivot_table(index=keys, columns="debiased", values=["spearman_x100", "accuracy_pct"])
     gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
@@ -264,11 +269,14 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
             f"{(g_acc < 0).sum()} (mean change {g_acc.mean():+.1f} points)"
         )
         if len(d) >= 3 and d.nunique() > 1 and g_rho.nunique() > 1:
-            rho = pd.Series(d.to_numpy()).corr(pd.Series(g_rho.to_numpy()), method="spearman")
-            reading = ("the more biased sets gain more, as the paper observes" if rho >= 0.3
-                       else "the more biased sets gain less, unlike the paper" if rho <= -0.3
-                       else "no clear relation either way")
-            lines.append(f"  across its {len(d)} sets, Spearman between |P(A) - 0.5| and the Spearman gain: {rho:+.2f} ({reading})")
+            rho, p_value = correlation_test(d.to_numpy(), g_rho.to_numpy())
+            reading = ("no clear relation: these sets cannot tell it from none" if not p_value < RELATION_ALPHA
+                       else "the more biased sets gain more, as the paper observes" if rho > 0
+                       else "the more biased sets gain less, unlike the paper")
+            lines.append(
+                f"  across its {len(d)} sets, Spearman between |P(A) - 0.5| and the Spearman gain: {rho:+.2f} "
+                f"(p = {p_value:.3f}; {reading})"
+            )
     return lines
 
 

@@ -58,6 +58,7 @@ from nlgjudge.stats.bradley_terry import (
 from nlgjudge.stats.correlation import (
     ContextCorrelation,
     correlation,
+    correlation_test,
     length_score_spearman,
     spearman_rows,
     summary_level_correlation,
@@ -144,6 +145,7 @@ __all__ = [
     "compare_strategies",
     "comparison_mask",
     "correlation",
+    "correlation_test",
     "debias_threshold",
     "debias_thresholds_batch",
     "debiased_decisions",

@@ -1,6 +1,7 @@
 """Correlation with human scores: the headline number of every table in the three papers.
 
 * :func:`correlation`: Spearman, Kendall or Pearson on one pair of score vectors;
+  :func:`correlation_test` adds its two-sided p-value;
 * :func:`summary_level_correlation`: within each context, then averaged over contexts (x100);
 * :func:`system_level_correlation`: per-system means first, then one correlation (x100);
 * :func:`length_score_spearman`: the length bias of seed 003 Fig. 5;
@@ -44,6 +45,21 @@ def correlation(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
         if method == "kendall":
             return float(stats.kendalltau(a, b).statistic)
         return float(stats.pearsonr(a, b).statistic)
+
+
+def correlation_test(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> tuple[float, float]:
+    """:func:`correlation` and its two-sided p-value against no association (scipy.stats' test:
+    a t approximation for Spearman and Pearson, exact for Kendall on small samples without ties);
+    ``(nan, nan)`` when undefined (constant input)."""
+    check.choice(method, CORRELATIONS, "correlation method")
+    a = check.finite_vector(x, "x", min_size=3)
+    b = check.finite_vector(y, "y", min_size=3)
+    check.same_length([a, b], ["x", "y"])
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan"), float("nan")
+    test = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
+    result = test(a, b)
+    return float(result.statistic), float(result.pvalue)
 
 
 def centred_average_ranks(values: ArrayLike) -> NDArray[np.float64]:
