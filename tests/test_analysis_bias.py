@@ -185,6 +185,9 @@ def test_the_summary_claims_a_relation_with_the_bias_only_when_it_is_significant
     assert "as the paper observes" in debiasing_summary(*_summary_frames(distance, [k + 0.5 for k in range(8)]))[-1]
     assert "unlike the paper" in debiasing_summary(*_summary_frames(distance, [8.0 - k for k in range(8)]))[-1]
     assert len(debiasing_summary(*_summary_frames(distance[:2], [1.0, 2.0]))) == 2  # under 3 sets: no reading
+    # a set without a defined Spearman (every context's human scores equal) is left out of the relation
+    undefined = debiasing_summary(*_summary_frames(distance, [k + 0.5 for k in range(7)] + [float("nan")]))
+    assert "across its 7 sets" in undefined[-1] and "as the paper observes" in undefined[-1]
 
 
 def test_gain_intervals_are_paired_over_contexts_and_agree_with_the_tables(tiny_dataset, synthetic_comparisons) -> None:

@@ -250,9 +250,10 @@ def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Seq
 def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
     """The chapter's closing statements, computed from :func:`debiasing_table` (``scores``) and
     :func:`bias_table` (``bias``): per model, the P(A) range, how often debiasing raised or lowered
-    Spearman and accuracy, and (with at least three sets) whether the more biased sets gain more:
-    claimed only when the Spearman correlation between |P(A) - 0.5| and the gain is significant
-    (two-sided p < :data:`RELATION_ALPHA`, :func:`~nlgjudge.stats.correlation.correlation_test`); a large coefficient on a few sets is not."""
+    Spearman and accuracy, and (with at least three sets that have a gain) whether the more biased
+    sets gain more: claimed only when the Spearman correlation between |P(A) - 0.5| and the gain is
+    significant (two-sided p < :data:`RELATION_ALPHA`,
+    :func:`~nlgjudge.stats.correlation.correlation_test`); a large coefficient on a few sets is not."""
     keys = ["model", "dataset", "template", "aspect"]
     wide = scores.pivot_table(index=keys, columns="debiased", values=["spearman_x100", "accuracy_pct"])
     gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
@@ -268,6 +269,8 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
             f"(mean change {g_rho.mean():+.1f}); raised accuracy in {(g_acc > 0).sum()}, lowered it in "
             f"{(g_acc < 0).sum()} (mean change {g_acc.mean():+.1f} points)"
         )
+        has_gain = g_rho.notna() & d.notna()  # a set with no defined Spearman has no gain to relate
+        d, g_rho = d[has_gain], g_rho[has_gain]
         if len(d) >= 3 and d.nunique() > 1 and g_rho.nunique() > 1:
             rho, p_value = correlation_test(d.to_numpy(), g_rho.to_numpy())
             reading = ("no clear relation: these sets cannot tell it from none" if not p_value < RELATION_ALPHA
