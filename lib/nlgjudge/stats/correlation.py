@@ -28,38 +28,35 @@ CORRELATIONS = ("spearman", "kendall", "pearson")
 UNDEFINED_POLICIES = ("exclude", "zero", "raise")
 
 
+_SCIPY_TESTS = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}
+
+
+def _scipy_test(x: ArrayLike, y: ArrayLike, method: str, min_size: int) -> tuple[float, float]:
+    """Statistic and two-sided p-value of scipy.stats' test; ``(nan, nan)`` on constant input."""
+    check.choice(method, CORRELATIONS, "correlation method")
+    a = check.finite_vector(x, "x", min_size=min_size)
+    b = check.finite_vector(y, "y", min_size=min_size)
+    check.same_length([a, b], ["x", "y"])
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        result = _SCIPY_TESTS[method](a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
 def correlation(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> float:
     """Spearman, Kendall (tau-b) or Pearson correlation via scipy.stats; NaN when undefined (constant input).
 
     The papers' correlation with human scores (seed 000 Tables 1-4; seed 003 Tables 2-3)."""
-    check.choice(method, CORRELATIONS, "correlation method")
-    a = check.finite_vector(x, "x", min_size=2)
-    b = check.finite_vector(y, "y", min_size=2)
-    check.same_length([a, b], ["x", "y"])
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        if method == "spearman":
-            return float(stats.spearmanr(a, b).statistic)
-        if method == "kendall":
-            return float(stats.kendalltau(a, b).statistic)
-        return float(stats.pearsonr(a, b).statistic)
+    return _scipy_test(x, y, method, min_size=2)[0]
 
 
 def correlation_test(x: ArrayLike, y: ArrayLike, method: str = "spearman") -> tuple[float, float]:
     """:func:`correlation` and its two-sided p-value against no association (scipy.stats' test:
     a t approximation for Spearman and Pearson, exact for Kendall on small samples without ties);
-    ``(nan, nan)`` when undefined (constant input)."""
-    check.choice(method, CORRELATIONS, "correlation method")
-    a = check.finite_vector(x, "x", min_size=3)
-    b = check.finite_vector(y, "y", min_size=3)
-    check.same_length([a, b], ["x", "y"])
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan"), float("nan")
-    test = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
-    result = test(a, b)
-    return float(result.statistic), float(result.pvalue)
+    ``(nan, nan)`` when undefined (constant input). At least 3 pairs: with 2 there is no test."""
+    return _scipy_test(x, y, method, min_size=3)
 
 
 def centred_average_ranks(values: ArrayLike) -> NDArray[np.float64]:
