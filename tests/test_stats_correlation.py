@@ -125,3 +125,28 @@ def test_length_score_spearman_rejects_non_finite_scores() -> None:
         length_score_spearman([10, 20, 30], np.array([[1, 2], [2, np.nan], [3, 1.0]]))
     with pytest.raises(ValueError, match="scores contains 1 NaN"):
         length_score_spearman([10, 20, 30], [1, np.nan, 3])
+
+
+def test_within_strata_test_sees_through_a_contrast_between_strata() -> None:
+    """Issue 41 item 7: three datasets, one both more biased and gaining more; inside each the gain
+    is unrelated to the bias. Pooled, the correlation looks strong; within strata it is not."""
+    from nlgjudge.stats.correlation import correlation_test, within_strata_correlation_test
+
+    rng = np.random.default_rng(0)
+    strata = np.repeat(["summeval", "topicalchat", "webnlg"], 8)
+    shift = np.repeat([0.4, 0.1, 0.0], 8)
+    bias = shift + rng.uniform(0, 0.05, 24)
+    gain = 10 * shift + rng.normal(0, 1, 24)
+    rho, p_pooled = correlation_test(bias, gain)
+    assert rho > 0.5 and p_pooled < 0.01
+    within = within_strata_correlation_test(bias, gain, strata, n_permutations=999)
+    assert within.n == 24 and within.n_strata == 3 and within.p_value > 0.05
+    # a real within-dataset relation is found
+    related = within_strata_correlation_test(bias, 100 * bias + rng.normal(0, 0.1, 24), strata, n_permutations=999)
+    assert related.statistic > 0.8 and related.p_value < 0.01
+    # known answer for the statistic: the size-weighted mean of the strata's Spearman correlations
+    from scipy.stats import spearmanr
+    expected = np.mean([spearmanr(bias[strata == s], gain[strata == s]).statistic for s in ("summeval", "topicalchat", "webnlg")])
+    assert within.statistic == pytest.approx(expected)
+    empty = within_strata_correlation_test([1.0, 2.0], [1.0, 2.0], ["a", "b"])
+    assert np.isnan(empty.statistic) and empty.n_strata == 0

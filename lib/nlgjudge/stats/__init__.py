@@ -13,6 +13,7 @@ Modules, one concept each:
 - :mod:`~nlgjudge.stats.bradley_terry`   Bradley-Terry scores via choix, bootstrap intervals
 - :mod:`~nlgjudge.stats.elo`             Elo by stochastic gradient ascent (seed 004 Annex)
 - :mod:`~nlgjudge.stats.intervals`       the t interval of a mean over contexts, and its paired version
+- :mod:`~nlgjudge.stats.claims`          the claim rule (four verdicts) and what more data would settle
 - :mod:`~nlgjudge.stats.likelihood`      seed 003 eq. 2: token log-likelihoods -> one score
 - :mod:`~nlgjudge.stats.correlation`     correlation with human scores: summary- and system-level, length bias
 - :mod:`~nlgjudge.stats.agreement`       pairwise accuracy (Tables 7, 10), self-consistency (Table 8), Cohen's kappa
@@ -54,6 +55,21 @@ from nlgjudge.stats.bradley_terry import (
     bradley_terry_from_wins,
     bradley_terry_scores,
     win_matrix,
+)
+from nlgjudge.stats.claims import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    VERDICTS,
+    ClaimVerdict,
+    PairEvidence,
+    claim_verdict,
+    contexts_needed,
+    contexts_needed_from_values,
+    ordering_verdict,
+    units_needed_from_interval,
+    verdict_from_test,
 )
 from nlgjudge.stats.correlation import (
     ContextCorrelation,
@@ -116,6 +132,19 @@ from nlgjudge.stats.subset_curves import (
 )
 
 __all__ = [
+    "CONTRADICTED",
+    "NOT_RESOLVED",
+    "NOT_TESTED",
+    "SUPPORTED",
+    "VERDICTS",
+    "ClaimVerdict",
+    "PairEvidence",
+    "claim_verdict",
+    "contexts_needed",
+    "contexts_needed_from_values",
+    "ordering_verdict",
+    "units_needed_from_interval",
+    "verdict_from_test",
     "STRATEGIES",
     "BinnedRegression",
     "BradleyTerryFit",

@@ -202,3 +202,54 @@ def length_score_spearman(lengths: ArrayLike, scores: ArrayLike) -> float | NDAr
     if not np.isfinite(values).all():
         raise ValueError(f"scores contain {int((~np.isfinite(values)).sum())} NaN or infinite value(s).")
     return np.array([correlation(length, values[:, j], "spearman") for j in range(values.shape[1])])
+
+
+@dataclass(frozen=True)
+class WithinStrataTest:
+    """A correlation measured within strata (e.g. datasets) and its permutation p-value."""
+
+    statistic: float
+    """The strata's Spearman correlations averaged, weighted by their sizes (strata with a constant
+    side or fewer than 3 points are left out)."""
+    p_value: float
+    """Two-sided: the share of permutations (values of ``y`` shuffled within each stratum) whose
+    statistic is at least as far from 0, counting the observed one."""
+    n: int
+    """Points in the strata used."""
+    n_strata: int
+    n_permutations: int
+
+
+def within_strata_correlation_test(
+    x: ArrayLike, y: ArrayLike, strata: ArrayLike, n_permutations: int = 9999, seed: int = 0
+) -> WithinStrataTest:
+    """Does ``y`` rise with ``x`` *within* each stratum? Spearman within every stratum, averaged by
+    size, tested by shuffling ``y`` within strata. Points of one stratum that differ between strata
+    on both sides (a dataset where the judge is both more biased and gains more) make a pooled
+    correlation look strong and its p-value small though the points are not independent; this test
+    keeps that contrast in every permutation, so it measures only the association inside strata.
+    NaN statistic and p-value when no stratum can be used."""
+    a = check.finite_vector(x, "x", min_size=1)
+    b = check.finite_vector(y, "y", min_size=1)
+    labels = check.label_vector(strata, "strata", "a sequence of stratum labels", "one label per point")
+    check.same_length([a, b, labels], ["x", "y", "strata"])
+    if int(n_permutations) != n_permutations or n_permutations < 99:
+        raise ValueError(f"n_permutations must be an integer of at least 99; got {n_permutations}")
+    groups = [np.flatnonzero(labels == s) for s in dict.fromkeys(labels.tolist())]
+    groups = [g for g in groups if g.size >= 3 and np.ptp(a[g]) > 0 and np.ptp(b[g]) > 0]
+    if not groups:
+        return WithinStrataTest(float("nan"), float("nan"), 0, 0, int(n_permutations))
+    sizes = np.array([g.size for g in groups], dtype=float)
+    ranked_x = [stats.rankdata(a[g]) for g in groups]
+
+    def statistic(ys: list[np.ndarray]) -> float:
+        values = [np.corrcoef(rx, stats.rankdata(v))[0, 1] for rx, v in zip(ranked_x, ys, strict=True)]
+        return float(np.average(values, weights=sizes))
+
+    observed = statistic([b[g] for g in groups])
+    rng = np.random.default_rng(seed)
+    extreme = sum(
+        abs(statistic([rng.permutation(b[g]) for g in groups])) >= abs(observed) - 1e-12 for _ in range(int(n_permutations))
+    )
+    return WithinStrataTest(observed, (1 + extreme) / (1 + int(n_permutations)), int(sizes.sum()), len(groups),
+                            int(n_permutations))

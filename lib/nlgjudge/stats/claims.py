@@ -1,0 +1,272 @@
+"""The book's one claim rule: from an estimate and its interval to one of four verdicts.
+
+Every claims table and every automatic summary of the book reads its verdict here, so that a claim
+is only as strong as its interval says, the same way in every chapter:
+
+- **supported**: the interval lies wholly on the claim's side of its threshold;
+- **contradicted**: the interval lies wholly on the other side;
+- **not resolved**: the interval straddles the threshold (more contexts could settle it:
+  :func:`contexts_needed` says how many);
+- **not tested**: the run cannot test the claim at all: too few units (n below the claim's minimum),
+  no interval, or a degenerate judge or ranking (one that ties everything, or answers by position).
+
+A claim has a direction: ``"above"`` (the estimate exceeds the threshold: a gap above 0),
+``"below"`` (it falls short of it), or ``"near"`` (it is indistinguishable from the threshold and
+the interval rules out departures larger than ``margin``: "agreement as bad as random" is kappa
+near 0). An ordering claim ("X above Y", "the LLMs above the fine-tuned systems") is
+:func:`ordering_verdict`: supported only when every pair it involves is resolved in its direction
+by a paired interval.
+
+Pure: numbers in, a :class:`ClaimVerdict` out; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+NOT_RESOLVED = "not resolved"
+NOT_TESTED = "not tested"
+#: The four verdicts, in the order the book lists them.
+VERDICTS = (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)
+
+Direction = Literal["above", "below", "near"]
+DIRECTIONS: tuple[str, ...] = ("above", "below", "near")
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A verdict and the reason for it, in words a reader can check against the row's numbers."""
+
+    verdict: str
+    reason: str
+
+    @property
+    def tested(self) -> bool:
+        """True unless the verdict is "not tested" (the row was a test of the claim)."""
+        return self.verdict != NOT_TESTED
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def claim_verdict(
+    estimate: float,
+    low: float,
+    high: float,
+    n: int,
+    *,
+    threshold: float = 0.0,
+    direction: Direction = "above",
+    min_n: int = 3,
+    margin: float | None = None,
+    degenerate: str | None = None,
+) -> ClaimVerdict:
+    """The verdict on "the quantity is ``direction`` ``threshold``" from ``estimate`` and its
+    interval ``[low, high]`` over ``n`` units (contexts, articles, documents).
+
+    ``degenerate`` (a reason in words, e.g. "the judge ties every candidate") or ``n < min_n``
+    make it "not tested", as does a missing estimate or interval. With ``direction="near"``,
+    ``margin`` (> 0) is required: supported when the interval contains ``threshold`` and lies
+    within ``threshold +- margin``; contradicted when it excludes ``threshold`` (the reason says on
+    which side: a different finding); not resolved when it contains ``threshold`` but reaches
+    beyond the margin.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be finite; got {threshold}")
+    if int(min_n) != min_n or min_n < 1:
+        raise ValueError(f"min_n must be a positive integer; got {min_n}")
+    if direction == "near":
+        if margin is None or not math.isfinite(margin) or margin <= 0:
+            raise ValueError(f"a 'near' claim needs a positive, finite margin; got {margin}")
+    elif margin is not None:
+        raise ValueError("margin goes only with direction='near'")
+    if degenerate:
+        return ClaimVerdict(NOT_TESTED, degenerate)
+    if n < min_n:
+        return ClaimVerdict(NOT_TESTED, f"n = {n} < {min_n}")
+    if not all(map(math.isfinite, (estimate, low, high))):
+        return ClaimVerdict(NOT_TESTED, "no estimate or interval on this run")
+    if low > high:
+        raise ValueError(f"the interval's low end {low} lies above its high end {high}")
+    t = _fmt(threshold)
+    if direction == "near":
+        assert margin is not None
+        if low > threshold:
+            return ClaimVerdict(CONTRADICTED, f"interval above {t}")
+        if high < threshold:
+            return ClaimVerdict(CONTRADICTED, f"interval below {t}")
+        if low >= threshold - margin and high <= threshold + margin:
+            return ClaimVerdict(SUPPORTED, f"interval contains {t} and lies within {t} +- {_fmt(margin)}")
+        return ClaimVerdict(NOT_RESOLVED, f"interval contains {t} but reaches beyond {t} +- {_fmt(margin)}")
+    above = direction == "above"
+    if low > threshold:
+        return ClaimVerdict(SUPPORTED if above else CONTRADICTED, f"interval above {t}")
+    if high < threshold:
+        return ClaimVerdict(CONTRADICTED if above else SUPPORTED, f"interval below {t}")
+    return ClaimVerdict(NOT_RESOLVED, f"interval contains {t}")
+
+
+def verdict_from_test(
+    statistic: float,
+    p_value: float,
+    n: int,
+    *,
+    alpha: float = 0.05,
+    direction: Literal["above", "below"] = "above",
+    min_n: int = 3,
+    degenerate: str | None = None,
+) -> ClaimVerdict:
+    """The claim rule for a quantity tested against 0 where no interval is computed (a permutation
+    test): a two-sided test at level ``alpha`` rejects exactly when the matching ``1 - alpha``
+    interval excludes 0, so "the interval excludes 0" reads "p < alpha", on the side of
+    ``statistic``'s sign. Otherwise as :func:`claim_verdict` with threshold 0."""
+    if direction not in ("above", "below"):
+        raise ValueError(f"direction must be 'above' or 'below'; got {direction!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1); got {alpha}")
+    if degenerate:
+        return ClaimVerdict(NOT_TESTED, degenerate)
+    if n < min_n:
+        return ClaimVerdict(NOT_TESTED, f"n = {n} < {min_n}")
+    if not (math.isfinite(statistic) and math.isfinite(p_value)):
+        return ClaimVerdict(NOT_TESTED, "no statistic or p-value on this run")
+    if p_value >= alpha or statistic == 0:
+        return ClaimVerdict(NOT_RESOLVED, f"p = {p_value:.3f} >= {alpha:g}")
+    side = "above" if statistic > 0 else "below"
+    return ClaimVerdict(SUPPORTED if side == direction else CONTRADICTED, f"p = {p_value:.3f} < {alpha:g}, {side} 0")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    """One pair of an ordering claim: ``higher`` is claimed above ``lower``; ``difference`` is
+    higher's score minus lower's, with its paired interval over ``n`` units."""
+
+    higher: str
+    lower: str
+    difference: float
+    low: float
+    high: float
+    n: int
+
+
+def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerate: str | None = None) -> ClaimVerdict:
+    """An ordering claim over several pairs: supported only when every pair's paired interval lies
+    above 0; contradicted when any lies below 0 (that pair is ordered the other way); otherwise
+    not resolved, naming the pairs left open. No pairs, a degenerate run or a pair with fewer than
+    ``min_n`` units: not tested."""
+    if degenerate:
+        return ClaimVerdict(NOT_TESTED, degenerate)
+    if not pairs:
+        return ClaimVerdict(NOT_TESTED, "no pair to compare on this run")
+    verdicts = [(p, claim_verdict(p.difference, p.low, p.high, p.n, min_n=min_n)) for p in pairs]
+    untested = [f"{p.higher} vs {p.lower} ({v.reason})" for p, v in verdicts if not v.tested]
+    if untested:
+        return ClaimVerdict(NOT_TESTED, "; ".join(untested))
+    against = [f"{p.lower} above {p.higher}" for p, v in verdicts if v.verdict == CONTRADICTED]
+    if against:
+        return ClaimVerdict(CONTRADICTED, "resolved the other way: " + ", ".join(against))
+    open_pairs = [f"{p.higher} vs {p.lower}" for p, v in verdicts if v.verdict == NOT_RESOLVED]
+    if open_pairs:
+        return ClaimVerdict(NOT_RESOLVED, "not resolved: " + ", ".join(open_pairs))
+    return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair(s) resolved by their paired intervals")
+
+
+# --------------------------------------------------------------------------------------------
+# What more data would settle
+
+POWER = 0.8
+ALPHA = 0.05
+#: How :func:`contexts_needed` counts, in words for the chapters' tables.
+CONTEXTS_NEEDED_METHOD = (
+    "smallest n at which a two-sided paired t test (alpha 0.05) of the mean per-context value against "
+    "the threshold has 80% power, at the observed mean and per-context standard deviation"
+)
+#: How :func:`units_needed_from_interval` counts, for estimates with a bootstrap interval.
+UNITS_FROM_INTERVAL_METHOD = (
+    "the interval's standard error scaled as 1/sqrt(n) (normal approximation): smallest n at which the "
+    "estimate lies 1.96 + 0.84 standard errors from the threshold (80% power, alpha 0.05)"
+)
+#: Beyond this many units the answer is "out of reach" (None) rather than a number.
+MAX_UNITS = 100_000
+
+
+def t_test_power(effect_size: float, n: int, alpha: float = ALPHA) -> float:
+    """Power of a two-sided one-sample (paired) t test with ``n`` units at standardized effect
+    ``effect_size`` (mean difference / standard deviation): the noncentral t distribution."""
+    if n < 2:
+        return float("nan")
+    df = n - 1
+    crit = float(stats.t.ppf(1.0 - alpha / 2.0, df))
+    nc = abs(effect_size) * math.sqrt(n)
+    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+
+
+def contexts_needed(
+    mean: float, sd: float, *, threshold: float = 0.0, power: float = POWER, alpha: float = ALPHA, max_n: int = MAX_UNITS
+) -> int | None:
+    """How many contexts a paired t test needs to tell ``mean`` from ``threshold`` with ``power``,
+    when the per-context values spread with standard deviation ``sd`` (:data:`CONTEXTS_NEEDED_METHOD`).
+    None when the observed effect is zero or the answer exceeds ``max_n`` (out of reach)."""
+    if not (math.isfinite(mean) and math.isfinite(sd)) or sd < 0:
+        raise ValueError(f"mean and sd must be finite and sd >= 0; got mean={mean}, sd={sd}")
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError(f"power and alpha must lie in (0, 1); got power={power}, alpha={alpha}")
+    gap = abs(mean - threshold)
+    if gap == 0:
+        return None
+    if sd == 0:
+        return 2  # no spread: any two contexts resolve it
+    d = gap / sd
+    # the normal approximation starts the search close to the answer; the t test needs a little more
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    n = max(2, int(math.floor((z / d) ** 2)))
+    if n > max_n:
+        return None
+    while t_test_power(d, n, alpha) < power:
+        n += 1
+        if n > max_n:
+            return None
+    while n > 2 and t_test_power(d, n - 1, alpha) >= power:
+        n -= 1
+    return n
+
+
+def contexts_needed_from_values(values: Sequence[float] | np.ndarray, *, threshold: float = 0.0, **kwargs: float) -> int | None:
+    """:func:`contexts_needed` at the mean and standard deviation (n - 1) of per-context ``values``."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size < 2 or not np.isfinite(x).all():
+        raise ValueError(f"need at least two finite per-context values; got {x.size} value(s)")
+    return contexts_needed(float(x.mean()), float(x.std(ddof=1)), threshold=threshold, **kwargs)  # type: ignore[arg-type]
+
+
+def units_needed_from_interval(
+    estimate: float, low: float, high: float, n: int, *, threshold: float = 0.0, confidence: float = 0.95,
+    power: float = POWER, alpha: float = ALPHA, max_n: int = MAX_UNITS,
+) -> int | None:
+    """For an estimate whose interval comes from resampling ``n`` units (a kappa, a rank
+    correlation): how many units would put the threshold outside the interval with ``power``,
+    scaling the interval's standard error as 1/sqrt(n) (:data:`UNITS_FROM_INTERVAL_METHOD`).
+    None when the estimate sits on the threshold or the answer exceeds ``max_n``."""
+    if not all(map(math.isfinite, (estimate, low, high))) or n < 2 or high < low:
+        raise ValueError(f"need a finite estimate, an interval low <= high and n >= 2; got "
+                         f"{estimate} [{low}, {high}], n={n}")
+    gap = abs(estimate - threshold)
+    if gap == 0:
+        return None
+    se = (high - low) / (2.0 * float(stats.norm.ppf((1 + confidence) / 2)))
+    if se == 0:
+        return n
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    needed = math.ceil(n * (z * se / gap) ** 2)
+    return None if needed > max_n else max(needed, 2)

@@ -1,0 +1,119 @@
+"""The claim rule (four verdicts) and 'what more data would settle', against known answers."""
+
+import math
+
+import pytest
+from nlgjudge.stats.claims import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    VERDICTS,
+    PairEvidence,
+    claim_verdict,
+    contexts_needed,
+    contexts_needed_from_values,
+    ordering_verdict,
+    verdict_from_test,
+    t_test_power,
+    units_needed_from_interval,
+)
+
+
+def test_the_four_verdicts_of_an_above_claim() -> None:
+    assert claim_verdict(5.0, 1.0, 9.0, 16).verdict == SUPPORTED
+    assert claim_verdict(-5.0, -9.0, -1.0, 16).verdict == CONTRADICTED
+    straddle = claim_verdict(2.0, -1.0, 5.0, 16)
+    assert straddle.verdict == NOT_RESOLVED and "contains 0" in straddle.reason
+    few = claim_verdict(5.0, 1.0, 9.0, 2, min_n=3)
+    assert few.verdict == NOT_TESTED and few.reason == "n = 2 < 3"
+    assert set(VERDICTS) == {SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED}
+
+
+def test_a_below_claim_mirrors_an_above_claim_and_the_threshold_counts() -> None:
+    assert claim_verdict(0.1, 0.0, 0.3, 10, threshold=0.4, direction="below").verdict == SUPPORTED
+    assert claim_verdict(0.6, 0.5, 0.7, 10, threshold=0.4, direction="below").verdict == CONTRADICTED
+    assert claim_verdict(0.6, 0.5, 0.7, 10, threshold=0.4, direction="above").verdict == SUPPORTED
+    # an interval that touches the threshold does not exclude it
+    assert claim_verdict(0.6, 0.4, 0.7, 10, threshold=0.4, direction="above").verdict == NOT_RESOLVED
+
+
+def test_a_degenerate_judge_is_not_tested_whatever_its_interval() -> None:
+    # the comparative chapter's case: a gap 'below 0' from a ranking that tied every candidate
+    v = claim_verdict(-19.2, -32.1, -6.3, 32, degenerate="comparative ranking ties every candidate in 31 of 32 cells")
+    assert v.verdict == NOT_TESTED and "ties every candidate" in v.reason and not v.tested
+
+
+def test_a_missing_interval_is_not_tested() -> None:
+    assert claim_verdict(0.3, math.nan, math.nan, 10).verdict == NOT_TESTED
+    assert claim_verdict(math.nan, 0.1, 0.2, 10).verdict == NOT_TESTED
+
+
+def test_near_claims_separate_chance_from_disagreement_and_weak_agreement() -> None:
+    # the Elo chapter's kappa: 'as bad as random' is kappa near 0
+    chance = claim_verdict(-0.02, -0.09, 0.05, 99, direction="near", margin=0.2)
+    assert chance.verdict == SUPPORTED
+    disagreement = claim_verdict(-0.12, -0.19, -0.04, 99, direction="near", margin=0.2)
+    assert disagreement.verdict == CONTRADICTED and "below 0" in disagreement.reason
+    weak = claim_verdict(0.15, 0.05, 0.25, 99, direction="near", margin=0.2)
+    assert weak.verdict == CONTRADICTED and "above 0" in weak.reason
+    wide = claim_verdict(0.05, -0.3, 0.4, 99, direction="near", margin=0.2)
+    assert wide.verdict == NOT_RESOLVED
+
+
+def test_bad_settings_fail_loudly() -> None:
+    with pytest.raises(ValueError, match="direction"):
+        claim_verdict(1, 0, 2, 5, direction="sideways")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="margin"):
+        claim_verdict(1, 0, 2, 5, direction="near")
+    with pytest.raises(ValueError, match="margin goes only"):
+        claim_verdict(1, 0, 2, 5, margin=0.1)
+    with pytest.raises(ValueError, match="low end"):
+        claim_verdict(1, 2, 0, 5)
+
+
+def test_an_ordering_claim_needs_every_pair_resolved() -> None:
+    resolved = PairEvidence("GPT-4", "BRIO", 0.8, 0.3, 1.3, 42)
+    open_pair = PairEvidence("GPT-3", "BRIO", 0.2, -0.3, 0.7, 42)
+    against = PairEvidence("ChatGPT", "BRIO", -0.6, -1.0, -0.2, 42)
+    assert ordering_verdict([resolved]).verdict == SUPPORTED
+    v = ordering_verdict([resolved, open_pair])
+    assert v.verdict == NOT_RESOLVED and "GPT-3 vs BRIO" in v.reason
+    v = ordering_verdict([resolved, open_pair, against])
+    assert v.verdict == CONTRADICTED and "BRIO above ChatGPT" in v.reason
+    assert ordering_verdict([]).verdict == NOT_TESTED
+    assert ordering_verdict([PairEvidence("a", "b", 1.0, 0.5, 1.5, 2)]).verdict == NOT_TESTED
+
+
+@pytest.mark.parametrize(("effect", "expected"), [(0.2, 199), (0.5, 34), (0.8, 15), (1.0, 10)])
+def test_contexts_needed_matches_the_textbook_paired_t_sample_sizes(effect: float, expected: int) -> None:
+    # G*Power / Cohen (1988): one-sample t, two-sided alpha 0.05, power 0.8
+    assert contexts_needed(effect, 1.0) == expected
+    assert contexts_needed(3.0 + effect * 2.0, 2.0, threshold=3.0) == expected
+    assert t_test_power(effect, expected) >= 0.8 > t_test_power(effect, expected - 1)
+
+
+def test_contexts_needed_edge_cases() -> None:
+    assert contexts_needed(0.0, 1.0) is None  # no effect: no n resolves it
+    assert contexts_needed(1e-4, 1.0) is None  # out of reach
+    assert contexts_needed(1.0, 0.0) == 2
+    assert contexts_needed_from_values([1.0, 2.0, 3.0, 0.5, 1.5]) == contexts_needed(1.6, 0.9617692030835673)
+    with pytest.raises(ValueError, match="two finite"):
+        contexts_needed_from_values([1.0])
+
+
+def test_units_needed_from_an_interval_scales_the_standard_error() -> None:
+    # estimate 2 standard errors from 0 at n = 50 needs (2.80 / 2)^2 = 1.96 times the units
+    se = 0.1
+    n = units_needed_from_interval(0.2, 0.2 - 1.959964 * se, 0.2 + 1.959964 * se, 50)
+    assert n == math.ceil(50 * (2.8015852 / 2.0) ** 2)
+    assert units_needed_from_interval(0.0, -0.1, 0.1, 50) is None
+
+
+def test_a_test_without_an_interval_reads_its_p_value_as_the_interval() -> None:
+    assert verdict_from_test(0.4, 0.01, 22).verdict == SUPPORTED
+    assert verdict_from_test(-0.4, 0.01, 22).verdict == CONTRADICTED
+    assert verdict_from_test(-0.4, 0.01, 22, direction="below").verdict == SUPPORTED
+    assert verdict_from_test(0.4, 0.2, 22).verdict == NOT_RESOLVED
+    assert verdict_from_test(0.4, 0.01, 2).verdict == NOT_TESTED
+    assert verdict_from_test(float("nan"), float("nan"), 22).verdict == NOT_TESTED
