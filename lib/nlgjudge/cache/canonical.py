@@ -30,11 +30,47 @@ def _is_numpy(obj: object) -> bool:
     return type(obj).__module__ == "numpy" and hasattr(obj, "tolist")
 
 
+class _NotPlain(Exception):
+    """Raised by :func:`_plain_tree` at the first value it cannot convert; the slow walk names it."""
+
+
+def _plain_tree(obj: Any) -> Any:
+    """:func:`to_json_tree` without building the error location of every item (keys are computed for
+    every request, so this walk is hot); any doubt goes to the full walk."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise _NotPlain
+        return float(obj)
+    if isinstance(obj, dict):
+        tree: dict[str, Any] = {}
+        for key, item in obj.items():
+            if not isinstance(key, str):
+                raise _NotPlain
+            tree[key] = _plain_tree(item)
+        return tree
+    if isinstance(obj, (list, tuple)):
+        return [_plain_tree(item) for item in obj]
+    if _is_numpy(obj):
+        return _plain_tree(obj.tolist())
+    raise _NotPlain
+
+
 def to_json_tree(obj: Any, where: str = "value") -> Any:
     """Return ``obj`` as plain JSON types (lists, dicts, str, int, float, bool, None), or raise.
 
     ``where`` names the top-level object in error messages, e.g. ``request['labels'][2]``.
     """
+    try:
+        return _plain_tree(obj)
+    except _NotPlain:
+        return _json_tree(obj, where)  # the same walk again, to raise with the value's location
+
+
+def _json_tree(obj: Any, where: str) -> Any:
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):
@@ -54,12 +90,12 @@ def to_json_tree(obj: Any, where: str = "value") -> Any:
                     f"{where} has a dict key {key!r} of type {type(key).__name__}; JSON keys must be "
                     "strings (convert it with str() yourself so that the choice is explicit)"
                 )
-            tree[key] = to_json_tree(item, f"{where}[{key!r}]")
+            tree[key] = _json_tree(item, f"{where}[{key!r}]")
         return tree
     if isinstance(obj, (list, tuple)):
-        return [to_json_tree(item, f"{where}[{index}]") for index, item in enumerate(obj)]
+        return [_json_tree(item, f"{where}[{index}]") for index, item in enumerate(obj)]
     if _is_numpy(obj):
-        return to_json_tree(obj.tolist(), where)
+        return _json_tree(obj.tolist(), where)
     raise NotJSONableError(
         f"{where} has type {type(obj).__name__}, which is not JSON-able; use str, int, float, bool, "
         "None, lists and dicts with string keys"

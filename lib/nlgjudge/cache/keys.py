@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nlgjudge.cache.canonical import canonical_json, to_json_tree
+from nlgjudge.cache.canonical import canonical_json_of_parsed, to_json_tree
 
 __all__ = ["request_key", "is_valid_key", "KEY_PATTERN"]
 
@@ -45,7 +45,7 @@ def request_key(model_id: str, fingerprint: str, operation: str, request: Mappin
         "operation": operation,
         "request": to_json_tree(dict(request), where="request"),  # errors name e.g. request['labels'][1]
     }
-    text = canonical_json(payload)
+    text = canonical_json_of_parsed(payload)  # already plain JSON types: no second walk
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -15,7 +15,8 @@ from typing import Protocol
 
 __all__ = ["Row", "ReleaseBackend", "StudyRecord", "validate_study_name"]
 
-#: ``(key, model_id, fingerprint, operation, meta, value)`` of one output, as stored (meta/value canonical JSON).
+#: ``(key, model_id, fingerprint, operation, meta, value)`` of one request's output, as stored (meta/value
+#: canonical JSON); an output shared by several requests of a study comes once per request's meta.
 StudyRecord = tuple[str, str, str, str, str, str]
 
 _STUDY_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -59,5 +60,5 @@ class ReleaseBackend(Protocol):
     def _imported_files(self) -> set[tuple[str, str]]: ...
 
     def _insert_released(
-        self, rows: Sequence[Row], links: Sequence[tuple[str, str]], files: Sequence[tuple[str, str, int]]
+        self, rows: Sequence[Row], requests: Sequence[tuple[str, str, str]], files: Sequence[tuple[str, str, int]]
     ) -> int: ...

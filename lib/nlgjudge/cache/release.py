@@ -10,9 +10,14 @@ shortest round-trip form, so reading them back gives the very same floats)::
 
     {"fingerprint":"...","key":"<sha256>","meta":{...},"model_id":"...","operation":"...","value":...}
 
-Lines are sorted by key, so re-exporting unchanged data gives byte-identical files and new outputs
-show up as added lines in a diff. The full request (prompt text) stays in the local cache only: the
-key already commits to it, and the files stay small.
+One line per request: two requests with the same inputs (two contestants whose summaries are
+identical, two studies asking the same prompt) share one output and one key, and each gets its own
+line, the same key and value with its own meta, so every request a study makes can be found by its
+meta. A key never repeats with the same meta, nor with another value. Lines are sorted by key, then
+meta, so re-exporting unchanged data gives byte-identical files and new outputs show up as added
+lines in a diff. The full request (prompt text) stays in the local cache only: the key already
+commits to it, and the files stay small. Importing stores each output once and every line's meta as
+a request of the study.
 
 Why a study folder is written as one set: the manifest vouches for the files beside it, so a folder
 whose files and manifest come from two different exports is unusable. An export therefore writes the
@@ -290,13 +295,17 @@ def _replace_folder(target: Path, files: dict[str, bytes]) -> None:
         shutil.rmtree(old, ignore_errors=True)  # if this fails, the next export or import removes it
 
 
-def export_study(cache: ReleaseBackend, study: str, out_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+def export_study(
+    cache: ReleaseBackend, study: str, out_dir: str | os.PathLike[str] | None = None, *, drop_released: bool = False
+) -> list[Path]:
     """Write ``study``'s outputs to ``out_dir`` (default ``outputs_dir()/study``); returns the files.
 
     The returned list holds the JSONL files (sorted by name) and then ``MANIFEST.json``. The folder is
     replaced as one set (see the module docstring), and not touched at all when its released files
     would not change. Other files in the folder are kept. Raises :class:`StaleExportError` rather than
-    overwrite or leave behind released records that are missing from the cache (import them first).
+    overwrite or leave behind released records that are missing from the cache (import them first),
+    unless ``drop_released`` says that lines the cache's study no longer holds are meant to go (a
+    release aligned to its plan, :func:`nlgjudge.studies.released.align_release`).
     """
     validate_study_name(study)
     records = cache._study_records(study)
@@ -319,21 +328,24 @@ def export_study(cache: ReleaseBackend, study: str, out_dir: str | os.PathLike[s
         _recover(target.parent, target.name)
         if os.path.lexists(target) and not target.is_dir():
             raise FileExistsError(f"{target} exists and is not a folder; move it away or export elsewhere (--out)")
-        _refuse_to_drop_released(target, exported_keys={record[0] for record in records}, study=study, db=cache.path)
+        if not drop_released:
+            exported = {(record[0], record[4]) for record in records}
+            _refuse_to_drop_released(target, exported=exported, study=study, db=cache.path)
         if not _folder_holds(target, files):
             _replace_folder(target, files)
     return [given / name for name in files]
 
 
-def _refuse_to_drop_released(target: Path, *, exported_keys: set[str], study: str, db: Path) -> None:
+def _refuse_to_drop_released(target: Path, *, exported: set[tuple[str, str]], study: str, db: Path) -> None:
+    """Refuse an export that would lose a released line (an output, or one request's meta of it)."""
     if not target.is_dir():
         return
     for existing in sorted(target.glob("*.jsonl")):
-        dropped = [record.key for record in read_released_file(existing) if record.key not in exported_keys]
+        dropped = [record.key for record in read_released_file(existing) if (record.key, record.meta) not in exported]
         if dropped:
             raise StaleExportError(
                 f"exporting study {study!r} from {db} would drop {len(dropped)} released output(s) of {existing} "
-                f"that are not in the cache (e.g. {dropped[0]}). Import them first "
+                f"that are not in the cache as requests of this study (e.g. key {dropped[0]}). Import them first "
                 f"(python -m nlgjudge.cache import {target} --db {db}) or delete the file if they should go."
             )
 
@@ -402,10 +414,13 @@ def _parse_line(path: Path, number: int, text: str) -> ReleasedRecord:
 
 
 def read_released_file(path: str | os.PathLike[str], content: bytes | None = None) -> list[ReleasedRecord]:
-    """Parse and validate one JSONL file of released outputs (blank lines are allowed and skipped)."""
+    """Parse and validate one JSONL file of released outputs (blank lines are allowed and skipped).
+
+    A key may repeat, once per request it answers: with another meta and the very same output."""
     path = Path(path)
     records: list[ReleasedRecord] = []
-    first_line: dict[str, int] = {}
+    first_line: dict[str, ReleasedRecord] = {}
+    seen: set[tuple[str, str]] = set()
     try:
         text = (path.read_bytes() if content is None else content).decode("utf-8")
     except UnicodeDecodeError as error:
@@ -414,12 +429,19 @@ def read_released_file(path: str | os.PathLike[str], content: bytes | None = Non
         if not line.strip():
             continue
         record = _parse_line(path, number, line)
-        if record.key in first_line:
+        first = first_line.setdefault(record.key, record)
+        if (record.key, record.meta) in seen:
             raise OutputsFormatError(
-                f"{path}:{number}: key {record.key} already appears on line {first_line[record.key]}; "
-                "each output appears once per file"
+                f"{path}:{number}: key {record.key} with this meta already appears on line {first.line}; "
+                "each request appears once per file"
             )
-        first_line[record.key] = number
+        same = (first.model_id, first.fingerprint, first.operation, first.value)
+        if (record.model_id, record.fingerprint, record.operation, record.value) != same:
+            raise OutputsFormatError(
+                f"{path}:{number}: key {record.key} already appears on line {first.line} with another output; "
+                "lines of one key are requests of one output and differ in their meta only"
+            )
+        seen.add((record.key, record.meta))
         records.append(record)
     return records
 
@@ -520,7 +542,9 @@ def import_outputs(
     unless ``allow_unverified=True``. Each file's study is ``study`` when given, else the ``study``
     named by its manifest, else its folder's name. Everything is validated before anything is written
     (one transaction); importing again adds nothing, and a file whose exact content was imported before
-    into the same study is not parsed again. Returns the number of outputs that were new to the cache.
+    into the same study is not parsed again. A key on several lines (one per request) is stored once,
+    with every line's meta recorded as a request of the study. Returns the number of outputs that were
+    new to the cache.
     """
     root = Path(path)
     if study is not None:
@@ -530,7 +554,7 @@ def import_outputs(
 
     already_imported = cache._imported_files()
     rows: dict[str, tuple[ReleasedRecord, Path]] = {}
-    links: set[tuple[str, str]] = set()
+    requests: set[tuple[str, str, str]] = set()
     files: list[tuple[str, str, int]] = []
     for folder, snapshot in snapshots.items():
         manifest_path = folder / MANIFEST_NAME
@@ -569,9 +593,9 @@ def import_outputs(
                         f"{file}:{record.line}: key {record.key} has a different value in "
                         f"{previous[1]}:{previous[0].line}; released files disagree, fix one of them"
                     )
-                rows.setdefault(record.key, (record, file))
-                links.add((file_study, record.key))
+                rows.setdefault(record.key, (record, file))  # one output per key, whatever its requests
+                requests.add((file_study, record.key, record.meta))
             files.append((digest, file_study, len(records)))
     if not files:
         return 0
-    return cache._insert_released([record.as_row() for record, _ in rows.values()], sorted(links), files)
+    return cache._insert_released([record.as_row() for record, _ in rows.values()], sorted(requests), files)

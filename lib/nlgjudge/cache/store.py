@@ -16,6 +16,11 @@ Why these choices:
   that FULL would add is not worth its cost for a cache.
 - **Studies are a separate (study, key) table**, so one output can belong to several studies (chapters)
   and each study can be exported on its own.
+- **Requests are a separate (study, key, meta) table.** Two requests with the same inputs (two
+  contestants with identical summaries, two studies asking the same prompt) share one output, stored
+  once; each request's meta (the labels that say which request it is) is kept beside it, so a study's
+  export has one line per request. A link without recorded requests exports the output's own meta
+  (the first requester's, as caches of schema version 1 did).
 - **Connections are per process and opened lazily.** Nothing happens at import or construction; a
   connection inherited through ``fork`` is never used (nor closed) in the child, which opens its own.
 - **Someone else's file is never converted.** Before anything is written, an existing file is read
@@ -62,9 +67,13 @@ __all__ = [
 ]
 
 DEFAULT_DB_NAME = "outputs.sqlite"
-#: ``PRAGMA user_version`` of a cache. Version 1 is the first: no older nlgjudge schema exists, so a file
-#: with a version between 0 and this one was not written by nlgjudge (0 is SQLite's default).
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of a cache. Version 2 added the ``study_requests`` table; a version-1 cache
+#: (exactly the version-1 tables) is upgraded in place on first use, its links keeping their meta.
+#: No other older nlgjudge schema exists (0 is SQLite's default).
+SCHEMA_VERSION = 2
+_UPGRADABLE_VERSIONS = (1,)
+#: The table version 2 added (a version-1 cache has every other table of :data:`_SCHEMA`).
+_REQUESTS_TABLE = "study_requests"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # SQLite limits the number of ``?`` in one statement (999 before 3.32, 32766 after); stay well below.
@@ -93,6 +102,15 @@ _SCHEMA = (
     ) WITHOUT ROWID
     """,
     "CREATE INDEX IF NOT EXISTS study_outputs_by_key ON study_outputs(key)",
+    # Every request of a study that an output answers: one row per distinct meta (schema version 2).
+    """
+    CREATE TABLE IF NOT EXISTS study_requests (
+        study TEXT NOT NULL,
+        key   TEXT NOT NULL REFERENCES outputs(key),
+        meta  TEXT NOT NULL,   -- canonical JSON object: the labels of one request
+        PRIMARY KEY (study, key, meta)
+    ) WITHOUT ROWID
+    """,
     # Released files already imported (by content), so that re-importing an unchanged file is instant.
     """
     CREATE TABLE IF NOT EXISTS imported_files (
@@ -199,6 +217,18 @@ def _expected_shape() -> _Shape:
         return _schema_shape(connection)
     finally:
         connection.close()
+
+
+def _version1_shape() -> _Shape:
+    """The tables of a schema-version-1 cache: today's without ``study_requests``."""
+    return {name: columns for name, columns in _expected_shape().items() if name != _REQUESTS_TABLE}
+
+
+# Version 1 exported each link with its output's meta: keep exactly that as the link's one request.
+_FILL_REQUESTS = (
+    "INSERT OR IGNORE INTO study_requests (study, key, meta) "
+    "SELECT s.study, s.key, o.meta FROM study_outputs s JOIN outputs o ON o.key = s.key"
+)
 
 
 def _columns(shape: _Shape, table: str) -> str:
@@ -384,12 +414,14 @@ class OutputCache:
                 f"{self.path} has cache schema version {version}, newer than this nlgjudge "
                 f"(version {SCHEMA_VERSION}), or is not an nlgjudge cache; {other_use}, or upgrade nlgjudge."
             )
-        if version != 0 and version < SCHEMA_VERSION:  # no older nlgjudge schema exists (1 is the first)
+        if version not in (0, *_UPGRADABLE_VERSIONS, SCHEMA_VERSION):
             raise CacheError(
                 f"{self.path} has schema version {version}, which no nlgjudge release wrote; {other_use}."
             )
         if shape == expected or (version == 0 and not shape):
             return  # ours (possibly from before user_version was set), or an empty database
+        if version != SCHEMA_VERSION and shape == _version1_shape():
+            return  # a version-1 cache: upgraded by _initialise
         if set(shape) == set(expected):
             differing = next(table for table in sorted(expected) if shape[table] != expected[table])
             raise CacheError(
@@ -422,6 +454,7 @@ class OutputCache:
             if version != SCHEMA_VERSION:
                 for statement in _SCHEMA:
                     connection.execute(statement)
+                connection.execute(_FILL_REQUESTS)  # a version-1 cache's links keep their meta
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             connection.execute("COMMIT")
         except BaseException:
@@ -513,11 +546,10 @@ class OutputCache:
             problems = [str(row[0]) for row in connection.execute(f"PRAGMA {pragma}")]
             if problems == ["ok"]:
                 problems = []
-            dangling = connection.execute(
-                "SELECT COUNT(*) FROM pragma_foreign_key_check('study_outputs')"
-            ).fetchone()[0]
-            if dangling:
-                problems.append(f"{dangling} study link(s) point to outputs that are not in the cache")
+            for table, what in (("study_outputs", "study link(s)"), ("study_requests", "study request(s)")):
+                dangling = connection.execute(f"SELECT COUNT(*) FROM pragma_foreign_key_check('{table}')").fetchone()[0]
+                if dangling:
+                    problems.append(f"{dangling} {what} point to outputs that are not in the cache")
             return problems
 
         return self._read(query)
@@ -596,13 +628,16 @@ class OutputCache:
         )
 
     def _study_records(self, study: str) -> list[StudyRecord]:
-        """``(key, model_id, fingerprint, operation, meta, value)`` of a study, sorted by key."""
+        """``(key, model_id, fingerprint, operation, meta, value)`` of every request of a study, sorted by
+        key and meta: one per recorded request (an output shared by several requests comes once with
+        each one's meta), or the output's own meta for a link without recorded requests."""
         return self._read(
             lambda c: c.execute(
                 """
-                SELECT o.key, o.model_id, o.fingerprint, o.operation, o.meta, o.value
+                SELECT o.key, o.model_id, o.fingerprint, o.operation, COALESCE(r.meta, o.meta) AS meta, o.value
                 FROM study_outputs s JOIN outputs o ON o.key = s.key
-                WHERE s.study = ? ORDER BY o.key
+                LEFT JOIN study_requests r ON r.study = s.study AND r.key = s.key
+                WHERE s.study = ? ORDER BY o.key, meta
                 """,
                 (study,),
             ).fetchall()
@@ -619,10 +654,66 @@ class OutputCache:
         """
         entries = list(entries)
         rows = [_entry_to_row(entry, position) for position, entry in enumerate(entries)]
-        links = [(entry.study, entry.key) for entry in entries if entry.study is not None]
+        requests = [(entry.study, row.key, row.meta) for entry, row in zip(entries, rows) if entry.study is not None]
         if not rows:
             return 0
-        return self._insert(rows, links)
+        return self._insert(rows, requests)
+
+    def record_requests(self, study: str, requests: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
+        """Record ``(key, meta)`` requests of ``study`` answered by cached outputs; returns how many were new.
+
+        A request whose inputs equal another's (same key) gets its own meta, so the study's export has
+        a line for it; recording a request again changes nothing. Keys that are not in the cache are
+        an error, as in :meth:`link_study`.
+        """
+        validate_study_name(study)
+        rows = list(dict.fromkeys((key, canonical_json(dict(meta), where=f"meta of {key}")) for key, meta in requests))
+        if not rows:
+            return 0
+        present = self._get_raw([key for key, _ in rows])
+        absent = [key for key, _ in rows if key not in present]
+        if absent:
+            raise KeyError(f"{len(absent)} key(s) are not in the cache, e.g. {absent[0]!r}; store them first")
+
+        def change(connection: sqlite3.Connection) -> int:
+            connection.executemany(
+                "INSERT OR IGNORE INTO study_outputs (study, key) VALUES (?, ?)", [(study, k) for k, _ in rows]
+            )
+            before = connection.total_changes
+            connection.executemany(
+                "INSERT OR IGNORE INTO study_requests (study, key, meta) VALUES (?, ?, ?)",
+                [(study, key, meta) for key, meta in rows],
+            )
+            return connection.total_changes - before
+
+        return self._write(change)
+
+    def drop_requests(self, study: str, requests: Iterable[tuple[str, Mapping[str, Any] | str]]) -> int:
+        """Take ``(key, meta)`` requests out of ``study`` (meta as a dict or canonical JSON); an output left
+        with no request in the study leaves it too. The outputs stay in the cache and in other studies.
+        Returns how many requests were removed. For released lines that no planned request of the study
+        resolves to (:func:`nlgjudge.studies.released.align_release`)."""
+        validate_study_name(study)
+        rows = list(dict.fromkeys(
+            (key, meta if isinstance(meta, str) else canonical_json(dict(meta), where=f"meta of {key}"))
+            for key, meta in requests
+        ))
+
+        def change(connection: sqlite3.Connection) -> int:
+            before = connection.total_changes
+            connection.executemany(
+                "DELETE FROM study_requests WHERE study = ? AND key = ? AND meta = ?", [(study, k, m) for k, m in rows]
+            )
+            removed = connection.total_changes - before
+            # A link left without requests would export the output's own meta again: it goes too.
+            connection.executemany(
+                "DELETE FROM study_outputs WHERE study = ? AND key = ? "
+                "AND NOT EXISTS (SELECT 1 FROM study_requests r WHERE r.study = ? AND r.key = ?)",
+                [(study, k, study, k) for k in dict.fromkeys(k for k, _ in rows)],
+            )
+            return removed
+
+        return self._write(change) if rows else 0
 
     def link_study(self, study: str, keys: Iterable[str]) -> int:
         """Record cached outputs as belonging to ``study``; returns how many links were new.
@@ -652,9 +743,10 @@ class OutputCache:
     def _insert(
         self,
         rows: Sequence[Row],
-        links: Sequence[tuple[str, str]],
+        requests: Sequence[tuple[str, str, str]],
         imported_files: Sequence[tuple[str, str, int]] = (),
     ) -> int:
+        """Insert ``rows`` (first value wins), and ``(study, key, meta)`` requests with their study links."""
         created_at = _utc_now()
 
         def change(connection: sqlite3.Connection) -> int:
@@ -669,8 +761,14 @@ class OutputCache:
                 ],
             )
             inserted = connection.total_changes - before
-            if links:
-                connection.executemany("INSERT OR IGNORE INTO study_outputs (study, key) VALUES (?, ?)", links)
+            if requests:
+                connection.executemany(
+                    "INSERT OR IGNORE INTO study_outputs (study, key) VALUES (?, ?)",
+                    list(dict.fromkeys((study, key) for study, key, _ in requests)),
+                )
+                connection.executemany(
+                    "INSERT OR IGNORE INTO study_requests (study, key, meta) VALUES (?, ?, ?)", requests
+                )
             if imported_files:
                 connection.executemany(
                     "INSERT OR IGNORE INTO imported_files (sha256, study, records, imported_at) VALUES (?, ?, ?, ?)",
@@ -685,7 +783,7 @@ class OutputCache:
         return set(self._read(lambda c: c.execute("SELECT sha256, study FROM imported_files").fetchall()))
 
     def _insert_released(
-        self, rows: Sequence[Row], links: Sequence[tuple[str, str]], files: Sequence[tuple[str, str, int]]
+        self, rows: Sequence[Row], requests: Sequence[tuple[str, str, str]], files: Sequence[tuple[str, str, int]]
     ) -> int:
         """Insert imported rows (and remember their files), warning about keys cached with another value."""
         stored = self._get_raw([row.key for row in rows])
@@ -699,13 +797,15 @@ class OutputCache:
                 ImportConflictWarning,
                 stacklevel=4,
             )
-        return self._insert(rows, links, files)
+        return self._insert(rows, requests, files)
 
     # -- released outputs ------------------------------------------------------------------------
 
-    def export_study(self, study: str, out_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    def export_study(
+        self, study: str, out_dir: str | os.PathLike[str] | None = None, *, drop_released: bool = False
+    ) -> list[Path]:
         """Write a study's outputs as one folder, swapped in atomically; see :func:`.release.export_study`."""
-        return _release.export_study(self, study, out_dir)
+        return _release.export_study(self, study, out_dir, drop_released=drop_released)
 
     def import_outputs(
         self, path: str | os.PathLike[str], *, study: str | None = None, allow_unverified: bool = False

@@ -128,8 +128,12 @@ def run_study(
     the released folder there), so a run killed at any moment loses at most the contexts in progress.
     A study with a ``contexts_per_call`` attribute above 1 gets that many contexts per call (its
     requests are then batched together, e.g. summaries decoded as parallel sequences); the callback
-    still follows each context. Returns each call's result, in order.
+    still follows each context. Every request's meta is recorded with the judge's study
+    (:func:`nlgjudge.studies.released.record_requests`), also for requests that share an output.
+    Returns each call's result, in order.
     """
+    from nlgjudge.studies.released import record_requests
+
     size = int(getattr(study, "contexts_per_call", 1))
     if size < 1:
         raise ValueError(f"study {study.name!r}: contexts_per_call must be at least 1, got {size}")
@@ -137,7 +141,12 @@ def run_study(
     results = []
     for start in range(0, len(ids), size):
         chunk = ids[start : start + size]
-        results.append(study.run_context(judge, ds.restrict(chunk), options))
+        part = ds.restrict(chunk)
+        results.append(study.run_context(judge, part, options))
+        # The judge stores each output with its first requester's meta; a request sharing it (identical
+        # inputs) is recorded here, so the released folder has a line for every request.
+        for context_id in chunk:
+            record_requests(study, judge, part.restrict([context_id]), options)
         if on_context_done is not None:
             for context_id in chunk:
                 on_context_done(context_id)
