@@ -116,6 +116,7 @@ def test_parameters_merge_overrides_and_reject_unknown_names() -> None:
         defaults={"items": ["a"], "n": None},
         ci={"n": 2},
         types={"n": NONE | integer(minimum=1)},
+        meanings={"items": "the items", "n": "how many"},
     )
     assert chapter.parameters({"n": 5}) == {"items": ["a"], "n": 5}
     assert chapter.ci_parameters() == {"items": ["a"], "n": 2}
@@ -249,7 +250,8 @@ def test_contexts_per_dataset_rejects_what_it_cannot_use(
 
 
 def test_types_are_inferred_from_defaults_or_must_be_declared() -> None:
-    toy = Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x", "names": ["a"]})
+    toy = Chapter(name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x", "names": ["a"]},
+                  meanings={"count": "a count", "label": "a label", "names": "some names"})
     assert toy.parameters({"count": 4, "names": ["b", "c"]})["names"] == ["b", "c"]
     with pytest.raises(ParameterTypeError, match="^chapter 'toy': parameter 'count' must be an integer; got 'four'"):
         toy.parameters({"count": "four"})
@@ -283,3 +285,59 @@ def test_the_elo_chapters_contestants_are_the_contests() -> None:
     from nlgjudge.data.contest import CONTESTANTS
 
     assert list(CONTEST_CONTESTANTS) == list(CONTESTANTS)
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters of this chapter: every parameter declared once with its type and its meaning
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_parameter_has_a_one_line_meaning(chapter: Chapter) -> None:
+    assert set(chapter.meanings) == set(chapter.defaults)
+    for name, meaning in chapter.meanings.items():
+        assert meaning and "\n" not in meaning and len(meaning) <= 100, (chapter.name, name, meaning)
+
+
+def test_a_parameter_without_a_meaning_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"\['frobnicate'\] have no meaning"):
+        Chapter(name="x", title="X", notebook="x.ipynb", defaults={"seed": 0, "frobnicate": 1})
+    with pytest.raises(ParameterError, match="meanings are given for"):
+        Chapter(name="x", title="X", notebook="x.ipynb", defaults={"seed": 0}, meanings={"other": "?"})
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_the_table_s_options_give_back_the_values_of_this_build(chapter: Chapter) -> None:
+    """Each row's ``-p NAME VALUE`` option, read the way ``make chapter`` reads it, gives back the value."""
+    import shlex
+
+    from nlgjudge.book import parse_overrides
+
+    rows = chapter.parameter_rows(dict(chapter.defaults))
+    assert [r["parameter"] for r in rows] == list(chapter.defaults)
+    for row in rows:
+        _, name, value = shlex.split(row["to change it"])
+        again = chapter.parameters(parse_overrides([(name, value)]))[name]
+        assert again == chapter.parameters()[name] or list(again) == list(chapter.parameters()[name])
+        assert row["meaning"] == chapter.meanings[name]
+
+
+def test_book_list_prints_every_parameter_with_its_meaning(capsys) -> None:
+    from nlgjudge.book import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for chapter in CHAPTERS:
+        for name, meaning in chapter.meanings.items():
+            assert f"{name} = " in out and meaning in out
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_chapter_shows_its_parameters_near_its_top(chapter: Chapter) -> None:
+    source = nbformat.read(chapter.source_path(), as_version=4)
+    position = next(k for k, c in enumerate(source.cells) if f"parameters_table({chapter.name!r}, globals())" in c.source)
+    assert position <= 4 and source.cells[position - 1].source.startswith("## Parameters of this chapter")
+    executed = nbformat.read(chapter.output_path(), as_version=4)
+    cell = next(c for c in executed.cells if "parameters_table(" in c.source)
+    shown = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+    for name in chapter.defaults:
+        assert f">{name}<" in shown, f"{chapter.name}: the executed table lacks {name}"

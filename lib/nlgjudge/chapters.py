@@ -6,8 +6,9 @@ Each chapter is a parameterized source notebook in ``notebooks/`` that papermill
 ``ci`` (small parameters, merged over the defaults); ``make chapter NAME=... PARAMS="-p k v"``
 reruns one chapter with overrides. ``_toc.yml`` must list every chapter (a test checks it).
 
-Every parameter has a declared type (a :class:`ParamType`, given in ``types`` or inferred from a
-default that is not None or empty). :meth:`Chapter.parameters` checks overrides against it, so
+Every parameter has a declared type (a :class:`~nlgjudge.parameters.ParamType`, given in ``types``
+or inferred from a default that is not None or empty) and a one-line meaning (:data:`MEANINGS`,
+or the chapter's own ``meanings``). :meth:`Chapter.parameters` checks overrides against it, so
 ``-p seed "{a: 1}"`` fails with one line naming the chapter, the parameter, the expected type and
 the value, before papermill starts and before the committed ``book/<name>.ipynb`` is touched;
 inside the notebook the same value would fail (or, worse, run) far from its cause.
@@ -25,13 +26,29 @@ for parameters whose default is None or empty, or that accept more than the defa
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from nlgjudge.config import REPO_ROOT
+from nlgjudge.parameters import (
+    BOOLEAN,
+    NONE,
+    STRING,
+    ParameterError,
+    ParameterTypeError,
+    ParamType,
+    choice,
+    infer_type,
+    integer,
+    list_of,
+    mapping_of,
+    is_int,
+    shown,
+    type_error,
+)
 from nlgjudge.prompts.narcissism import DATASET_BUDGETS
 from nlgjudge.studies.plan import (
     BACKEND,
@@ -61,128 +78,8 @@ class UnknownChapterError(KeyError):
         return str(self.args[0])
 
 
-class ParameterError(ValueError):
-    """Raised for a parameter override that the chapter does not declare, or that does not fit."""
-
-
-class ParameterTypeError(ParameterError, TypeError):
-    """Raised for a parameter value of the wrong type (e.g. ``seed = {a: 1}``)."""
-
-
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
-
-
-# --------------------------------------------------------------------------------------------
-# Parameter types
-
-
-@dataclass(frozen=True)
-class ParamType:
-    """The type a chapter parameter accepts: a test and the words that describe it in an error.
-
-    Built from the constructors below (:func:`integer`, :func:`list_of`, ``a | b`` for a union, ...)
-    rather than from Python annotations, because the values come from YAML on the command line and
-    the useful checks are narrower than Python types (``templates`` is a list of 1 or 2, not of int).
-    """
-
-    description: str
-    """As in "must be <description>", e.g. ``"an integer >= 1"``."""
-    plural: str
-    """As in "a list of <plural>", e.g. ``"integers >= 1"``."""
-    test: Callable[[Any], bool] = field(repr=False, compare=False)
-
-    def accepts(self, value: Any) -> bool:
-        return self.test(value)
-
-    def __or__(self, other: ParamType) -> ParamType:
-        return ParamType(
-            f"{self.description} or {other.description}",
-            f"{self.plural} or {other.plural}",
-            lambda value: self.test(value) or other.test(value),
-        )
-
-    def __str__(self) -> str:
-        return self.description
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)  # YAML's true is not 1
-
-
-def integer(minimum: int | None = None) -> ParamType:
-    """An integer (not a bool), at least ``minimum``."""
-    bound = "" if minimum is None else f" >= {minimum}"
-    return ParamType(
-        f"an integer{bound}", f"integers{bound}", lambda v: _is_int(v) and (minimum is None or v >= minimum)
-    )
-
-
-STRING = ParamType("a non-empty string", "non-empty strings", lambda v: isinstance(v, str) and v != "")
-BOOLEAN = ParamType("true or false", "booleans", lambda v: isinstance(v, bool))
-NONE = ParamType("None (null)", "None", lambda v: v is None)
-
-
-def choice(values: Iterable[Any], what: str = "values") -> ParamType:
-    """One of ``values`` (compared by type and value, so ``True`` is not ``1``)."""
-    allowed = tuple(values)
-    listing = ", ".join(repr(v) for v in allowed)
-    return ParamType(
-        f"one of {listing}", f"{what} from {listing}", lambda v: any(type(v) is type(a) and v == a for a in allowed)
-    )
-
-
-def list_of(item: ParamType, min_length: int = 0) -> ParamType:
-    """A list (or tuple) whose every item is ``item``, with at least ``min_length`` items."""
-    size = "" if min_length == 0 else ("a non-empty " if min_length == 1 else f"at least {min_length}, ")
-    article = "" if size else "a "
-    return ParamType(
-        f"{article}{size}list of {item.plural}",
-        f"lists of {item.plural}",
-        lambda v: isinstance(v, list | tuple) and len(v) >= min_length and all(item.accepts(x) for x in v),
-    )
-
-
-def mapping_of(key: ParamType, value: ParamType) -> ParamType:
-    """A mapping (dict) from ``key`` to ``value``."""
-    return ParamType(
-        f"a mapping of {key.plural} to {value.plural}",
-        f"mappings of {key.plural} to {value.plural}",
-        lambda v: isinstance(v, Mapping) and all(key.accepts(k) and value.accepts(x) for k, x in v.items()),
-    )
-
-
-def infer_type(default: Any) -> ParamType | None:
-    """The type of a default value, or None when it cannot say (None, an empty or mixed list, ...)."""
-    if isinstance(default, bool):
-        return BOOLEAN
-    if _is_int(default):
-        return integer()
-    if isinstance(default, float):
-        return ParamType("a number", "numbers", lambda v: isinstance(v, int | float) and not isinstance(v, bool))
-    if isinstance(default, str):
-        return STRING
-    if isinstance(default, list | tuple) and default:
-        items = [infer_type(x) for x in default]
-        if all(t is not None and t == items[0] for t in items):
-            return list_of(items[0])  # type: ignore[arg-type]
-    return None
-
-
-def _shown(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def type_error(chapter: str, name: str, expected: ParamType, value: Any) -> ParameterTypeError:
-    """The one-line error for ``value`` given to parameter ``name`` of ``chapter``."""
-    message = (
-        f"chapter {chapter!r}: parameter {name!r} must be {expected}; got {_shown(value)} ({type(value).__name__})"
-    )
-    if isinstance(value, int | float) and expected.accepts(str(value)):
-        # YAML read the text as a number or a bool; quoting keeps it a string.
-        message += f"; to pass it as text, quote it: -p {name} \"'{value}'\""
-    return ParameterTypeError(message)
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,12 +102,12 @@ def contexts_per_dataset(
     be silently ignored). Returns a dict in the order of ``datasets``.
     """
     if isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets):
-        raise ParameterTypeError(f"datasets must be a list of dataset names; got {_shown(datasets)}")
-    if n_contexts is None or (_is_int(n_contexts) and n_contexts >= 1):
+        raise ParameterTypeError(f"datasets must be a list of dataset names; got {shown(datasets)}")
+    if n_contexts is None or (is_int(n_contexts) and n_contexts >= 1):
         return {name: n_contexts for name in datasets}
     if not N_CONTEXTS_TYPE.accepts(n_contexts):
         raise ParameterTypeError(
-            f"n_contexts must be {N_CONTEXTS_TYPE}; got {_shown(n_contexts)} ({type(n_contexts).__name__})"
+            f"n_contexts must be {N_CONTEXTS_TYPE}; got {shown(n_contexts)} ({type(n_contexts).__name__})"
         )
     unknown = [key for key in n_contexts if key not in datasets and key not in ALL_DATASETS]
     if unknown:
@@ -220,6 +117,28 @@ def contexts_per_dataset(
             f"(fix or remove {it})"
         )
     return {name: n_contexts[name] if name in n_contexts else planned.get(name) for name in datasets}
+
+
+def yaml_text(value: Any) -> str:
+    """A parameter value as ``-p NAME VALUE`` reads it back (YAML flow style, one line)."""
+    import yaml  # a dependency of papermill; imported here to keep the registry's import light
+
+    return yaml.safe_dump(_plain(value), default_flow_style=True, width=10_000).strip().removesuffix("\n...").strip()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def shell_quoted(text: str) -> str:
+    """``text`` quoted for the shell when it holds spaces or YAML brackets."""
+    import shlex
+
+    return text if text.replace("-", "").replace("_", "").replace(".", "").isalnum() else shlex.quote(text)
 
 
 @dataclass(frozen=True)
@@ -240,6 +159,9 @@ class Chapter:
     types: Mapping[str, ParamType] = field(default_factory=dict)
     """Declared parameter types; a parameter left out gets the type of its default (see
     :func:`infer_type`). After construction this holds the type of every parameter."""
+    meanings: Mapping[str, str] = field(default_factory=dict)
+    """What a parameter means in this chapter where :data:`MEANINGS` is too general. After
+    construction this holds the meaning of every parameter."""
 
     def __post_init__(self) -> None:
         unknown_ci = set(self.ci) - set(self.defaults)
@@ -266,9 +188,20 @@ class Chapter:
         object.__setattr__(self, "defaults", _frozen(self.defaults))
         object.__setattr__(self, "ci", _frozen(self.ci))
         object.__setattr__(self, "types", _frozen(types))
+
         # The registry's own values must fit too: a wrong default would fail every build.
         self.check_types(self.defaults)
         self.ci_parameters()
+        unknown_meanings = set(self.meanings) - set(self.defaults)
+        if unknown_meanings:
+            raise ParameterError(f"chapter {self.name!r}: meanings are given for {sorted(unknown_meanings)}, which are "
+                                 f"not among its default parameters {sorted(self.defaults)}")
+        meanings = {name: self.meanings.get(name) or MEANINGS.get(name, "") for name in self.defaults}
+        missing = [name for name, meaning in meanings.items() if not meaning]
+        if missing:
+            raise ParameterError(f"chapter {self.name!r}: parameter(s) {missing} have no meaning; add one line each "
+                                 "to MEANINGS or to the chapter's meanings")
+        object.__setattr__(self, "meanings", _frozen(meanings))
 
     def source_path(self, root: Path = REPO_ROOT) -> Path:
         """The parameterized source notebook."""
@@ -318,6 +251,19 @@ class Chapter:
     def describe_types(self) -> dict[str, str]:
         """Parameter -> the words for its type (for ``python -m nlgjudge.book list``)."""
         return {name: str(kind) for name, kind in self.types.items()}
+
+    def parameter_rows(self, values: Mapping[str, Any]) -> list[dict[str, str]]:
+        """One row per parameter for the chapter's "Parameters of this chapter" table: its name, its
+        value in this build (read from ``values``, e.g. the notebook's globals), its meaning and the
+        ``-p`` option of ``make chapter`` that sets it (the value written as YAML)."""
+        rows = []
+        for name in self.defaults:
+            if name not in values:
+                raise ParameterError(f"chapter {self.name!r}: no value for parameter {name!r} in this build")
+            value = values[name]
+            rows.append({"parameter": name, "value in this build": yaml_text(value),
+                         "meaning": self.meanings[name], "to change it": f"-p {name} {shell_quoted(yaml_text(value))}"})
+        return rows
 
     def ci_parameters(self) -> dict[str, Any]:
         """The small parameters the notebook tests run with."""
@@ -388,6 +334,47 @@ _JUDGE_TYPES: dict[str, ParamType] = {
     "data_dir": DATA_DIR_TYPE,
 }
 
+#: What each parameter means, in one line (shown in every chapter's "Parameters of this chapter"
+#: table and by ``python -m nlgjudge.book list``). A chapter whose parameter means something
+#: narrower says so in its own ``meanings``.
+MEANINGS: dict[str, str] = {
+    "model": "the judge: a packaged short name, a Hugging Face id or a local folder",
+    "small_models": "smaller judges shown beside the judge (SummEval rows only)",
+    "small_model": "a small judge whose positional bias the example debiases",
+    "judge_model": "the judge whose released Elo judgments the rank tool reads",
+    "judge_models": "the LLM judges of the contest (their released judgments are read)",
+    "datasets": "the datasets the chapter reads",
+    "dataset": "the dataset of the example",
+    "optional_datasets": "datasets shown with a note when they cannot be loaded here (online only)",
+    "n_contexts": "contexts per dataset: one number, a mapping dataset -> number, or None for all",
+    "aspects": "the aspects judged (None: every aspect of each dataset), e.g. [COH]",
+    "aspect": "the aspect of the example",
+    "templates": "the paper's prompt templates used (1, 2 or both)",
+    "template": "the prompt template of the example",
+    "article": "which article of the subset the example follows (0: the first)",
+    "n_samples": "answers sampled per prompt-scoring prompt (the paper's K)",
+    "seed": "the seed of every random choice (subsets of contexts, draws, bootstraps)",
+    "backend": "the runtime of the outputs read or computed: llamacpp, torch or auto",
+    "backends": "the two runtimes compared, the reference first",
+    "released_only": "true: read only the released outputs (no model); false: compute what is missing",
+    "data_dir": "the data directory (None: the NLGJUDGE_DATA_DIR environment variable)",
+    "strategies": "the selection strategies drawn as curves",
+    "n_draws": "random draws per budget (the curves' bands)",
+    "self_consistency_sizes": "subset sizes n of the self-consistency table (the paper's Table 8)",
+    "contestants": "the summarizers ranked (the reference summary counts as one)",
+    "n_articles": "articles of the contest read (None: all 99)",
+    "n_orders": "random visiting orders of the encounters (the Elo trajectories' spread)",
+    "n_boot": "bootstrap resamples for the intervals",
+    "generators": "the models that write the summaries",
+    "evaluators": "the models that score the summaries by likelihood",
+    "n_documents": "documents per dataset (None: every document)",
+    "benchmarks": "the human-annotated benchmarks the evaluators are correlated with",
+    "benchmark_documents": "documents per benchmark (None: all of them)",
+    "selfpref_judges": "the pairwise judges of the self-preference section",
+    "selfpref_dataset": "the dataset of the self-preference section (None: skip it)",
+    "budgets": "fractions of all comparisons for the active-selection runs",
+}
+
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         name="datasets",
@@ -402,6 +389,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": None,
         },
         ci={"datasets": ["summeval", "topicalchat", "webnlg", "podcast"], "n_contexts": 4},
+        meanings={"datasets": "the datasets described", "n_contexts": "contexts loaded per dataset (None: every context)"},
         types={
             "datasets": DATASETS_TYPE,
             "optional_datasets": list_of(DATASET_TYPE),
@@ -432,6 +420,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         },
         ci={"model": "smollm2-135m-instruct", "n_contexts": 1, "released_only": False},
         inputs=("data/outputs",),
+        meanings={"model": "the judge whose released comparisons the example reads", "n_contexts": "the seeded SummEval subset the article is taken from"},
         types={
             "model": STRING, "small_model": STRING, "dataset": DATASET_TYPE, "n_contexts": integer(minimum=1),
             "article": integer(minimum=0), "aspect": STRING, "template": choice((1, 2), "prompt templates"),
@@ -567,6 +556,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs",),
+        meanings={"model": "the judge whose two runtimes are compared", "n_contexts": "contexts per dataset: the torch release's subset, which both runtimes computed"},
         types={
             **{name: kind for name, kind in _JUDGE_TYPES.items() if name != "backend"},
             "n_samples": integer(minimum=1),
@@ -600,6 +590,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
+        meanings={"templates": "the comparative prompt templates of the judgments read", "n_boot": "bootstrap resamples of the articles for the intervals"},
         types={
             "contestants": list_of(choice(CONTEST_CONTESTANTS, "contestants of the cnndm_contest dataset"), min_length=2),
             "judge_models": MODELS_TYPE,
@@ -647,6 +638,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
+        meanings={"backend": "the runtime of the generations and likelihoods read or computed"},
         types={
             "generators": list_of(STRING, min_length=1),
             "evaluators": list_of(STRING, min_length=1),
@@ -710,6 +702,15 @@ STATIC_PAGES: tuple[str, ...] = ("book/glossary", "book/references")
 def list_chapters() -> tuple[Chapter, ...]:
     """Every registered chapter, in book order."""
     return CHAPTERS
+
+
+def parameters_table(name: str, values: Mapping[str, Any]) -> Any:
+    """Chapter ``name``'s "Parameters of this chapter" table for this build (a pandas DataFrame,
+    one row per parameter: value, meaning, the ``-p`` option that changes it), read from
+    ``values`` (a notebook passes its ``globals()``, where papermill injected the run's values)."""
+    import pandas as pd  # imported here: ``python -m nlgjudge.book`` stays quick
+
+    return pd.DataFrame(get_chapter(name).parameter_rows(values)).set_index("parameter")
 
 
 def get_chapter(name: str) -> Chapter:
