@@ -226,70 +226,60 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     table = correlations(pd.concat(ours, ignore_index=True), ds)
     values = prose_values(comparative_vs_scoring(table), table, "m")
     assert values["n_cases"] == "1" and values["n_positive"] == "1" and values["fewest_paired"] == "2"  # COH only
-    assert values["most_paired"] == "2"
-    assert "too small to test" in values["verdict"]  # 2 contexts: a +100 gap is not evidence
+    assert values["most_paired"] == "2" and values["n_not_tested"] == "1" and values["n_supported"] == "0"
+    assert "none of its 1 dataset-aspects tests the claim" in values["verdict"]  # 2 contexts: a +100 gap is not evidence
     always_a = [comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))]
     always_a.append(ours[-1])
     tied = correlations(pd.concat(always_a, ignore_index=True), ds)
-    assert "tie every candidate" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
+    assert "ties the candidates" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
     with pytest.raises(ValueError, match="no comparative correlations"):
         prose_values(comparative_vs_scoring(table), table, "other")
 
 
 def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
-    assert "comparing beats" in gap_verdict(11, 6, 0, 6, False)
-    assert "scoring beats comparing" in gap_verdict(11, 0, 6, 6, False)
-    assert gap_verdict(11, 4, 0, 6, False).startswith("7 of the 11 gaps are within the noise")
-    # 5 above, 5 below, 1 within: no outcome is a majority, and the sentence must not say "within the noise" of most
-    mixed = gap_verdict(11, 5, 5, 6, False)
-    assert mixed.startswith("no outcome holds in most cases") and "(5 gaps above 0, 5 below 0 and 1 within" in mixed
-    assert "no outcome" in gap_verdict(4, 2, 0, 6, False)  # half is not most
-    assert "too small" in gap_verdict(11, 11, 0, 2, False)  # degenerate runs refuse first
-    assert "tie every candidate" in gap_verdict(11, 11, 0, 6, True)
-    assert "no absolute scoring" in gap_verdict(0, 0, 0, 0, False)
+    assert gap_verdict(6, 0, 5, 0).startswith("comparing beats the best absolute scoring in most")
+    assert gap_verdict(0, 6, 5, 0).startswith("the best absolute scoring beats comparing in most")
+    assert gap_verdict(4, 0, 7, 0).startswith("in most dataset-aspects this run cannot tell")
+    mixed = gap_verdict(5, 5, 1, 0)
+    assert mixed.startswith("no verdict holds in most") and "supported in 5, contradicted in 5, not resolved in 1" in mixed
+    assert gap_verdict(2, 0, 2, 0).startswith("no verdict")  # half is not most
+    assert "none of its 11" in gap_verdict(0, 0, 0, 11)  # no case was a test
+    assert "no absolute scoring" in gap_verdict(0, 0, 0, 0)
 
 
-def test_dropping_candidates_renumbers_and_ranks_only_the_others(tiny_dataset) -> None:
-    ds = tiny_dataset(2, 4)
-    full = comparisons_from(ds, perfect, templates=(1,))
-    drop = {"ctx0-1", "ctx1-3"}
-    kept = analysis.drop_candidates(full, drop)
-    assert len(kept) == 2 * 3 * 2  # 3 candidates left per context, all ordered pairs
-    assert not kept["candidate_a"].isin(drop).any() and not kept["candidate_b"].isin(drop).any()
-    for _, part in kept.groupby("context_id"):
-        assert sorted(set(part["i"])) == [0, 1, 2] and sorted(set(part["j"])) == [0, 1, 2]
-    predictions = comparative_predictions(kept)
-    assert set(predictions["candidate_id"]) == set(ds.frame["candidate_id"]) - drop
-    # A perfect judge: the best remaining candidate wins both its comparisons.
-    best = predictions.sort_values("score").groupby("context_id").tail(1)
-    assert best.set_index("context_id")["score"].tolist() == [1.0, 1.0]
-    assert analysis.drop_candidates(full, set()) is full
+def test_a_gap_from_a_tied_comparative_ranking_is_not_tested(tiny_dataset) -> None:
+    """Issue 41 item 10: a ranking that ties every candidate in most cells gives a gap 'below 0'
+    that only measures the scoring reading; the claim rule must call it not tested, whatever its interval."""
+    ds = tiny_dataset(8, 3)
+    tied = comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))
+    good_scores = scoring_frame(ds, np.tile([1.0, 2.0, 3.0], 8))  # scoring ranks every context right
+    scoring = scoring_predictions(good_scores, "expected", model="m", dataset="tiny")
+    table = correlations(pd.concat([tied, scoring], ignore_index=True), ds)
+    row = comparative_vs_scoring(table).iloc[0]
+    assert row["gap"] == pytest.approx(-100.0) and row["gap_high"] < 0  # the interval alone says 'below 0'
+    assert row["n_tied_cells"] == 8 and row["n_cells"] == 8
+    assert row["verdict"] == "not tested" and row["reason"] == "comparative ranking tied in 8 of 8 cells"
+    shown = analysis.model_claim_table(comparative_vs_scoring(table))
+    assert shown.iloc[0]["verdict"] == "not tested: comparative ranking tied in 8 of 8 cells"
+    assert analysis.tied_ranking_reason(4, 8) is None and analysis.tied_ranking_reason(5, 8) is not None
 
 
-def test_placeholders_are_found_and_left_out_of_every_reading(tiny_dataset) -> None:
-    ds = tiny_dataset(2, 3)
-    frame = ds.frame.copy()
-    frame.loc[frame["candidate_id"] == "ctx0-2", "text"] = " NULL "
-    frame.loc[frame["candidate_id"] == "ctx1-1", "text"] = ""
-    ds = JudgeDataset(frame, ds.info)
-    found = analysis.placeholder_candidates(ds)
-    assert found["candidate_id"].tolist() == ["ctx0-2", "ctx1-1"]
-    # the headline reading leaves out the two teams (S2, S1) in every context, not just their placeholders
-    assert analysis.placeholder_team_candidates(ds) == {"ctx0-1", "ctx0-2", "ctx1-1", "ctx1-2"}
-    assert analysis.placeholder_team_candidates(JudgeDataset(ds.frame.assign(text="fine"), ds.info)) == set()
-    comparisons = {("tiny", "m"): comparisons_from(ds, perfect, templates=(1,))}
-    scores = {("tiny", "m"): {"expected": pd.DataFrame({"context_id": frame["context_id"], "candidate_id": frame["candidate_id"],
-                                                        "template": 1, "aspect": "COH", "expected": frame["COH"]})}}
-    kept_comparisons, kept_scores = analysis.restrict_runs(comparisons, scores, "tiny", set(found["candidate_id"]))
-    assert len(kept_comparisons[("tiny", "m")]) == 2 * 2
-    assert set(kept_scores[("tiny", "m")]["expected"]["candidate_id"]) == {"ctx0-0", "ctx0-1", "ctx1-0", "ctx1-2"}
-    untouched, _ = analysis.restrict_runs(comparisons, scores, "other", set(found["candidate_id"]))
-    assert untouched[("tiny", "m")] is comparisons[("tiny", "m")]
-
-
-def test_readings_side_by_side(tiny_dataset) -> None:
-    ds = tiny_dataset(3, 4)
-    table = comparative_correlations(comparisons_from(ds, perfect), ds)
-    wide = analysis.reading_comparison({"all": table, "again": table}, ["COH"])
-    assert list(wide.columns) == ["all", "again"]
-    assert wide.iloc[0, 0].startswith("100.0") and "(n=3)" in wide.iloc[0, 0]
+def test_verdicts_and_contexts_needed_follow_the_claim_rule(tiny_dataset) -> None:
+    ds = tiny_dataset(6, 3)
+    comparative = comparative_predictions(comparisons_from(ds, perfect, templates=(1,)))
+    rng = np.random.default_rng(3)
+    noisy = scoring_frame(ds, rng.normal(size=18))
+    table = correlations(pd.concat([comparative, scoring_predictions(noisy, "expected", model="m", dataset="tiny")],
+                                   ignore_index=True), ds)
+    row = comparative_vs_scoring(table).iloc[0]
+    gaps = np.array(list(row["per_context_gap"].values()))
+    assert gaps.mean() == pytest.approx(row["gap"])
+    from nlgjudge.stats import claim_verdict, contexts_needed_from_values
+    expected = claim_verdict(row["gap"], row["gap_low"], row["gap_high"], 6)
+    assert row["verdict"] == expected.verdict
+    if row["verdict"] == "not resolved":
+        assert row["contexts_needed"] == contexts_needed_from_values(gaps)
+        shown = analysis.contexts_needed_table(comparative_vs_scoring(table))
+        assert shown.iloc[0]["contexts needed"] == str(int(row["contexts_needed"]))
+    else:
+        assert np.isnan(row["contexts_needed"]) and analysis.contexts_needed_table(comparative_vs_scoring(table)).empty

@@ -204,13 +204,13 @@ def test_rows_of_one_runtime_only_and_different_context_sets_are_kept_visible(si
     assert len(sampled) == 2 and (sampled["n_contexts"] == 0).all() and sampled["other"].isna().all()
 
 
-def test_claim_verdict_by_the_comparative_chapters_rules() -> None:
-    assert rt.claim_verdict(10.0, True, 6) == rt.COMPARATIVE_HIGHER
-    assert rt.claim_verdict(-10.0, True, 3) == rt.SCORING_HIGHER
-    assert rt.claim_verdict(1.0, False, 6) == rt.UNRESOLVED
-    assert rt.claim_verdict(10.0, True, 2) == "n < 3"
-    assert rt.claim_verdict(-10.0, True, 6, tied=True) == rt.TIED
-    assert rt.claim_verdict(np.nan, False, 0) == rt.UNDEFINED
+def test_the_runtime_chapter_reads_the_comparative_chapters_verdicts(six) -> None:
+    """One claim rule: the runtime chapter's verdict on a row is the comparative chapter's."""
+    ds, frame, scores = six
+    table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
+    claims = rt.claim_table(table, table.copy())
+    from nlgjudge.analysis.comparative import comparative_vs_scoring
+    assert list(claims["ref_verdict"]) == list(comparative_vs_scoring(table)["verdict"])
 
 
 def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
@@ -218,19 +218,19 @@ def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
     key = ("tiny", "toy")
     same, _ = _claim({key: frame}, {key: scores}, ds)
     identical = rt.claim_table(same, same.copy())
-    assert identical["same_verdict"].all() and (identical["ref_verdict"] == rt.COMPARATIVE_HIGHER).all()
+    assert identical["same_verdict"].all() and (identical["ref_verdict"] == "supported").all()
     assert identical["ref_best"].isin(["prompt scoring (expected)", "prompt scoring (sampled)"]).all()
     assert (identical["gap_change"] == 0).all() and not identical["change_excludes_zero"].any()
     assert (identical["n_change"] == 6).all()
     # the other runtime ranks every context backwards: comparative now falls below scoring
     flipped, _ = _claim({key: frame.assign(p_a=1 - frame["p_a"])}, {key: scores}, ds)
     claims = rt.claim_table(same, flipped)
-    assert not claims["same_verdict"].any() and (claims["oth_verdict"] == rt.SCORING_HIGHER).all()
+    assert not claims["same_verdict"].any() and (claims["oth_verdict"] == "contradicted").all()
     assert (claims["gap_change"] < -100).all() and claims["change_excludes_zero"].all()
     words = rt.claim_values(claims)
     assert words["n_claim_rows"] == "2" and words["n_claim_compared"] == "2" and words["n_claim_same"] == "0"
     assert "differs between the runtimes in 2 of the 2 rows tested under both" in words["claim_sentence"]
-    assert "comparative higher under torch, scoring higher under llama.cpp" in words["claim_sentence"]
+    assert "supported under torch, contradicted under llama.cpp" in words["claim_sentence"]
     assert "moves by more than its paired interval resolves in 2 of the 2 rows" in words["claim_sentence"]
     assert rt.claim_values(identical)["claim_sentence"].startswith("The verdict on the paper's claim is the same")
     nothing = rt.claim_values(rt.EMPTY_CLAIMS)
@@ -244,7 +244,7 @@ def test_small_or_tied_runs_are_shown_but_not_counted_as_agreeing(tiny_dataset, 
     frame = _frame(synthetic_comparisons, ds, pull=0.0, sharpness=2.0, templates=(1, 2))
     table, _ = _claim({key: frame}, {key: _scores(ds, noise=1.5, seed=1)}, ds)
     claims = rt.claim_table(table, table.copy())
-    assert (claims["ref_verdict"] == "n < 3").all() and not claims["verdicts_compared"].any()
+    assert (claims["ref_verdict"] == "not tested").all() and not claims["verdicts_compared"].any()
     assert not claims["same_verdict"].any() and claims["change_small_n"].all()
     words = rt.claim_values(claims)
     assert words["n_claim_compared"] == "0" and "No row is a test of the claim under both runtimes" in words["claim_sentence"]
@@ -252,7 +252,7 @@ def test_small_or_tied_runs_are_shown_but_not_counted_as_agreeing(tiny_dataset, 
     six = tiny_dataset(n_contexts=6, n_candidates=5)
     always_a = _frame(synthetic_comparisons, six, pull=0.0, sharpness=0.0, templates=(1, 2)).assign(p_a=0.9)
     tied, _ = _claim({key: always_a}, {key: _scores(six, noise=1.5, seed=1)}, six)
-    assert (rt.claim_table(tied, tied)["ref_verdict"] == rt.TIED).all()
+    assert (rt.claim_table(tied, tied)["ref_verdict"] == "not tested").all()
 
 
 def test_summary_counts_scoring_changes_in_the_verdict(six) -> None:

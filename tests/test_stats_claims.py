@@ -117,3 +117,8 @@ def test_a_test_without_an_interval_reads_its_p_value_as_the_interval() -> None:
     assert verdict_from_test(0.4, 0.2, 22).verdict == NOT_RESOLVED
     assert verdict_from_test(0.4, 0.01, 2).verdict == NOT_TESTED
     assert verdict_from_test(float("nan"), float("nan"), 22).verdict == NOT_TESTED
+
+
+def test_an_interval_that_still_contains_the_threshold_needs_more_units_than_now() -> None:
+    # skewed: the estimate is far from 0 in standard errors, but the interval's low end reaches below 0
+    assert units_needed_from_interval(0.5, -0.01, 0.6, 40) == 41

@@ -61,3 +61,9 @@ def listing(names: list[str], empty: str = "none") -> str:
     if not names:
         return empty
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def verdict_cell(verdict: str, reason: str) -> str:
+    """A claim-rule verdict as a table cell: the word alone where the row's interval shows why,
+    with the reason where it does not ("not tested: n = 2 < 3")."""
+    return f"{verdict}: {reason}" if verdict == "not tested" else verdict

@@ -21,7 +21,7 @@ the paper-beside-ours layout is :func:`nlgjudge.analysis.side_by_side.side_by_si
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +30,16 @@ import pandas as pd
 from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    VERDICTS,
     DebiasThreshold,
+    claim_verdict,
+    contexts_needed_from_values,
     correlation_test,
+    verdict_from_test,
     debias_threshold,
     debiased_decisions,
     hard_decisions,
@@ -40,6 +48,7 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
+from nlgjudge.stats.correlation import within_strata_correlation_test
 from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
 
@@ -198,6 +207,18 @@ def debiasing_table(
     return pd.DataFrame(rows)
 
 
+def _plain_and_debiased(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], scope: str
+) -> Iterator[tuple[tuple[str, str, int, str], Mapping[str, np.ndarray], _Scored, _Scored]]:
+    """Every comparison set's key and matrices, scored plain (eq. 2) and debiased with ``scope``."""
+    _check_scopes([scope])
+    for key, matrices in comparison_sets(comparisons).items():
+        gold = _set_gold(matrices, datasets, key[1], key[3])
+        fit = fit_threshold(matrices)
+        plain = _score(_threshold_decisions(matrices, fit, "none")[0], gold)
+        yield key, matrices, plain, _score(_threshold_decisions(matrices, fit, scope)[0], gold)
+
+
 def debiasing_gain_intervals(
     comparisons: pd.DataFrame,
     datasets: Mapping[str, JudgeDataset],
@@ -215,13 +236,8 @@ def debiasing_gain_intervals(
     Columns: model, dataset, template, aspect, threshold, p_a, p_a_low, p_a_high, spearman_gain,
     gain_low, gain_high, gain_excludes_zero, n_contexts, small_n.
     """
-    _check_scopes([scope])
     rows = []
-    for (model, dataset, template, aspect), matrices in comparison_sets(comparisons).items():
-        gold = _set_gold(matrices, datasets, dataset, aspect)
-        fit = fit_threshold(matrices)
-        plain = _score(_threshold_decisions(matrices, fit, "none")[0], gold)
-        debiased = _score(_threshold_decisions(matrices, fit, scope)[0], gold)
+    for (model, dataset, template, aspect), matrices, plain, debiased in _plain_and_debiased(comparisons, datasets, scope):
         per_context_p_a = [float(np.nanmean(hard_decisions(m))) for m in matrices.values()]
         p_a = mean_interval(per_context_p_a, confidence)
         gain = paired_difference_interval(100.0 * debiased.per_context, 100.0 * plain.per_context, confidence)
@@ -231,6 +247,85 @@ def debiasing_gain_intervals(
             "spearman_gain": gain.mean, "gain_low": gain.low, "gain_high": gain.high,
             "gain_excludes_zero": gain.excludes_zero, "n_contexts": gain.n, "small_n": gain.small,
         })
+    return pd.DataFrame(rows)
+
+
+def per_context_gains(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], scope: str = "pooled"
+) -> pd.DataFrame:
+    """The change in Spearman x100 that debiasing with ``scope`` makes in every usable context of
+    every comparison set (debiased minus plain; contexts with constant human scores have none):
+    model, dataset, template, aspect, context_id, gain."""
+    rows = []
+    for (model, dataset, template, aspect), matrices, plain, debiased in _plain_and_debiased(comparisons, datasets, scope):
+        ids = list(matrices)
+        for k, before, after in zip(plain.usable, plain.per_context, debiased.per_context, strict=True):
+            rows.append({"model": model, "dataset": dataset, "template": template, "aspect": aspect,
+                         "context_id": ids[k], "gain": 100.0 * (after - before)})
+    return pd.DataFrame(rows, columns=["model", "dataset", "template", "aspect", "context_id", "gain"])
+
+
+#: The claim of Table 6 the chapter tests, per model and dataset.
+DEBIASING_CLAIM = "debiasing raises the Spearman"
+
+
+def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Seed 000 Table 6's claim, "debiasing raises the rank correlation", per model and dataset, by
+    the claim rule. The unit is the context: each context's gain is averaged over the dataset's
+    prompts and aspects (its comparison sets share that context, so they are not independent
+    observations), then the t interval of the mean over contexts gives the verdict
+    (:func:`nlgjudge.stats.claim_verdict`, threshold 0, at least :data:`MIN_CONTEXTS_FOR_A_CLAIM`
+    contexts). ``gains`` is :func:`per_context_gains`. Columns: model, dataset, gain, gain_low,
+    gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved; NaN otherwise or
+    out of reach)."""
+    rows = []
+    for (model, dataset), part in gains.groupby(["model", "dataset"], sort=False):
+        per_context = part.groupby("context_id", sort=False)["gain"].mean().to_numpy()
+        interval = mean_interval(per_context, confidence)
+        tied = bool(np.all(np.abs(per_context) < 1e-12))
+        verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
+                                degenerate="debiasing changes no ranking" if tied else None)
+        needed = contexts_needed_from_values(per_context) if verdict.verdict == NOT_RESOLVED else None
+        rows.append({"model": model, "dataset": dataset, "gain": interval.mean, "gain_low": interval.low,
+                     "gain_high": interval.high, "n_contexts": interval.n, "verdict": verdict.verdict,
+                     "reason": verdict.reason, "contexts_needed": float(needed) if needed is not None else np.nan})
+    return pd.DataFrame(rows, columns=["model", "dataset", "gain", "gain_low", "gain_high", "n_contexts", "verdict",
+                                       "reason", "contexts_needed"])
+
+
+def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
+    """:func:`debiasing_claims` for the page: the gain with its 95% interval, n, the verdict (with its
+    reason when not tested), and the contexts a not-resolved row would need ("–" otherwise, "out of reach" past
+    100,000)."""
+    from nlgjudge.prose import interval_text, verdict_cell
+
+    return pd.DataFrame(
+        {
+            "Spearman change [95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
+                                      zip(claims["gain"], claims["gain_low"], claims["gain_high"], strict=True)],
+            "n": claims["n_contexts"].to_numpy(),
+            "verdict": [verdict_cell(v, r) for v, r in zip(claims["verdict"], claims["reason"], strict=True)],
+            "contexts needed": [("out of reach" if v == NOT_RESOLVED else "–") if not np.isfinite(n) else str(int(n))
+                                for v, n in zip(claims["verdict"], claims["contexts_needed"], strict=True)],
+        },
+        index=pd.MultiIndex.from_frame(claims[["model", "dataset"]]),
+    )
+
+
+def table6_average(per_model: pd.DataFrame, reported: pd.DataFrame, value: str = "spearman_x100") -> pd.DataFrame:
+    """Our counterpart of a reported table's "Avg." column: per model and debias mark, the mean of
+    ``value`` over exactly the (dataset, aspect) columns the paper averages (read from ``reported``,
+    a :func:`~nlgjudge.analysis.side_by_side.reported_tidy` frame); NaN where this run lacks one of
+    them, since an average over other columns would not be the same quantity. Rows carry dataset and
+    aspect "Avg." like the reported ones."""
+    columns = reported.loc[(reported["dataset"] != "Avg.") & (reported["aspect"] != "Avg."), ["dataset", "aspect"]]
+    wanted = set(map(tuple, columns.drop_duplicates().to_numpy()))
+    rows = []
+    for (model, debias), part in per_model.groupby(["model", "debias"], sort=False):
+        have = {(d, a): v for d, a, v in zip(part["dataset"], part["aspect"], part[value], strict=True)}
+        complete = wanted <= set(have)
+        rows.append({"model": model, "debias": debias, "dataset": "Avg.", "aspect": "Avg.",
+                     value: float(np.mean([have[k] for k in wanted])) if complete and wanted else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -250,18 +345,16 @@ def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Seq
 def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
     """The chapter's closing statements, computed from :func:`debiasing_table` (``scores``) and
     :func:`bias_table` (``bias``): per model, the P(A) range, how often debiasing raised or lowered
-    Spearman and accuracy, and (with at least three sets that have a gain) whether the more biased
-    sets gain more: claimed only when the Spearman correlation between |P(A) - 0.5| and the gain is
-    significant (two-sided p < :data:`RELATION_ALPHA`,
-    :func:`~nlgjudge.stats.correlation.correlation_test`); a large coefficient on a few sets is not."""
+    Spearman and accuracy (a description, not a test), and the relation "the more biased sets gain
+    more" (:func:`bias_gain_relation`)."""
     keys = ["model", "dataset", "template", "aspect"]
     wide = scores.pivot_table(index=keys, columns="debiased", values=["spearman_x100", "accuracy_pct"])
-    gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
     gain_acc = wide[("accuracy_pct", True)] - wide[("accuracy_pct", False)]
-    distance = bias.set_index(keys)["p_a"].sub(0.5).abs().reindex(gain_rho.index)
+    relation = bias_gain_relation(scores, bias)
+    gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
     lines = []
     for judge_name in dict.fromkeys(scores["model"]):
-        g_rho, g_acc, d = gain_rho.loc[judge_name], gain_acc.loc[judge_name], distance.loc[judge_name]
+        g_rho, g_acc = gain_rho.loc[judge_name], gain_acc.loc[judge_name]
         p_a = bias.loc[bias["model"] == judge_name, "p_a"]
         lines.append(f"{judge_name}: {len(g_rho)} comparison sets; P(A) between {p_a.min():.2f} and {p_a.max():.2f}")
         lines.append(
@@ -269,18 +362,51 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
             f"(mean change {g_rho.mean():+.1f}); raised accuracy in {(g_acc > 0).sum()}, lowered it in "
             f"{(g_acc < 0).sum()} (mean change {g_acc.mean():+.1f} points)"
         )
-        has_gain = g_rho.notna() & d.notna()  # a set with no defined Spearman has no gain to relate
-        d, g_rho = d[has_gain], g_rho[has_gain]
-        if len(d) >= 3 and d.nunique() > 1 and g_rho.nunique() > 1:
-            rho, p_value = correlation_test(d.to_numpy(), g_rho.to_numpy())
-            reading = ("no clear relation: these sets cannot tell it from none" if not p_value < RELATION_ALPHA
-                       else "the more biased sets gain more, as the paper observes" if rho > 0
-                       else "the more biased sets gain less, unlike the paper")
-            lines.append(
-                f"  across its {len(d)} sets, Spearman between |P(A) - 0.5| and the Spearman gain: {rho:+.2f} "
-                f"(p = {p_value:.3f}; {reading})"
-            )
+        mine = relation[relation["model"] == judge_name]
+        if len(mine):
+            lines.append("  " + mine["sentence"].iloc[0])
     return lines
+
+
+#: Permutations of the within-dataset test of "the more biased sets gain more".
+RELATION_PERMUTATIONS = 9999
+
+
+def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """"The more biased sets gain more from debiasing" (seed 000 §5.4), per model, tested with the
+    dependence of the comparison sets accounted for. The sets of one dataset share its contexts,
+    and the bias clusters by dataset, so a Spearman over all sets treated as independent is close to
+    a contrast between a few datasets. The test here is within datasets
+    (:func:`nlgjudge.stats.correlation.within_strata_correlation_test`: the gains shuffled among
+    the sets of the same dataset) and its verdict is the claim rule's
+    (:func:`nlgjudge.stats.claims.verdict_from_test`, alpha :data:`RELATION_ALPHA`); the pooled
+    coefficient is shown beside it as a description. Columns: model, n_sets, pooled, within,
+    p_value, n_datasets, verdict, reason, sentence."""
+    keys = ["model", "dataset", "template", "aspect"]
+    wide = scores.pivot_table(index=keys, columns="debiased", values="spearman_x100")
+    gain = (wide[True] - wide[False]).rename("gain")
+    distance = bias.set_index(keys)["p_a"].sub(0.5).abs().reindex(gain.index).rename("distance")
+    frame = pd.concat([gain, distance], axis=1).dropna().reset_index()
+    rows = []
+    for judge_name, part in frame.groupby("model", sort=False):
+        n_sets = len(part)
+        pooled = float("nan")
+        if n_sets >= 3 and part["distance"].nunique() > 1 and part["gain"].nunique() > 1:
+            pooled = correlation_test(part["distance"].to_numpy(), part["gain"].to_numpy())[0]
+        test = within_strata_correlation_test(part["distance"].to_numpy(), part["gain"].to_numpy(),
+                                              part["dataset"].to_numpy(), n_permutations=RELATION_PERMUTATIONS, seed=seed)
+        verdict = verdict_from_test(test.statistic, test.p_value, test.n, alpha=RELATION_ALPHA,
+                                    degenerate=None if test.n_strata else "no dataset has 3 sets that vary in both")
+        described = f"pooled over its {n_sets} sets {pooled:+.2f}" if np.isfinite(pooled) else f"{n_sets} sets"
+        within = (f"within datasets {test.statistic:+.2f} over {test.n} sets of {test.n_strata} dataset(s), "
+                  f"permutation p = {test.p_value:.3f}") if test.n_strata else "no within-dataset test possible"
+        sentence = (f"'the more biased sets gain more': Spearman between |P(A) - 0.5| and the Spearman gain {described} "
+                    f"(sets share contexts: a description); {within}: {verdict.verdict}")
+        rows.append({"model": judge_name, "n_sets": n_sets, "pooled": pooled, "within": test.statistic,
+                     "p_value": test.p_value, "n_datasets": test.n_strata, "verdict": verdict.verdict,
+                     "reason": verdict.reason, "sentence": sentence})
+    return pd.DataFrame(rows, columns=["model", "n_sets", "pooled", "within", "p_value", "n_datasets", "verdict",
+                                       "reason", "sentence"])
 
 
 def threshold_scope_gains(scores: pd.DataFrame) -> pd.DataFrame:
@@ -306,11 +432,13 @@ def threshold_scope_gains(scores: pd.DataFrame) -> pd.DataFrame:
 MIN_CONTEXTS_FOR_A_CLAIM = 3
 
 
-def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str) -> dict[str, str]:
+def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: pd.DataFrame) -> dict[str, str]:
     """The numbers the bias chapter's prose cites for ``judge``, as display strings (for glue):
-    the P(A) range, the pooled-debiasing changes and a one-sentence verdict that refuses to claim
-    anything on a degenerate run (too few contexts; a judge whose plain decisions tie every
-    candidate of every context, for which any "gain" is the threshold's doing)."""
+    the P(A) range, the pooled-debiasing changes (described: counts of sets), and a one-sentence
+    verdict that counts ``claims`` (:func:`debiasing_claims`: the claim rule over contexts, per
+    dataset) and refuses to claim anything on a degenerate run (too few contexts; a judge whose
+    plain decisions tie every candidate of every context, for which any "gain" is the threshold's
+    doing)."""
     from nlgjudge.prose import number
 
     mine = scores[(scores["model"] == judge) & (scores["threshold"].isin(["none", "pooled"]))]
@@ -324,6 +452,8 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str) -> dict[s
     gain_acc = (debiased["accuracy_pct"] - plain["accuracy_pct"]).dropna()
     n_sets, fewest = len(gain_rho), int(plain["n_contexts"].min())
     all_tied = bool((plain["n_contexts_tied_prediction"] >= plain["n_contexts"]).all())
+    verdicts = claims.loc[claims["model"] == judge, "verdict"]
+    count = {v: int((verdicts == v).sum()) for v in VERDICTS}
     if fewest < MIN_CONTEXTS_FOR_A_CLAIM:
         verdict = (f"with as few as {fewest} context(s) in a comparison set, this run is too small to say whether "
                    "debiasing helps")
@@ -331,8 +461,10 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str) -> dict[s
         verdict = ("its plain decisions tie every candidate of every context (it answers by position), so the plain "
                    "rankings are empty and the debiased ones show only what its probabilities follow")
     else:
-        verdict = (f"on the rank correlation, pooled debiasing {_direction(gain_rho)}; on pairwise accuracy, "
-                   f"it {_direction(gain_acc)}")
+        verdict = (f"by the claim rule over contexts, 'debiasing raises the Spearman' is supported on {count[SUPPORTED]}, "
+                   f"contradicted on {count[CONTRADICTED]}, not resolved on {count[NOT_RESOLVED]} and not tested on "
+                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset(s); on pairwise accuracy, pooled debiasing "
+                   f"{_direction(gain_acc)} (a count of sets, not a test)")
     return {
         "judge": judge,
         "pa_min": number(float(p_a.min()), 2),
@@ -343,8 +475,20 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str) -> dict[s
         "rho_raised": str(int((gain_rho > 0).sum())),
         "acc_gain": number(float(gain_acc.mean()), 1, signed=True),
         "acc_raised": str(int((gain_acc > 0).sum())),
+        "n_supported": str(count[SUPPORTED]),
+        "n_not_resolved": str(count[NOT_RESOLVED]),
+        "needed": _needed_words(claims.loc[(claims["model"] == judge) & (claims["verdict"] == NOT_RESOLVED)]),
         "verdict": verdict,
     }
+
+
+def _needed_words(rows: pd.DataFrame) -> str:
+    """The contexts that the not-resolved datasets of one model would need, in words."""
+    if rows.empty:
+        return "no dataset is left unresolved"
+    parts = [f"{r.dataset} {int(r.contexts_needed)} contexts (now {r.n_contexts})" if np.isfinite(r.contexts_needed)
+             else f"{r.dataset} out of reach (a mean change too close to 0)" for r in rows.itertuples()]
+    return "; ".join(parts)
 
 
 def _direction(gains: pd.Series) -> str:

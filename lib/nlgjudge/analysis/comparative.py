@@ -25,8 +25,15 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
-from nlgjudge.prose import interval_text, number
+from nlgjudge.prose import interval_text, number, verdict_cell
 from nlgjudge.stats import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    VERDICTS,
+    claim_verdict,
+    contexts_needed_from_values,
     mean_interval,
     paired_difference_interval,
     debias_threshold,
@@ -315,6 +322,14 @@ def comparative_correlations(
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
+#: Fewer paired contexts than this and a gap is not tested (the claim rule's minimum n).
+MIN_CONTEXTS_FOR_A_CLAIM = 3
+#: A comparative ranking that ties every candidate in more than this share of its (context,
+#: template) cells is degenerate: its figure is mostly the chance value 0 by construction, so a gap
+#: against scoring measures the scoring reading alone and the claim is not tested.
+DEGENERATE_TIED_SHARE = 0.5
+
+
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Seed 000's main claim checked within each model: comparative assessment against the same
     model's absolute scoring, on the same contexts.
@@ -327,8 +342,15 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     ``gap`` (comparative minus ``best_scoring``), and the paired t interval of that gap over the
     contexts both were computed on (``gap_low``, ``gap_high``, ``n_paired``; ``gap_excludes_zero``).
     Counting positive gaps is not a test; an interval that excludes 0 is one.
+
+    The claim rule (:func:`nlgjudge.stats.claim_verdict`, "comparative above scoring", at least
+    :data:`MIN_CONTEXTS_FOR_A_CLAIM` paired contexts) gives ``verdict`` and ``reason``; a
+    comparative ranking tied in more than :data:`DEGENERATE_TIED_SHARE` of its cells
+    (``n_tied_cells`` of ``n_cells``) is not tested. ``contexts_needed`` (rows not resolved only)
+    is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context gaps (NaN: out of
+    reach); ``per_context_gap`` holds ``{context: gap x100}``.
     """
-    _require(table, [*GROUP_COLUMNS, "spearman", "per_context"], "correlation table")
+    _require(table, [*GROUP_COLUMNS, "spearman", "per_context", "n_contexts", "n_tied"], "correlation table")
     figures = table[table["template"].astype(str) == TEMPLATE_MEAN]  # every method has one, G-Eval too
     figures = figures[figures["method"].isin([COMPARATIVE, *SCORING_METHODS])]
     wide = figures.pivot_table(index=["model", "dataset", "aspect"], columns="method", values="spearman",
@@ -343,13 +365,14 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide["best_method"] = best_method
     wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
-    lows, highs, counts = [], [], []
+    cells = table[(table["method"] == COMPARATIVE) & (table["template"].astype(str) != TEMPLATE_MEAN)]
+    cell_counts = cells.groupby(["model", "dataset", "aspect"], sort=False)[["n_tied", "n_contexts"]].sum()
+    lows, highs, counts, gaps = [], [], [], []
     for key, best in zip(wide.index, best_method, strict=True):
-        if not isinstance(best, str):
-            lows.append(np.nan), highs.append(np.nan), counts.append(0)
-            continue
-        ours, theirs = per_context[(*key, COMPARATIVE)], per_context[(*key, best)]
+        ours = per_context[(*key, COMPARATIVE)]
+        theirs = per_context[(*key, best)] if isinstance(best, str) else {}
         common = [c for c in ours if c in theirs]
+        gaps.append({c: 100.0 * (ours[c] - theirs[c]) for c in common})
         if not common:
             lows.append(np.nan), highs.append(np.nan), counts.append(0)
             continue
@@ -357,8 +380,40 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
         lows.append(100.0 * interval.low), highs.append(100.0 * interval.high), counts.append(len(common))
     wide["gap_low"], wide["gap_high"], wide["n_paired"] = lows, highs, counts
     wide["gap_excludes_zero"] = (wide["gap_low"] > 0) | (wide["gap_high"] < 0)
+    tied = cell_counts.reindex(wide.index)
+    wide["n_tied_cells"] = tied["n_tied"].fillna(0).astype(int).to_numpy()
+    wide["n_cells"] = tied["n_contexts"].fillna(0).astype(int).to_numpy()
+    verdicts = [
+        claim_verdict(gap, low, high, n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
+                      degenerate=tied_ranking_reason(n_tied, n_cells) if np.isfinite(gap) else None)
+        for gap, low, high, n, n_tied, n_cells in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
+                                                     wide["n_tied_cells"], wide["n_cells"], strict=True)
+    ]
+    wide["verdict"] = [v.verdict for v in verdicts]
+    wide["reason"] = [v.reason if np.isfinite(g) else "no scoring of the same model to compare with"
+                      for v, g in zip(verdicts, wide["gap"], strict=True)]
+    wide["contexts_needed"] = [
+        _needed(list(per.values())) if v.verdict == NOT_RESOLVED else np.nan
+        for v, per in zip(verdicts, gaps, strict=True)
+    ]
+    wide["per_context_gap"] = gaps
     wide.columns.name = None
     return wide.reset_index()
+
+
+def tied_ranking_reason(n_tied: int, n_cells: int, share: float = DEGENERATE_TIED_SHARE) -> str | None:
+    """The "not tested" reason for a comparative ranking that tied every candidate in more than
+    ``share`` of its ``n_cells`` (context, template) cells, or None when it ranked enough of them."""
+    if n_cells > 0 and n_tied > share * n_cells:
+        return f"comparative ranking tied in {n_tied} of {n_cells} cells"
+    return None
+
+
+def _needed(values: Sequence[float]) -> float:
+    if len(values) < 2:
+        return np.nan
+    needed = contexts_needed_from_values(values)
+    return float(needed) if needed is not None else np.nan
 
 
 # --------------------------------------------------------------------------------------------
@@ -563,61 +618,89 @@ def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequen
     return pd.DataFrame(rows, index=list(datasets))
 
 
-#: Fewer shared contexts than this and the chapter's summary declines to test a gap.
-MIN_CONTEXTS_FOR_A_CLAIM = 3
-
-
-def gap_verdict(n_cases: int, n_above: int, n_below: int, fewest_paired: int, tied_everywhere: bool) -> str:
-    """One sentence on ``n_cases`` paired intervals of the gap (comparative minus best absolute
-    scoring), ``n_above`` of them above 0 and ``n_below`` below 0. It refuses to claim anything on a
-    degenerate run (no cases; a comparative judge that tied every candidate of every context; fewer
-    than :data:`MIN_CONTEXTS_FOR_A_CLAIM` shared contexts) and says "most" only of a strict majority
-    of the intervals."""
+def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_not_tested: int) -> str:
+    """One sentence on a model's dataset-aspects, counted by their claim-rule verdicts on "comparing
+    beats the best absolute scoring". It says "most" only of a strict majority of all the cases,
+    and claims nothing when no case was a test."""
+    n_cases = n_supported + n_contradicted + n_not_resolved + n_not_tested
     if n_cases == 0:
         return "there is no absolute scoring of the same model to compare with in this run"
-    if tied_everywhere:
-        return ("its comparative rankings tie every candidate (it answers by position), so this run says nothing "
-                "about comparing against scoring")
-    if fewest_paired < MIN_CONTEXTS_FOR_A_CLAIM:
-        return f"with as few as {fewest_paired} shared context(s), this run is too small to test the gaps"
-    within = n_cases - n_above - n_below
-    if n_above > n_cases / 2:
-        return "comparing beats the best absolute scoring, beyond the noise of the context sample, in most cases"
-    if n_below > n_cases / 2:
-        return "the best absolute scoring beats comparing, beyond the noise of the context sample, in most cases"
-    if within > n_cases / 2:
-        return (f"{within} of the {n_cases} gaps are within the noise of the context sample: in most "
-                "dataset-aspects this run cannot tell comparing from the best absolute scoring")
-    return (f"no outcome holds in most cases ({n_above} gaps above 0, {n_below} below 0 and {within} within the "
-            f"noise, of {n_cases})")
+    if n_not_tested == n_cases:
+        return (f"none of its {n_cases} dataset-aspects tests the claim on this run (too few shared contexts, or a "
+                "comparative ranking that ties the candidates: it answers by position)")
+    counts = (f"supported in {n_supported}, contradicted in {n_contradicted}, not resolved in {n_not_resolved} and "
+              f"not tested in {n_not_tested} of the {n_cases} dataset-aspects")
+    if n_supported > n_cases / 2:
+        return f"comparing beats the best absolute scoring in most dataset-aspects ({counts})"
+    if n_contradicted > n_cases / 2:
+        return f"the best absolute scoring beats comparing in most dataset-aspects ({counts})"
+    if n_not_resolved > n_cases / 2:
+        return f"in most dataset-aspects this run cannot tell comparing from the best absolute scoring ({counts})"
+    return f"no verdict holds in most dataset-aspects ({counts})"
 
 
 def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[str, str]:
     """The numbers the comparative chapter's prose cites for ``judge`` (display strings, for glue):
-    how many dataset-aspects it was compared on, how many gaps are positive, how many paired
-    intervals lie above or below 0, the mean gap, the fewest and most paired contexts, and
-    :func:`gap_verdict`'s sentence. ``claim`` is :func:`comparative_vs_scoring`'s output, ``table``
-    the :func:`correlations` rows it came from."""
+    how many dataset-aspects it was compared on, how many gaps are positive, how many rows have each
+    claim-rule verdict, the mean gap, the fewest and most paired contexts, the contexts the
+    not-resolved rows would need, and :func:`gap_verdict`'s sentence. ``claim`` is
+    :func:`comparative_vs_scoring`'s output, ``table`` the :func:`correlations` rows it came from."""
     mine = claim[claim["model"] == judge].dropna(subset=["gap"])
     rows = table[(table["model"] == judge) & (table["method"] == COMPARATIVE) & (table["template"].astype(str) == TEMPLATE_MEAN)]
     if rows.empty:
         raise ValueError(f"no comparative correlations of judge {judge!r}")
-    n, above = len(mine), int((mine["gap_excludes_zero"] & (mine["gap"] > 0)).sum())
-    below = int((mine["gap_excludes_zero"] & (mine["gap"] < 0)).sum())
-    fewest = int(mine["n_paired"].min()) if n else 0
-    tied_everywhere = bool((rows["n_tied"] >= rows["n_contexts"]).all())
-    verdict = gap_verdict(n, above, below, fewest, tied_everywhere)
+    n = len(mine)
+    count = {v: int((mine["verdict"] == v).sum()) for v in VERDICTS}
+    needed = mine.loc[mine["verdict"] == NOT_RESOLVED, "contexts_needed"]
     return {
         "judge": judge,
         "n_cases": str(n),
         "n_positive": str(int((mine["gap"] > 0).sum())),
-        "n_above": str(above),
-        "n_below": str(below),
+        "n_supported": str(count[SUPPORTED]),
+        "n_contradicted": str(count[CONTRADICTED]),
+        "n_not_resolved": str(count[NOT_RESOLVED]),
+        "n_not_tested": str(count[NOT_TESTED]),
         "mean_gap": number(float(mine["gap"].mean()) if n else float("nan"), 1, signed=True),
-        "fewest_paired": str(fewest),
+        "fewest_paired": str(int(mine["n_paired"].min()) if n else 0),
         "most_paired": str(int(mine["n_paired"].max()) if n else 0),
-        "verdict": verdict,
+        "needed": needed_range(needed),
+        "verdict": gap_verdict(count[SUPPORTED], count[CONTRADICTED], count[NOT_RESOLVED], count[NOT_TESTED]),
     }
+
+
+def needed_range(needed: pd.Series) -> str:
+    """The contexts that the not-resolved claims would need, in words: "none is left unresolved",
+    "about 40", "from 25 to 310", with how many are out of reach (no effect, or over 100,000)."""
+    if needed.empty:
+        return "none (no claim is left unresolved)"
+    finite = needed.dropna().astype(int)
+    out_of_reach = int(needed.isna().sum())
+    if finite.empty:
+        text = "more than any run could give"
+    elif finite.min() == finite.max():
+        text = f"{int(finite.min())} contexts"
+    else:
+        text = f"from {int(finite.min())} to {int(finite.max())} contexts"
+    if out_of_reach and not finite.empty:
+        text += f" ({out_of_reach} out of reach: an observed gap too close to 0)"
+    return text
+
+
+def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
+    """The rows of :func:`comparative_vs_scoring` that are not resolved: the gap with its paired
+    interval, the paired contexts now, and the contexts a paired t test would need to resolve it at
+    the observed mean gap and per-context spread (:data:`nlgjudge.stats.claims.CONTEXTS_NEEDED_METHOD`;
+    "out of reach" past 100,000 or at a zero gap)."""
+    rows = claim[claim["verdict"] == NOT_RESOLVED]
+    return pd.DataFrame(
+        {
+            "gap [paired 95%]": [interval_text(g, lo, hi, decimals)
+                                 for g, lo, hi in zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
+            "n now": rows["n_paired"].astype(int).to_numpy(),
+            "contexts needed": [str(int(v)) if np.isfinite(v) else "out of reach" for v in rows["contexts_needed"]],
+        },
+        index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -677,15 +760,42 @@ def restrict_runs(
     return kept_comparisons, kept_scores
 
 
+#: The dataset whose candidates include placeholders; every chapter ranks it without those teams.
+PLACEHOLDER_DATASET = "webnlg"
+
+
+def without_candidates(ds: JudgeDataset, candidate_ids: set[str] | frozenset[str]) -> JudgeDataset:
+    """``ds`` as if ``candidate_ids`` had never been candidates (same info, order kept)."""
+    return JudgeDataset(ds.frame[~ds.frame["candidate_id"].isin(candidate_ids)].copy(), ds.info)
+
+
+def headline_reading(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], *, dataset: str = PLACEHOLDER_DATASET
+) -> tuple[pd.DataFrame, dict[str, JudgeDataset]]:
+    """The book's one WebNLG candidate set, for chapters that read a comparison frame (bias,
+    subsets, runtime): the comparisons and datasets without the teams that have placeholder outputs
+    (:func:`placeholder_team_candidates`), exactly as the comparative chapter's headline ranks them.
+    Other datasets pass unchanged. Returns the frame and the datasets to score it against."""
+    if dataset not in datasets:
+        return comparisons, dict(datasets)
+    dropped = placeholder_team_candidates(datasets[dataset])
+    if not dropped:
+        return comparisons, dict(datasets)
+    _require(comparisons, ["dataset"], "comparisons")
+    mine = comparisons["dataset"] == dataset
+    kept = pd.concat([comparisons[~mine], drop_candidates(comparisons[mine], dropped)], ignore_index=True)
+    return kept, {name: without_candidates(ds, dropped) if name == dataset else ds for name, ds in datasets.items()}
+
+
 #: How :func:`model_claim_table` names the scoring reading a gap was taken against.
 SCORING_SHORT = {SCORING_EXPECTED: "expected", SCORING_SAMPLED: "sampled", GEVAL: "G-Eval"}
 
 
 def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
-    """:func:`comparative_vs_scoring` in four columns that fit a page: the comparative figure, the
+    """:func:`comparative_vs_scoring` in columns that fit a page: the comparative figure, the
     best scoring figure with the reading it came from (the readings' own figures are in the
-    correlation tables), the gap with its paired 95% interval, and the number of paired contexts
-    ("–" where the model has no scoring figure)."""
+    correlation tables), the gap with its paired 95% interval, the number of paired contexts
+    ("–" where the model has no scoring figure), and the claim rule's verdict with its reason."""
     return pd.DataFrame(
         {
             "comparative": [f"{value:.{decimals}f}" for value in claim[COMPARATIVE]],
@@ -698,6 +808,7 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
                 for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
             ],
             "n": claim["n_paired"].to_numpy(),
+            "verdict": [verdict_cell(v, r) for v, r in zip(claim["verdict"], claim["reason"], strict=True)],
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )

@@ -33,7 +33,6 @@ import pandas as pd
 
 from nlgjudge.analysis.comparative import (
     COMPARATIVE,
-    MIN_CONTEXTS_FOR_A_CLAIM,
     TEMPLATE_MEAN,
     comparative_predictions,
     comparative_vs_scoring,
@@ -41,7 +40,7 @@ from nlgjudge.analysis.comparative import (
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
-from nlgjudge.stats import correlation, hard_decisions
+from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
 from nlgjudge.stats.intervals import SMALL_N, mean_interval, paired_difference_interval
 
 #: The columns that identify one comparison across runtimes.
@@ -377,57 +376,25 @@ def shared_context_runs(
     return out_comparisons, out_scores, counts
 
 
-#: The verdicts of the paper's claim in one (model, dataset, aspect) row.
-COMPARATIVE_HIGHER, SCORING_HIGHER, UNRESOLVED = "comparative higher", "scoring higher", "not resolved"
-#: Verdicts that are not a test of the claim (the row is shown, never counted as agreeing or not).
-TIED, UNDEFINED = "comparative tied", "undefined"
-
-
-def claim_verdict(gap: float, excludes_zero: bool, n_paired: int, tied: bool = False) -> str:
-    """One row of the comparative chapter's claim in words, by that chapter's rules: "undefined"
-    without a gap, "comparative tied" when the comparative rankings tie every candidate of every
-    context (a judge that answers by position), "n < 3" below
-    :data:`~nlgjudge.analysis.comparative.MIN_CONTEXTS_FOR_A_CLAIM` shared contexts; otherwise the
-    side the paired interval (``excludes_zero``) puts higher, or "not resolved"."""
-    if not np.isfinite(gap):
-        return UNDEFINED
-    if tied:
-        return TIED
-    if n_paired < MIN_CONTEXTS_FOR_A_CLAIM:
-        return f"n < {MIN_CONTEXTS_FOR_A_CLAIM}"
-    if excludes_zero:
-        return COMPARATIVE_HIGHER if gap > 0 else SCORING_HIGHER
-    return UNRESOLVED
+#: A row with no gap (no scoring reading of the same model on shared contexts) under a runtime.
+UNDEFINED = "undefined"
 
 
 def _testable(verdict: str) -> bool:
-    return verdict in (COMPARATIVE_HIGHER, SCORING_HIGHER, UNRESOLVED)
+    return verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED)
 
 
 def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """:func:`comparative_vs_scoring` of one runtime's correlations, with its verdicts and, per row,
-    the per-context gaps ``{context: (comparative - best reading) x100}``."""
+    """:func:`comparative_vs_scoring` of one runtime's correlations: the claim rule's verdict (the
+    comparative chapter's, so the two chapters cannot disagree on a row) and the per-context gaps."""
     keys = ["model", "dataset", "aspect"]
     claim = comparative_vs_scoring(table, confidence)
-    means = table[table["template"].astype(str) == TEMPLATE_MEAN]
-    per_context = {tuple(r[k] for k in (*keys, "method")): r["per_context"] for r in means.to_dict("records")}
-    tied = {tuple(r[k] for k in keys): bool(r["n_tied"] >= r["n_contexts"] > 0)
-            for r in means[means["method"] == COMPARATIVE].to_dict("records")}
-    best = [method if isinstance(method, str) else "" for method in claim["best_method"]]  # the reading the gap is against
     out = claim[keys].copy()
-    out["best"] = best
+    out["best"] = [method if isinstance(method, str) else "" for method in claim["best_method"]]
     out["gap"], out["gap_low"], out["gap_high"] = claim["gap"], claim["gap_low"], claim["gap_high"]
     out["n_paired"] = claim["n_paired"].astype(int)
-    out["verdict"] = [
-        claim_verdict(g, bool(x), int(n), tied.get(k, False))
-        for g, x, n, k in zip(claim["gap"], claim["gap_excludes_zero"], out["n_paired"],
-                              claim[keys].itertuples(index=False, name=None), strict=True)
-    ]
-    gaps = []
-    for k, method in zip(claim[keys].itertuples(index=False, name=None), best, strict=True):
-        comp, theirs = per_context.get((*k, COMPARATIVE), {}), per_context.get((*k, method), {}) if method else {}
-        gaps.append({c: 100.0 * (comp[c] - theirs[c]) for c in comp if c in theirs})
-    out["per_context_gap"] = gaps
+    out["verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(claim["verdict"], claim["gap"], strict=True)]
+    out["per_context_gap"] = claim["per_context_gap"]
     return out
 
 
@@ -437,7 +404,8 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
     ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.correlations` tables of the
     two runtimes, on the same contexts. One row per model, dataset and aspect of either: per
     runtime (``ref_``/``oth_`` prefixes) the best scoring reading, the gap (comparative minus it,
-    x100) with its paired interval, ``n_paired`` and the :func:`claim_verdict`.
+    x100) with its paired interval, ``n_paired`` and the claim rule's verdict
+    (:func:`nlgjudge.stats.claim_verdict`, as the comparative chapter reads it).
     ``verdicts_compared`` is True when both verdicts are tests (not tied, undefined or too few
     contexts), and ``same_verdict`` whether they are then the same words (False otherwise).
     ``gap_change`` is the mean over the contexts both have of (other's gap - reference's gap),

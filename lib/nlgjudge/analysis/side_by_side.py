@@ -16,22 +16,25 @@ import pandas as pd
 REPORTED_DATASETS = {"SummEval": "summeval", "TopicalChat": "topicalchat", "WebNLG": "webnlg", "Podcast": "podcast"}
 
 
-def reported_tidy(reported: pd.DataFrame, value_name: str) -> pd.DataFrame:
+def reported_tidy(reported: pd.DataFrame, value_name: str, keep_average: bool = False) -> pd.DataFrame:
     """A seed-000 table from :func:`nlgjudge.reported.load_reported` as model, dataset, aspect, <key>, value.
 
     ``row`` (the prompt "1"/"2" or the debias flag "✗"/"✓") is kept as printed in column ``row``;
     missing cells ("-") are dropped (they are absent in the paper too), and so are the paper's
-    "Avg." columns (averages over its own set of aspects, not comparable to a subset).
+    "Avg." columns (averages over its own set of aspects, not comparable to a subset) unless
+    ``keep_average``: then they are rows with dataset and aspect "Avg.", to stand beside our average
+    over the same columns (:func:`nlgjudge.analysis.bias.table6_average`).
     """
-    frame = reported.loc[reported["value"].notna() & (reported["column_group"] != "Avg.")].copy()
-    unknown = sorted(set(frame["column_group"]) - set(REPORTED_DATASETS))
+    average = reported["column_group"] == "Avg."
+    frame = reported.loc[reported["value"].notna() & (~average | keep_average)].copy()
+    unknown = sorted(set(frame["column_group"]) - set(REPORTED_DATASETS) - {"Avg."})
     if unknown:
         raise ValueError(f"reported table has unknown dataset labels {unknown}; known: {sorted(REPORTED_DATASETS)}")
     return pd.DataFrame(
         {
             "model": frame["row_group"].where(frame["row_group"] != "", "(paper)"),
             "row": frame["row"],
-            "dataset": frame["column_group"].map(REPORTED_DATASETS),
+            "dataset": frame["column_group"].map({**REPORTED_DATASETS, "Avg.": "Avg."}),
             "aspect": frame["column"],
             value_name: frame["value"].astype(float),
         }

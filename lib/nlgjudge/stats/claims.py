@@ -256,8 +256,9 @@ def units_needed_from_interval(
 ) -> int | None:
     """For an estimate whose interval comes from resampling ``n`` units (a kappa, a rank
     correlation): how many units would put the threshold outside the interval with ``power``,
-    scaling the interval's standard error as 1/sqrt(n) (:data:`UNITS_FROM_INTERVAL_METHOD`).
-    None when the estimate sits on the threshold or the answer exceeds ``max_n``."""
+    scaling the interval's standard error as 1/sqrt(n) (:data:`UNITS_FROM_INTERVAL_METHOD`); at
+    least n + 1 while the interval contains the threshold. None when the estimate sits on the
+    threshold or the answer exceeds ``max_n``."""
     if not all(map(math.isfinite, (estimate, low, high))) or n < 2 or high < low:
         raise ValueError(f"need a finite estimate, an interval low <= high and n >= 2; got "
                          f"{estimate} [{low}, {high}], n={n}")
@@ -269,4 +270,8 @@ def units_needed_from_interval(
         return n
     z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
     needed = math.ceil(n * (z * se / gap) ** 2)
+    if low <= threshold <= high:
+        # a skewed (percentile) interval can contain the threshold although the symmetric standard
+        # error puts the estimate far from it: this n does not resolve it, so more units are needed
+        needed = max(needed, n + 1)
     return None if needed > max_n else max(needed, 2)
