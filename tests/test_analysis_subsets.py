@@ -133,19 +133,142 @@ def test_hard_likelihood_of_an_always_a_judge_is_a_full_tie_not_the_index_order(
     assert table.loc[("COH", "max likelihood (hard)"), "spearman_x100"] == 0.0
 
 
-def test_prose_values_report_ranges_and_the_largest_method_changes() -> None:
+def test_prose_values_report_the_largest_method_changes() -> None:
     import pandas as pd
 
-    from nlgjudge.analysis.subsets import STRATEGY_COMPARISON_LABELS, prose_values
+    from nlgjudge.analysis.subsets import prose_values
 
-    gap = STRATEGY_COMPARISON_LABELS["no_repeat_minus_symmetric_equal_r"]
-    strategies = pd.DataFrame({"model": "m", "dataset": ["summeval", "summeval", "webnlg"], gap: [-2.5, -9.5, 1.0]})
     methods = pd.DataFrame({
         "model": "m", "dataset": "summeval", "aspect": ["COH", "COH", "COH", "FLU", "FLU", "FLU"],
         "method": ["win ratio", "max likelihood", "Bradley-Terry"] * 2,
         "spearman_x100": [30.0, 27.0, 41.5, 50.0, 56.8, 31.5],
     })
-    values = prose_values(strategies, methods, "m")
-    assert values["symmetric_gap_ranges"] == "summeval -9.5 to -2.5 and webnlg +1.0 to +1.0"
+    values = prose_values(methods, "m")
     assert values["bt_max"] == "+11.5 (summeval COH)" and values["bt_min"] == "-18.5 (summeval FLU)"
     assert values["ml_max"] == "+6.8 (summeval FLU)" and values["ml_mean"] == "+1.9"
+
+
+def _with_placeholder_team(tiny_dataset, synthetic_comparisons):
+    """A tiny dataset whose team S1 printed "null" once, and its comparisons with candidate ids."""
+    from nlgjudge.data import JudgeDataset
+
+    ds = tiny_dataset(n_contexts=4, n_candidates=5)
+    frame = ds.frame.copy()
+    frame.loc[(frame["context_id"] == "ctx0") & (frame["system"] == "S1"), "text"] = "null"
+    ds = JudgeDataset(frame, ds.info)
+    comparisons = synthetic_comparisons(ds, pull=0.0)
+    ids = {c: ds.candidates(c)["candidate_id"].tolist() for c in ds.context_ids()}
+    comparisons["candidate_a"] = [ids[c][i] for c, i in zip(comparisons["context_id"], comparisons["i"])]
+    comparisons["candidate_b"] = [ids[c][j] for c, j in zip(comparisons["context_id"], comparisons["j"])]
+    return ds, comparisons
+
+
+def test_the_chapters_webnlg_frame_leaves_out_the_placeholder_teams(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.comparative import placeholder_team_candidates
+    from nlgjudge.analysis.subsets import headline_reading, subset_curve_frames
+
+    ds, comparisons = _with_placeholder_team(tiny_dataset, synthetic_comparisons)
+    team = placeholder_team_candidates(ds)
+    assert len(team) == 4  # S1 in every context, not only the one with the placeholder
+    reading = headline_reading(comparisons, {"tiny": ds}, dataset="tiny")
+    assert reading.teams_left_out == ["S1"] and reading.candidates_left_out == 4 and reading.teams_kept == 4
+    frame = reading.comparisons
+    assert not (frame["candidate_a"].isin(team) | frame["candidate_b"].isin(team)).any()
+    assert not reading.datasets["tiny"].frame["candidate_id"].isin(team).any()
+    curves, per_context = subset_curve_frames(frame, reading.datasets, ["random"], n_draws=3)
+    assert set(curves["n_candidates"]) == {4} and curves["budget"].max() == 12
+    assert set(per_context["context_id"]) == set(ds.context_ids())
+    untouched = headline_reading(comparisons, {"tiny": ds}, dataset="webnlg")  # not in the run
+    assert untouched.comparisons is comparisons and untouched.teams_left_out == []
+
+
+def test_the_subsets_chapter_ranks_the_headline_webnlg_candidates() -> None:
+    import json
+
+    from nlgjudge.config import REPO_ROOT
+
+    cells = json.loads((REPO_ROOT / "notebooks" / "subsets.ipynb").read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "analysis.headline_reading(all_comparisons, loaded)" in code
+    assert "comparisons, ranked = headline.comparisons, headline.datasets" in code
+    # every table and curve is computed on the headline reading, never on the unrestricted frame
+    for call in ("subset_curve_frames(", "self_consistency_frame(", "ranking_methods_frame("):
+        for line in (line for line in code.splitlines() if call in line):
+            assert "all_comparisons" not in line and "loaded" not in line, line
+
+
+def _per_context_frame(differences_by_template):
+    import pandas as pd
+
+    rows = []
+    for template, differences in differences_by_template.items():
+        for k, d in enumerate(differences):
+            rows.append({"model": "m", "dataset": "d", "template": template, "aspect": "COH", "n_candidates": 5,
+                         "context_id": f"c{k}", "comparison": "no_repeat_minus_random",
+                         "first_x100": 50.0 + d, "second_x100": 50.0})
+    return pd.DataFrame(rows)
+
+
+def test_strategy_claims_take_contexts_as_the_unit_and_read_the_claim_rule() -> None:
+    from nlgjudge.analysis.subsets import strategy_claims
+    from nlgjudge.stats.claims import contexts_needed_from_values
+    from nlgjudge.stats.intervals import mean_interval
+
+    # two templates on the same 6 contexts: n is 6 (not 12), and each context's two values are averaged first
+    one, two = [1.0, 2.0, 3.0, 2.0, 1.5, 2.5], [3.0, 2.0, 1.0, 2.0, 2.5, 1.5]
+    claims = strategy_claims(_per_context_frame({1: one, 2: two}))
+    row = claims.iloc[0]
+    expected = mean_interval((np.array(one) + np.array(two)) / 2)
+    assert row["n"] == 6 and row["sets"] == 2
+    assert (row["estimate"], row["low"], row["high"]) == pytest.approx((expected.mean, expected.low, expected.high))
+    assert row["verdict"] == "supported" and np.isnan(row["contexts_needed"])
+    noisy = [3.0, -2.5, 1.0, -0.5, 2.0, -1.5]
+    open_row = strategy_claims(_per_context_frame({1: noisy})).iloc[0]
+    assert open_row["verdict"] == "not resolved" and open_row["reason"] == "interval contains 0"
+    assert open_row["contexts_needed"] == contexts_needed_from_values(noisy)
+    against = strategy_claims(_per_context_frame({1: [-1.0, -2.0, -1.5, -2.5]})).iloc[0]
+    assert against["verdict"] == "contradicted"
+    few = strategy_claims(_per_context_frame({1: [1.0, 2.0]})).iloc[0]
+    assert few["verdict"] == "not tested"
+
+
+def test_the_about_one_point_claim_is_read_near_one() -> None:
+    import pandas as pd
+
+    from nlgjudge.analysis.subsets import strategy_claims
+
+    frame = _per_context_frame({1: [1.0] * 6}).assign(comparison="no_repeat_minus_symmetric_equal_r")
+    frame["first_x100"] = frame["second_x100"] + np.array([0.9, 1.1, 1.0, 0.8, 1.2, 1.0])
+    assert strategy_claims(frame).iloc[0]["verdict"] == "supported"
+    frame["first_x100"] = frame["second_x100"] - 4.0 + np.array([0.9, 1.1, 1.0, 0.8, 1.2, 1.0])
+    row = strategy_claims(frame).iloc[0]
+    assert row["verdict"] == "contradicted" and row["reason"] == "interval below 1"
+    assert isinstance(frame, pd.DataFrame)
+
+
+def test_every_cell_verdict_needs_every_cell() -> None:
+    from nlgjudge.analysis.subsets import every_cell_verdict
+
+    assert every_cell_verdict(["supported", "supported"]) == "supported"
+    assert every_cell_verdict(["supported", "not resolved"]) == "not resolved"
+    assert every_cell_verdict(["supported", "contradicted", "not resolved"]) == "contradicted"
+    assert every_cell_verdict(["not tested"]) == "not tested"
+    assert every_cell_verdict(["supported", "not tested"]) == "not resolved"
+
+
+def test_fraction_reached_names_the_cells_that_fall_short(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.subsets import claims_prose, fraction_reached, strategy_claims, subset_curve_frames
+
+    ds = tiny_dataset(n_contexts=3, n_candidates=5)
+    curves, per_context = subset_curve_frames(synthetic_comparisons(ds, pull=0.0), {"tiny": ds}, ["random", "no-repeat"],
+                                              n_draws=4)
+    reached = fraction_reached(curves, fraction=0.25, share=0.5)
+    assert len(reached) == 4 and reached["full"].to_numpy() == pytest.approx(100.0)
+    assert (reached["ratio"] == reached["at_fraction"] / reached["full"]).all()
+    strict = fraction_reached(curves, fraction=0.25, share=1.01)  # nothing reaches more than all of it
+    assert not strict["reached"].any()
+    claims = strategy_claims(per_context)
+    cells = strategy_claims(per_context, by=["dataset", "aspect"])
+    values = claims_prose(claims, cells, strict)
+    assert values["reached_count"] == "0 of 4" and "tiny COH plain" in values["reached_misses"]
+    assert "(n = 3)" in values["c_no_repeat_minus_random"]

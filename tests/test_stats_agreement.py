@@ -141,3 +141,31 @@ def test_self_consistency_rejects_non_integer_draws_and_sizes() -> None:
         self_consistency(decisions, gold, subset_sizes=[2.5])  # type: ignore[list-item]
     whole = self_consistency(decisions, gold, subset_sizes=[2.0], n_draws=1)  # type: ignore[list-item]
     assert whole.subset_sizes.tolist() == [2]
+
+
+def _tied_pair_judge() -> tuple[np.ndarray, np.ndarray]:
+    """Four candidates ranked 0 > 1 > 3 > 2 by the full win ratio, whose pair (0, 1) answers "A" in
+    both orders (a tie when the two are ranked alone), with probabilities that favour 0 in that pair."""
+    decisions = np.array([
+        [NAN, 1, 1, 1],
+        [1, NAN, 1, 0],
+        [0, 0, NAN, 0],
+        [0, 1, 1, NAN],
+    ], dtype=float)
+    probs = np.where(np.isnan(decisions), NAN, 0.1 + 0.8 * np.nan_to_num(decisions))
+    probs[0, 1], probs[1, 0] = 0.9, 0.6  # both "A"; summed, candidate 0 has 1.3 against 0.7
+    return decisions, probs
+
+
+def test_two_candidate_ties_are_counted_and_can_be_broken_by_the_probabilities() -> None:
+    decisions, probs = _tied_pair_judge()
+    gold = np.array([4.0, 3.0, 1.0, 2.0])
+    half = self_consistency(decisions, gold, subset_sizes=[2, 4], n_draws=200, seed=0)
+    assert half.final_tied_percent[0] > 0  # pair (0, 1) ties whenever it is drawn
+    assert half.final_percent[0] < 100.0 and half.final_tied_percent[1] == 0.0
+    broken = self_consistency(decisions, gold, subset_sizes=[2, 4], n_draws=200, seed=0, tie_break=probs)
+    assert broken.final_percent[0] == pytest.approx(100.0)  # the tie goes to candidate 0, as in the full ranking
+    assert broken.final_tied_percent[0] == half.final_tied_percent[0]  # the share is counted before the tie-break
+    assert broken.final_percent[1] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="tie_break must have"):
+        self_consistency(decisions, gold, subset_sizes=[2], tie_break=probs[:3, :3])

@@ -192,3 +192,20 @@ def test_synthetic_judge_rejects_bad_settings() -> None:
         synthetic_judge(n_contexts=2, perception_noise=-1.0)
     with pytest.raises(ValueError, match="position_pull must be finite"):
         synthetic_judge(n_contexts=2, position_pull=float("nan"))
+
+
+def test_per_context_comparisons_average_to_the_curve_comparisons() -> None:
+    from nlgjudge.stats.subset_curves import per_context_comparisons
+
+    judge = synthetic_judge(n_contexts=6, n_candidates=5, seed=1)
+    curves = subset_curves(judge.probs, judge.gold, ("random", "no-repeat", "symmetric"), None, 8, (False, True), seed=2)
+    means = compare_strategies({k: (c.budgets, c.mean_x100) for k, c in curves.curves.items()}, 5)
+    sides = per_context_comparisons({k: (c.budgets, c.per_context_x100) for k, c in curves.curves.items()}, 5)
+    for name, (first, second) in sides.items():
+        assert first.shape == (6,) and second.shape == (6,)
+        assert float(np.mean(first - second)) == pytest.approx(getattr(means, name), abs=1e-9)
+    assert means.debias_gain_small_minus_full == pytest.approx(means.debias_gain_small_budgets - means.debias_gain_full)
+    curve = curves.curve("random")
+    assert curve.per_context_x100.mean(axis=0) == pytest.approx(curve.mean_x100)
+    with pytest.raises(ValueError, match="n_contexts"):
+        per_context_comparisons({k: (c.budgets, c.mean_x100) for k, c in curves.curves.items()}, 5)

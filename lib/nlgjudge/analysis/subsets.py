@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from nlgjudge.analysis.comparative import headline_reading as comparative_headline_reading
+from nlgjudge.analysis.comparative import placeholder_candidates
 from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
@@ -41,6 +44,17 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
+from nlgjudge.stats.claims import (
+    CONTEXTS_NEEDED_METHOD,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    CONTRADICTED,
+    claim_verdict,
+    contexts_needed_from_values,
+)
+from nlgjudge.stats.intervals import paired_difference_interval
+from nlgjudge.stats.subset_curves import per_context_comparisons
 
 #: Plot order and names of the strategies.
 STRATEGY_ORDER = ("random", "no-repeat", "symmetric", "active", "full")
@@ -82,7 +96,12 @@ def stacks_by_size(
     return out
 
 
-def subset_curve_frame(
+def subset_curve_frame(comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], *args, **kwargs) -> pd.DataFrame:
+    """The curves of :func:`subset_curve_frames` alone (same arguments)."""
+    return subset_curve_frames(comparisons, datasets, *args, **kwargs)[0]
+
+
+def subset_curve_frames(
     comparisons: pd.DataFrame,
     datasets: Mapping[str, JudgeDataset],
     strategies: Sequence[str] = ("random", "no-repeat", "symmetric", "active"),
@@ -91,20 +110,26 @@ def subset_curve_frame(
     budgets: Sequence[int] | None = None,
     confidence: float = 0.95,
     seed: int = 0,
-) -> pd.DataFrame:
-    """Tidy subset curves (Fig. 4-5): one row per set, strategy, debiasing flag and budget R.
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context.
 
+    The curves: one row per set, strategy, debiasing flag and budget R.
     Columns: model, dataset, template, aspect, n_candidates, n_contexts (used: contexts with
     constant human scores are left out, counted in n_contexts_constant_gold), strategy, debiased,
     budget, fraction (R / N(N-1)), spearman_x100 (mean over draws), sd_x100, ci_low_x100,
     ci_high_x100, distinct_pairs, p_a (after debiasing when debiased), n_draws. ``attrs["seconds"]``
     holds the total compute time. Each set gets its own seed derived from ``seed``, so adding a
     model or aspect does not change the others' draws.
+
+    The comparisons (:func:`nlgjudge.stats.subset_curves.per_context_comparisons`): one row per set,
+    context and comparison, with its two sides averaged over the draws and the comparison's budgets
+    (``first_x100``, ``second_x100``; the difference is the comparison), for intervals over contexts
+    (:func:`strategy_claims`).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
         raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
-    rows = []
+    rows, per_context_rows = [], []
     started = time.perf_counter()
     for index, (key, groups) in enumerate(stacks_by_size(comparisons, datasets).items()):
         model, dataset, template, aspect = key
@@ -116,6 +141,15 @@ def subset_curve_frame(
                 probs, gold, list(strategies), budgets, n_draws, tuple(debias), confidence,
                 seed=np.random.default_rng([seed, index, n]),
             )
+            used_ids = [c for c, keep in zip(ids, usable, strict=True) if keep]  # subset_curves' order
+            sides = per_context_comparisons(
+                {k: (c.budgets, c.per_context_x100) for k, c in curves.curves.items()}, n_candidates=n)
+            for name, (first, second) in sides.items():
+                per_context_rows.append(pd.DataFrame({
+                    "model": model, "dataset": dataset, "template": template, "aspect": aspect,
+                    "n_candidates": n, "context_id": used_ids, "comparison": name,
+                    "first_x100": first, "second_x100": second,
+                }))
             for (strategy, debiased), curve in curves.curves.items():
                 rows.append(
                     pd.DataFrame(
@@ -145,7 +179,10 @@ def subset_curve_frame(
         raise ValueError("no comparison set has contexts with varying human scores; nothing to plot")
     frame = pd.concat(rows, ignore_index=True)
     frame.attrs["seconds"] = time.perf_counter() - started
-    return frame
+    per_context = pd.concat(per_context_rows, ignore_index=True) if per_context_rows else pd.DataFrame(
+        columns=["model", "dataset", "template", "aspect", "n_candidates", "context_id", "comparison",
+                 "first_x100", "second_x100"])
+    return frame, per_context
 
 
 def curve_summary(curves: pd.DataFrame, fractions: Sequence[float] = (0.1, 0.25, 0.5, 1.0)) -> pd.DataFrame:
@@ -188,6 +225,7 @@ STRATEGY_COMPARISON_LABELS = {
     "debias_gain_small_budgets": "debias gain (per-context threshold), random, N <= R <= N(N-1)/4",
     "debias_gain_tiny_budgets": "debias gain (per-context threshold), random, R < N",
     "debias_gain_full": "debias gain (per-context threshold), all comparisons",
+    "debias_gain_small_minus_full": "debias gain at N <= R <= N(N-1)/4 minus debias gain with all comparisons",
 }
 
 
@@ -218,12 +256,16 @@ def self_consistency_frame(
     sizes: Sequence[int],
     n_draws: int = 20,
     seed: int = 0,
+    tie_break: bool = False,
 ) -> pd.DataFrame:
     """Table 8: agreement (%) of the win-ratio ranking of n random candidates (all n(n-1) comparisons
     among them, eq. 2 decisions) with the ranking from all N ("Final") and with the human scores
     ("Gold"). Sizes larger than a dataset's N are skipped there and N itself is always added (the
     paper's last column, where "Final" is 100 by definition). Long frame: model, dataset, template,
-    aspect, n_candidates, size, reference, percent, n_draws.
+    aspect, n_candidates, size, reference, percent, n_draws, and final_tied_percent (the share of
+    pairs scored against "Final" that the subset's win ratio ties, each counted 1/2; at n = 2 the
+    share of two-candidate subsets that tie). ``tie_break``: order the pairs the win ratio ties by
+    the judge's summed probabilities (:func:`nlgjudge.stats.self_consistency`'s ``tie_break``).
     """
     if not sizes or min(sizes) < 2:
         raise ValueError(f"sizes must be candidate counts of at least 2; got {list(sizes)}")
@@ -234,13 +276,14 @@ def self_consistency_frame(
             wanted = sorted({s for s in sizes if s <= n} | {n})
             result = self_consistency(
                 np.stack([hard_decisions(m) for m in probs]), gold, wanted, n_draws,
-                seed=np.random.default_rng([seed, index, n]),
+                seed=np.random.default_rng([seed, index, n]), tie_break=probs if tie_break else None,
             )
-            for size, final, human in zip(result.subset_sizes, result.final_percent, result.gold_percent, strict=True):
+            for size, final, human, tied in zip(result.subset_sizes, result.final_percent, result.gold_percent,
+                                                result.final_tied_percent, strict=True):
                 for reference, value in (("Final", final), ("Gold", human)):
                     rows.append({"model": model, "dataset": dataset, "template": template, "aspect": aspect,
                                  "n_candidates": n, "size": int(size), "reference": reference,
-                                 "percent": float(value), "n_draws": n_draws})
+                                 "percent": float(value), "n_draws": n_draws, "final_tied_percent": float(tied)})
     return pd.DataFrame(rows)
 
 
@@ -298,27 +341,19 @@ def _hard_likelihood_scores(probs: np.ndarray) -> np.ndarray:
     return -max_likelihood_ranking_hard(decisions).ranks
 
 
-def prose_values(strategies: pd.DataFrame, methods: pd.DataFrame, judge: str) -> dict[str, str]:
-    """The numbers the subsets chapter's prose cites (display strings, for glue).
+def prose_values(methods: pd.DataFrame, judge: str) -> dict[str, str]:
+    """The numbers the subsets chapter's prose cites about Table 11 (display strings, for glue).
 
-    ``strategies``: :func:`strategy_comparison_frame`; ``methods``: :func:`ranking_methods_frame`
-    averaged over templates (model, dataset, aspect, method, spearman_x100). Per dataset, the
-    range of "no-repeat minus symmetric at equal R" (negative: symmetric ahead), and over every
-    dataset-aspect how far maximum likelihood and Bradley-Terry move from the win ratio: the
-    largest change either way, so the text never calls "little" what the table shows is large.
+    ``methods``: :func:`ranking_methods_frame` averaged over templates (model, dataset, aspect,
+    method, spearman_x100). Over every dataset-aspect, how far maximum likelihood and Bradley-Terry
+    move from the win ratio: the largest change either way, so the text never calls "little" what
+    the table shows is large.
     """
-    from nlgjudge.prose import listing, number
+    from nlgjudge.prose import number
 
-    gap = STRATEGY_COMPARISON_LABELS["no_repeat_minus_symmetric_equal_r"]
-    mine = strategies[strategies["model"] == judge]
-    parts = []
-    for dataset, part in mine.groupby("dataset", sort=False):
-        values = part[gap].dropna()
-        if len(values):
-            parts.append(f"{dataset} {number(values.min(), 1, signed=True)} to {number(values.max(), 1, signed=True)}")
     wide = methods[methods["model"] == judge].pivot_table(index=["dataset", "aspect"], columns="method",
                                                           values="spearman_x100", sort=False)
-    out = {"judge": judge, "symmetric_gap_ranges": listing(parts, empty="not computed")}
+    out = {"judge": judge}
     for method, name in (("max likelihood", "ml"), ("Bradley-Terry", "bt")):
         if method in wide and "win ratio" in wide:
             change = (wide[method] - wide["win ratio"]).dropna()
@@ -329,3 +364,268 @@ def prose_values(strategies: pd.DataFrame, methods: pd.DataFrame, judge: str) ->
         else:
             out[f"{name}_max"] = out[f"{name}_min"] = out[f"{name}_mean"] = "n/a"
     return out
+
+
+def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.DataFrame) -> dict[str, str]:
+    """The subsets chapter's sentences about §5.6's findings (display strings, for glue).
+
+    ``claims``: :func:`strategy_claims` by dataset; ``cell_claims``: by dataset and aspect;
+    ``reached``: :func:`fraction_reached`. Keys: ``c_<comparison>`` (per dataset: estimate [95%],
+    verdict, n), ``fig5_<comparison>`` (the every-cell verdict with the cells' counts), ``needed``
+    (the contexts each not-resolved claim would need), ``reached`` (in how many cells the
+    strategy reaches the share, and where it does not, with both numbers).
+    """
+    from nlgjudge.prose import interval_text, listing, number
+
+    out: dict[str, str] = {}
+    for name in STRATEGY_CLAIMS:
+        rows = claims[claims["comparison"] == name]
+        out[f"c_{name}"] = "; ".join(
+            f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {row.verdict} (n = {row.n})"
+            for row in rows.itertuples()) or "not computed"
+        cells = cell_claims[cell_claims["comparison"] == name]
+        if len(cells):
+            counts = cells["verdict"].value_counts()
+            parts = [f"{int(counts[v])} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if v in counts]
+            out[f"fig5_{name}"] = f"{every_cell_verdict(cells['verdict'].tolist())} ({listing(parts)} of {len(cells)} dataset-aspects)"
+        else:
+            out[f"fig5_{name}"] = "not computed"
+    open_rows = claims[claims["verdict"] == NOT_RESOLVED]
+    out["n_not_resolved"] = str(len(open_rows))
+    out["needed"] = listing([
+        f"{row.dataset}, '{row.claim}': {int(row.contexts_needed)} contexts (now {row.n})"
+        if np.isfinite(row.contexts_needed) else f"{row.dataset}, '{row.claim}': out of reach (now {row.n})"
+        for row in open_rows.itertuples()], empty="none (every claim is resolved)")
+    misses = reached[~reached["reached"]]
+    out["reached_count"] = f"{int(reached['reached'].sum())} of {len(reached)}"
+    out["reached_misses"] = listing([
+        f"{row.dataset} {row.aspect} {'debiased' if row.debiased else 'plain'} ({number(row.at_fraction, 1)} of "
+        f"{number(row.full, 1)})" for row in misses.itertuples()], empty="none")
+    return out
+
+
+def tie_prose(plain: pd.DataFrame, broken: pd.DataFrame, dataset: str = "summeval") -> dict[str, str]:
+    """Table 8's n = 2 column in words (glue): the share of two-candidate subsets that tie and the
+    "Final" agreement with ties counted 1/2 and broken by the probabilities, as ranges over the
+    dataset's aspects and templates. ``plain``/``broken``: :func:`self_consistency_frame` without
+    and with ``tie_break``."""
+    from nlgjudge.prose import number
+
+    def span(values: pd.Series, decimals: int = 1) -> str:
+        return "n/a" if values.empty else f"{number(values.min(), decimals)} to {number(values.max(), decimals)}"
+
+    pick = lambda f: f[(f["dataset"] == dataset) & (f["size"] == 2) & (f["reference"] == "Final")]  # noqa: E731
+    return {"dataset": dataset, "tied_two": span(pick(plain)["final_tied_percent"], 0),
+            "final_two_half": span(pick(plain)["percent"]), "final_two_broken": span(pick(broken)["percent"])}
+
+
+# --------------------------------------------------------------------------------------------
+# The WebNLG candidates: the comparative chapter's headline reading
+
+
+@dataclass(frozen=True)
+class HeadlineReading:
+    """The comparisons and datasets with the placeholder teams' candidates of one dataset left out
+    (the comparative chapter's headline WebNLG reading), and what was left out."""
+
+    comparisons: pd.DataFrame
+    datasets: dict[str, JudgeDataset]
+    teams_left_out: list[str]
+    candidates_left_out: int
+    teams_kept: int
+
+
+def headline_reading(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], dataset: str = "webnlg"
+) -> HeadlineReading:
+    """:func:`nlgjudge.analysis.comparative.headline_reading` (the book's one WebNLG candidate set:
+    the teams with a placeholder output left out of the comparisons and the dataset), with what
+    was left out, for the subsets chapter's prose. Unchanged when ``dataset`` is not in the run or
+    has no placeholder."""
+    frame, kept = comparative_headline_reading(comparisons, datasets, dataset=dataset)
+    if dataset not in datasets:
+        return HeadlineReading(comparisons, kept, [], 0, 0)
+    ds = datasets[dataset]
+    teams = sorted(set(placeholder_candidates(ds)["system"]))
+    n_teams = int(ds.frame["system"].nunique())
+    return HeadlineReading(frame, kept, teams, len(ds.frame) - len(kept[dataset].frame), n_teams - len(teams))
+
+
+# --------------------------------------------------------------------------------------------
+# §5.6's findings with intervals over contexts
+
+
+@dataclass(frozen=True)
+class StrategyClaim:
+    """One comparison of :func:`strategy_claims`: the claim in words and how the claim rule reads it."""
+
+    finding: str
+    claim: str
+    threshold: float = 0.0
+    direction: str = "above"
+    margin: float | None = None
+
+
+#: The claims the comparisons test, keyed by comparison (:data:`STRATEGY_COMPARISON_LABELS`).
+#: Finding 2's "only a performance difference of 1" is read as no-repeat minus symmetric at equal R
+#: within 1 +- 1 point (symmetric behind by 0 to 2 points).
+STRATEGY_CLAIMS = {
+    "no_repeat_minus_random": StrategyClaim("1", "no-repeat above random (R <= N(N-1)/2)"),
+    "no_repeat_minus_symmetric_equal_r": StrategyClaim(
+        "2", "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)",
+        threshold=1.0, direction="near", margin=1.0),
+    "symmetric_minus_no_repeat_equal_pairs": StrategyClaim(
+        "2 (ours)", "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders"),
+    "debias_gain_tiny_budgets": StrategyClaim("3", "debiasing helps at R < N"),
+    "debias_gain_small_budgets": StrategyClaim("3", "debiasing helps at N <= R <= N(N-1)/4"),
+    "debias_gain_full": StrategyClaim("3", "debiasing helps with all N(N-1) comparisons"),
+    "debias_gain_small_minus_full": StrategyClaim("3", "debiasing helps more at N <= R <= N(N-1)/4 than with all"),
+}
+#: Fewer contexts than this: "not tested".
+MIN_CONTEXTS_FOR_A_CLAIM = 3
+#: How :func:`strategy_claims` forms each interval, in words for the page.
+CLAIM_INTERVAL_METHOD = (
+    "per context: the comparison's two sides averaged over the random draws and over the budgets of its range "
+    "(and over the prompt templates and aspects grouped in the row, which share the contexts); then a paired "
+    "Student t interval (95%) of the difference over the contexts, the independent unit"
+)
+#: How the "near" claim's contexts needed are counted (the rest: CONTEXTS_NEEDED_METHOD).
+NEAR_NEEDED_METHOD = (
+    "for finding 2 (no-repeat - symmetric within 1 +- 1), the same test against the nearer end of 1 +- 1 when the "
+    "mean lies inside it, against 1 when outside"
+)
+
+
+def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",), confidence: float = 0.95) -> pd.DataFrame:
+    """Seed 000 §5.6's findings with an interval over contexts and a verdict by the claim rule.
+
+    ``per_context``: :func:`subset_curve_frames`' second frame. Rows are grouped by ``by`` (e.g.
+    dataset, or dataset and aspect) and comparison; within a group, each context's two sides are
+    first averaged over the group's sets (templates, aspects: they share the contexts, so they are
+    not independent evidence), then :func:`nlgjudge.stats.intervals.paired_difference_interval`
+    over the contexts (:data:`CLAIM_INTERVAL_METHOD`) and :func:`nlgjudge.stats.claim_verdict` with
+    the claim of :data:`STRATEGY_CLAIMS`. ``contexts_needed`` (not-resolved rows only; NaN: out of
+    reach) is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context differences.
+    """
+    keys = [*by]
+    missing = sorted(({"context_id", "comparison", "first_x100", "second_x100"} | set(keys)) - set(per_context.columns))
+    if missing:
+        raise ValueError(f"per_context lacks columns {missing}; pass the second frame of subset_curve_frames()")
+    rows = []
+    for group_key, group in per_context.groupby([*keys, "comparison"], sort=False):
+        *group_values, name = group_key if isinstance(group_key, tuple) else (group_key,)
+        if name not in STRATEGY_CLAIMS:
+            continue
+        spec = STRATEGY_CLAIMS[name]
+        sides = group.groupby("context_id", sort=False)[["first_x100", "second_x100"]].mean()
+        interval = paired_difference_interval(sides["first_x100"], sides["second_x100"], confidence)
+        differences = (sides["first_x100"] - sides["second_x100"]).to_numpy()
+        verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, threshold=spec.threshold,
+                                direction=spec.direction, margin=spec.margin, min_n=MIN_CONTEXTS_FOR_A_CLAIM)  # type: ignore[arg-type]
+        needed = np.nan
+        if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
+            threshold = spec.threshold
+            if spec.direction == "near" and spec.margin is not None and abs(interval.mean - threshold) <= spec.margin:
+                ends = (threshold - spec.margin, threshold + spec.margin)
+                threshold = min(ends, key=lambda end: abs(interval.mean - end))
+            found = contexts_needed_from_values(differences, threshold=threshold)
+            needed = float(found) if found is not None else np.nan
+        rows.append({**dict(zip(keys, group_values)), "finding": spec.finding, "comparison": name,
+                     "claim": spec.claim, "estimate": interval.mean, "low": interval.low, "high": interval.high,
+                     "n": interval.n, "sets": group[[c for c in ("template", "aspect") if c in group]].drop_duplicates().shape[0],
+                     "verdict": verdict.verdict, "reason": verdict.reason, "contexts_needed": needed})
+    order = {name: k for k, name in enumerate(STRATEGY_CLAIMS)}
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["_order"] = out["comparison"].map(order)
+    return out.sort_values([*keys, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decimals: int = 1) -> pd.DataFrame:
+    """:func:`strategy_claims` as the page shows it: the claim, the estimate with its interval
+    (Spearman x100 points), n contexts, the verdict and its reason."""
+    from nlgjudge.prose import interval_text
+
+    return pd.DataFrame({
+        "finding": claims["finding"].to_numpy(),
+        "claim": claims["claim"].to_numpy(),
+        "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
+                           zip(claims["estimate"], claims["low"], claims["high"], strict=True)],
+        "n contexts": claims["n"].astype(int).to_numpy(),
+        "verdict": claims["verdict"].to_numpy(),
+        "reason": claims["reason"].to_numpy(),
+    }, index=pd.MultiIndex.from_frame(claims[list(by)]) if len(by) > 1 else pd.Index(claims[by[0]], name=by[0]))
+
+
+def contexts_needed_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decimals: int = 1) -> pd.DataFrame:
+    """The not-resolved rows of :func:`strategy_claims`: the estimate with its interval, the
+    contexts now and the contexts needed ("out of reach" past 100,000 or at a zero effect)."""
+    from nlgjudge.prose import interval_text
+
+    rows = claims[claims["verdict"] == NOT_RESOLVED]
+    return pd.DataFrame({
+        "claim": rows["claim"].to_numpy(),
+        "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
+                           zip(rows["estimate"], rows["low"], rows["high"], strict=True)],
+        "n now": rows["n"].astype(int).to_numpy(),
+        "contexts needed": [str(int(v)) if np.isfinite(v) else "out of reach" for v in rows["contexts_needed"]],
+    }, index=pd.MultiIndex.from_frame(rows[list(by)]))
+
+
+def every_cell_verdict(verdicts: Sequence[str]) -> str:
+    """A claim said of every cell (Fig. 5: "equivalent plots for other tasks/scores"): supported only
+    when every cell supports it, contradicted when any cell contradicts it, not tested when no cell
+    was tested, otherwise not resolved (the same logic as :func:`nlgjudge.stats.ordering_verdict`)."""
+    tested = [v for v in verdicts if v != NOT_TESTED]
+    if not tested:
+        return NOT_TESTED
+    if CONTRADICTED in tested:
+        return CONTRADICTED
+    if len(tested) == len(verdicts) and all(v == SUPPORTED for v in tested):
+        return SUPPORTED
+    return NOT_RESOLVED
+
+
+def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000 Fig. 5 beside ours. The paper reads its appendix curves only as "equivalent plots
+    for other tasks/scores" (§5.6, pointing to App. A.1): the findings of Fig. 4 hold on every
+    dataset and aspect. ``cell_claims``: :func:`strategy_claims` by dataset and aspect. One row per
+    claim: the reported reading, how many cells have each verdict, and the every-cell verdict
+    (:func:`every_cell_verdict`)."""
+    rows = []
+    for (finding, claim), part in cell_claims.groupby(["finding", "claim"], sort=False):
+        if "ours" in finding:
+            continue
+        counts = part["verdict"].value_counts()
+        rows.append({
+            "finding": finding, "claim": claim,
+            "reported (Fig. 5, §5.6)": "the same on every task and score ('equivalent plots')",
+            "cells": len(part),
+            **{verdict: int(counts.get(verdict, 0)) for verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)},
+            "verdict on 'every cell'": every_cell_verdict(part["verdict"].tolist()),
+        })
+    return pd.DataFrame(rows)
+
+
+def fraction_reached(
+    curves: pd.DataFrame, fraction: float = 0.25, share: float = 0.5, strategy: str = "random"
+) -> pd.DataFrame:
+    """How much of the full-matrix Spearman one strategy reaches at a fraction of the comparisons,
+    per dataset, aspect and decisions (templates averaged, as in the table under Fig. 5).
+
+    Columns: dataset, aspect, debiased, budget, at_fraction (Spearman x100 at the largest budget at
+    or below ``fraction`` of N(N-1)), full (random with all N(N-1) comparisons, the same decisions),
+    ratio (at_fraction / full; NaN when full <= 0: nothing to reach), reached (ratio >= ``share``).
+    """
+    summary = curve_summary(curves, fractions=(fraction, 1.0))
+    mean = summary.groupby(["dataset", "aspect", "strategy", "debiased", "target_fraction"], sort=False).agg(
+        spearman_x100=("spearman_x100", "mean"), budget=("budget", "max")).reset_index()
+    full = mean[(mean["strategy"] == "random") & np.isclose(mean["target_fraction"], 1.0)]
+    full = full.set_index(["dataset", "aspect", "debiased"])["spearman_x100"]
+    part = mean[(mean["strategy"] == strategy) & np.isclose(mean["target_fraction"], fraction)].copy()
+    part["full"] = [full.get((d, a, b), np.nan) for d, a, b in zip(part["dataset"], part["aspect"], part["debiased"], strict=True)]
+    part["at_fraction"] = part["spearman_x100"]
+    part["ratio"] = np.where(part["full"] > 0, part["at_fraction"] / part["full"].where(part["full"] > 0), np.nan)
+    part["reached"] = part["ratio"] >= share
+    return part[["dataset", "aspect", "debiased", "budget", "at_fraction", "full", "ratio", "reached"]].reset_index(drop=True)

@@ -110,15 +110,21 @@ def _batched_win_ratio(decisions: NDArray[np.float64]) -> NDArray[np.float64]:
     return wins / (2 * n - 2)
 
 
-def _pair_agreement(pred: NDArray[np.float64], reference: NDArray[np.float64]) -> tuple[float, int]:
-    # Over unordered pairs whose reference differs: 1 if pred orders them the same way, 0.5 if pred ties.
+def _pair_agreement(
+    pred: NDArray[np.float64], reference: NDArray[np.float64], tie_break: NDArray[np.float64] | None = None
+) -> tuple[float, int, int]:
+    # Over unordered pairs whose reference differs: 1 if pred orders them the same way, 0.5 if pred ties
+    # (after tie_break, a second score that orders the pairs pred ties). Also counts the pairs pred ties.
     ref_diff = reference[..., :, None] - reference[..., None, :]
     pred_diff = pred[..., :, None] - pred[..., None, :]
     n = pred.shape[-1]
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     usable = (ref_diff != 0) & upper
+    tied = pred_diff == 0
+    if tie_break is not None:
+        pred_diff = np.where(tied, tie_break[..., :, None] - tie_break[..., None, :], pred_diff)
     credit = np.where(pred_diff == 0, 0.5, (np.sign(pred_diff) == np.sign(ref_diff)).astype(float))
-    return float(credit[usable].sum()), int(usable.sum())
+    return float(credit[usable].sum()), int(usable.sum()), int((tied & usable).sum())
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,10 @@ class SelfConsistency:
     gold_percent: NDArray[np.float64]
     """Pairwise agreement with gold (pairs whose gold scores differ)."""
     n_draws: int
+    final_tied_percent: NDArray[np.float64]
+    """Share (%) of the pairs scored against "Final" that the subset's win ratio ties (before any
+    tie-break): each counts 1/2. At n = 2 it is the share of two-candidate subsets that tie, which a
+    judge answering by position (the same letter in both orders) makes high."""
 
 
 def self_consistency(
@@ -139,6 +149,7 @@ def self_consistency(
     subset_sizes: Sequence[int] = (2, 3, 4, 6, 8, 12, 16),
     n_draws: int = 20,
     seed: int | np.random.Generator | None = 0,
+    tie_break: ArrayLike | None = None,
 ) -> SelfConsistency:
     """Self-consistency of seed 000 §5.5 / Table 8.
 
@@ -149,6 +160,11 @@ def self_consistency(
     skipped) and the gold scores ("Gold"; pairs with equal gold skipped). Pooled over pairs, draws and
     contexts. ``decisions``: (C, N, N) full decision matrices (e.g. ``hard_decisions`` of each context);
     ``gold``: (C, N).
+
+    ``tie_break``: optional (C, N, N) probabilities; a pair the subset's win ratio ties is then
+    ordered by the win ratio of the probabilities over the same comparisons (the summed
+    probabilities), and counts 1/2 only if that ties too. The paper does not say how it scored the
+    ties; a two-candidate subset ties whenever the judge gives the same letter in both orders.
     """
     stack = np.asarray(decisions, dtype=float)
     if stack.ndim == 2:
@@ -173,21 +189,33 @@ def self_consistency(
     if sizes.min() < 2 or sizes.max() > n:
         raise ValueError(f"subset_sizes must lie in 2..{n} (the number of candidates); got {sizes.tolist()}.")
     n_draws = check.integer(n_draws, "n_draws", minimum=1)
+    soft = None
+    if tie_break is not None:
+        soft = np.asarray(tie_break, dtype=float)
+        if soft.ndim == 2:
+            soft = soft[None]
+        if soft.shape != stack.shape:
+            raise ValueError(f"tie_break must have the decisions' shape {stack.shape}; got {soft.shape}.")
+        soft = np.stack([check.comparison_matrix(m, "tie_break", require_full=True) for m in soft])
     rng = check.rng_from(seed)
     final_scores = _batched_win_ratio(stack)
     final_pct = np.empty(sizes.size)
     gold_pct = np.empty(sizes.size)
+    tied_pct = np.empty(sizes.size)
     contexts = np.arange(n_contexts)[None, :, None, None]
     for k, size in enumerate(sizes):
         picks = np.argsort(rng.random((n_draws, n_contexts, n)), axis=-1)[..., :size]
         sub = stack[contexts, picks[..., :, None], picks[..., None, :]]
         sub_scores = _batched_win_ratio(sub)
+        sub_soft = None if soft is None else _batched_win_ratio(soft[contexts, picks[..., :, None], picks[..., None, :]])
         ctx = np.arange(n_contexts)[None, :, None]
-        agree_final, count_final = _pair_agreement(sub_scores, final_scores[ctx, picks])
-        agree_gold, count_gold = _pair_agreement(sub_scores, scores[ctx, picks])
+        agree_final, count_final, tied_final = _pair_agreement(sub_scores, final_scores[ctx, picks], sub_soft)
+        agree_gold, count_gold, _ = _pair_agreement(sub_scores, scores[ctx, picks], sub_soft)
         final_pct[k] = 100.0 * agree_final / count_final if count_final else np.nan
         gold_pct[k] = 100.0 * agree_gold / count_gold if count_gold else np.nan
-    return SelfConsistency(subset_sizes=sizes, final_percent=final_pct, gold_percent=gold_pct, n_draws=n_draws)
+        tied_pct[k] = 100.0 * tied_final / count_final if count_final else np.nan
+    return SelfConsistency(subset_sizes=sizes, final_percent=final_pct, gold_percent=gold_pct, n_draws=n_draws,
+                           final_tied_percent=tied_pct)
 
 
 def self_consistency_from_probs(probs: ArrayLike, gold: ArrayLike, **kwargs: object) -> SelfConsistency:

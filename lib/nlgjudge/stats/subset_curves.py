@@ -44,6 +44,9 @@ class SubsetCurve:
     budgets: NDArray[np.int_]
     per_draw_x100: NDArray[np.float64]
     """(n_draws, n_budgets): each draw's Spearman averaged over contexts, x100."""
+    per_context_x100: NDArray[np.float64]
+    """(n_contexts used, n_budgets): each context's Spearman averaged over draws, x100. The contexts,
+    not the draws, are the independent units: intervals over contexts start here."""
     mean_x100: NDArray[np.float64]
     sd_x100: NDArray[np.float64]
     """Standard deviation over draws."""
@@ -141,7 +144,7 @@ def subset_curves(
         oracle = np.tile(stack, (n_draws, 1, 1)) if strategy == "active" else None
         orders = selection_orders(n, strategy, n_draws * n_used, rng, oracle)
         evaluation = _evaluate_strategy(stack, scores, orders, strategy_budgets, n_draws, debias_flags)
-        for flag, (per_draw, pairs, p_a) in evaluation.items():
+        for flag, (per_draw, per_context, pairs, p_a) in evaluation.items():
             mean = per_draw.mean(axis=0)
             sd = per_draw.std(axis=0, ddof=1)
             half = z * sd / np.sqrt(n_draws)
@@ -150,6 +153,7 @@ def subset_curves(
                 debiased=flag,
                 budgets=strategy_budgets,
                 per_draw_x100=per_draw,
+                per_context_x100=per_context,
                 mean_x100=mean,
                 sd_x100=sd,
                 ci_low_x100=mean - half,
@@ -199,8 +203,9 @@ def _evaluate_strategy(
     budgets: NDArray[np.int_],
     n_draws: int,
     debias_flags: tuple[bool, ...],
-) -> dict[bool, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]]:
-    """Walk the nested selection orders once, scoring every requested budget on the way.
+) -> dict[bool, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]]:
+    """Walk the nested selection orders once, scoring every requested budget on the way: per flag,
+    (per-draw means (n_draws, B), per-context means (n_contexts, B), distinct pairs (B,), P(A) (B,)).
 
     Plain (eq. 2) wins and games grow by one comparison per step, so they are updated incrementally.
     Debiased wins depend on the threshold fitted to the whole prefix, so they are recounted from the
@@ -220,16 +225,21 @@ def _evaluate_strategy(
     gold_ranks = centred_average_ranks(scores)[context_of_set]
     gold_norm = np.sqrt((gold_ranks * gold_ranks).sum(-1))
 
-    def summary_spearman(wins: NDArray[np.float64], games: NDArray[np.float64]) -> NDArray[np.float64]:
+    def summary_spearman(
+        wins: NDArray[np.float64], games: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Spearman x100 averaged over contexts per draw, and over draws per context."""
         ratio = np.where(games > 0, wins / np.maximum(games, 1), 0.5)
         ranks = centred_average_ranks(ratio)
         norm_ratio = np.sqrt((ranks * ranks).sum(-1))
         with np.errstate(invalid="ignore", divide="ignore"):
             rho = np.where(norm_ratio > 0, (ranks * gold_ranks).sum(-1) / (norm_ratio * gold_norm), 0.0)
-        return 100.0 * rho.reshape(n_draws, n_contexts).mean(axis=1)
+        grid = 100.0 * rho.reshape(n_draws, n_contexts)
+        return grid.mean(axis=1), grid.mean(axis=0)
 
     results = {
-        flag: (np.empty((n_draws, budgets.size)), np.empty(budgets.size), np.empty(budgets.size))
+        flag: (np.empty((n_draws, budgets.size)), np.empty((n_contexts, budgets.size)), np.empty(budgets.size),
+               np.empty(budgets.size))
         for flag in debias_flags
     }
     column_of = {int(b): c for c, b in enumerate(budgets)}
@@ -253,10 +263,10 @@ def _evaluate_strategy(
         if column is None:
             continue
         for flag in debias_flags:
-            per_draw, pair_counts, p_a = results[flag]
+            per_draw, per_context, pair_counts, p_a = results[flag]
             pair_counts[column] = distinct.mean()
             if not flag:
-                per_draw[:, column] = summary_spearman(wins, games)
+                per_draw[:, column], per_context[:, column] = summary_spearman(wins, games)
                 p_a[column] = plain_cumulative[:, step].mean() / budget
                 continue
             tau, tie_weight = _thresholds_unchecked(values[:, :budget])
@@ -272,7 +282,7 @@ def _evaluate_strategy(
                 + np.bincount(first_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n)
                 - np.bincount(second_by_step[:budget].ravel(), weights=flat_decided, minlength=n_sets * n)
             )
-            per_draw[:, column] = summary_spearman(debiased_wins.reshape(n_sets, n), games)
+            per_draw[:, column], per_context[:, column] = summary_spearman(debiased_wins.reshape(n_sets, n), games)
             p_a[column] = flat_decided.mean()
     return results
 
@@ -351,6 +361,51 @@ class StrategyComparison:
     comparisons that forcing P(A) = 0.5 can cost more than the bias."""
     debias_gain_full: float
     """Debiased - plain (random strategy) with all N(N-1) comparisons."""
+    debias_gain_small_minus_full: float
+    """debias_gain_small_budgets - debias_gain_full (paper: debiasing helps more when R is small)."""
+
+
+def _comparison_ranges(n_candidates: int) -> dict[str, tuple[tuple[str, bool], tuple[str, bool], range, int]]:
+    """Each §5.6 comparison as (first curve, second curve, budgets b, scale): the mean over b of
+    first(scale * b) - second(b), over the budgets both curves have."""
+    total = n_candidates * (n_candidates - 1)
+    random, no_repeat, symmetric = ("random", False), ("no-repeat", False), ("symmetric", False)
+    half = range(1, total // 2 + 1)
+    return {
+        "no_repeat_minus_random": (no_repeat, random, half, 1),
+        "no_repeat_minus_symmetric_equal_r": (no_repeat, symmetric, range(2, total // 2 + 1, 2), 1),
+        "symmetric_minus_no_repeat_equal_pairs": (symmetric, no_repeat, half, 2),
+        "debias_gain_small_budgets": (("random", True), random, range(n_candidates, total // 4 + 1), 1),
+        "debias_gain_tiny_budgets": (("random", True), random, range(1, n_candidates), 1),
+        "debias_gain_full": (("random", True), random, range(total, total + 1), 1),
+    }
+
+
+def _comparison_sides(
+    curves: Mapping[tuple[str, bool], tuple[ArrayLike, ArrayLike]], n_candidates: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per comparison, its two sides (the mean of first(scale * b) and of second(b) over the shared
+    budgets b), each of the values' trailing shape; comparisons that cannot be made are absent."""
+    check.integer(n_candidates, "n_candidates", minimum=check.MIN_CANDIDATES)
+    series: dict[tuple[str, bool], dict[int, np.ndarray]] = {}
+    for key, (budgets, values) in curves.items():
+        budget_array, value_array = np.asarray(budgets, dtype=int), np.asarray(values, dtype=float)
+        if budget_array.ndim != 1 or value_array.ndim not in (1, 2) or value_array.shape[-1] != budget_array.size:
+            raise ValueError(f"curve {key}: budgets must be 1-d and the values (B,) or (n_contexts, B) with the same "
+                             f"B; got shapes {budget_array.shape} and {value_array.shape}.")
+        series[key] = {int(b): value_array[..., k] for k, b in enumerate(budget_array)}
+    sides: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, (first, second, budgets, scale) in _comparison_ranges(n_candidates).items():
+        if first not in series or second not in series:
+            continue
+        shared = [b for b in budgets if scale * b in series[first] and b in series[second]]
+        if shared:
+            sides[name] = (np.mean([series[first][scale * b] for b in shared], axis=0),
+                           np.mean([series[second][b] for b in shared], axis=0))
+    small, full = sides.get("debias_gain_small_budgets"), sides.get("debias_gain_full")
+    if small is not None and full is not None:
+        sides["debias_gain_small_minus_full"] = (small[0] - small[1], full[0] - full[1])
+    return sides
 
 
 def compare_strategies(
@@ -361,34 +416,33 @@ def compare_strategies(
     ``curves`` maps ``(strategy, debiased)`` to ``(budgets, mean Spearman x100 at those budgets)``,
     e.g. ``{key: (c.budgets, c.mean_x100) for key, c in subset_curves(...).curves.items()}``.
     """
-    check.integer(n_candidates, "n_candidates", minimum=check.MIN_CANDIDATES)
-    series: dict[tuple[str, bool], dict[int, float]] = {}
     for key, (budgets, means) in curves.items():
-        budget_array, mean_array = np.asarray(budgets, dtype=int), np.asarray(means, dtype=float)
-        if budget_array.shape != mean_array.shape or budget_array.ndim != 1:
+        if np.shape(budgets) != np.shape(means) or np.ndim(budgets) != 1:
             raise ValueError(f"curve {key}: budgets and means must be 1-d arrays of one length; "
-                             f"got shapes {budget_array.shape} and {mean_array.shape}.")
-        series[key] = dict(zip(budget_array.tolist(), mean_array.tolist(), strict=True))
-    total = n_candidates * (n_candidates - 1)
+                             f"got shapes {np.shape(budgets)} and {np.shape(means)}.")
+    sides = _comparison_sides(curves, n_candidates)
+    return StrategyComparison(**{
+        name: float(sides[name][0] - sides[name][1]) if name in sides else float("nan")
+        for name in StrategyComparison.__dataclass_fields__
+    })
 
-    def mean_gap(first: tuple[str, bool], second: tuple[str, bool], budgets: range, scale: int = 1) -> float:
-        """Mean over budgets b of first(scale * b) - second(b), where both curves have them."""
-        if first not in series or second not in series:
-            return float("nan")
-        gaps = [series[first][scale * b] - series[second][b] for b in budgets
-                if scale * b in series[first] and b in series[second]]
-        return float(np.mean(gaps)) if gaps else float("nan")
 
-    random, no_repeat, symmetric = ("random", False), ("no-repeat", False), ("symmetric", False)
-    half = range(1, total // 2 + 1)
-    return StrategyComparison(
-        no_repeat_minus_random=mean_gap(no_repeat, random, half),
-        no_repeat_minus_symmetric_equal_r=mean_gap(no_repeat, symmetric, range(2, total // 2 + 1, 2)),
-        symmetric_minus_no_repeat_equal_pairs=mean_gap(symmetric, no_repeat, half, scale=2),
-        debias_gain_small_budgets=mean_gap(("random", True), random, range(n_candidates, total // 4 + 1)),
-        debias_gain_tiny_budgets=mean_gap(("random", True), random, range(1, n_candidates)),
-        debias_gain_full=mean_gap(("random", True), random, range(total, total + 1)),
-    )
+def per_context_comparisons(
+    curves: Mapping[tuple[str, bool], tuple[ArrayLike, ArrayLike]], n_candidates: int
+) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """The comparisons of :func:`compare_strategies`, per context: ``{name: (first, second)}`` with
+    each side an (n_contexts,) array (e.g. no-repeat's and random's Spearman x100 averaged over the
+    budgets of the range and over the draws), so that a paired interval over contexts can test
+    ``first - second`` (the mean of the differences is :func:`compare_strategies`' value).
+
+    ``curves`` maps ``(strategy, debiased)`` to ``(budgets, per-context Spearman x100 (n_contexts, B))``,
+    e.g. ``{key: (c.budgets, c.per_context_x100) for key, c in subset_curves(...).curves.items()}``.
+    Comparisons that cannot be made (a strategy not run, no shared budget) are absent.
+    """
+    shapes = {np.shape(values)[0] for _, values in curves.values() if np.ndim(values) == 2}
+    if any(np.ndim(values) != 2 for _, values in curves.values()) or len(shapes) > 1:
+        raise ValueError("per_context_comparisons needs (n_contexts, B) values with one n_contexts for every curve")
+    return _comparison_sides(curves, n_candidates)
 
 
 @dataclass(frozen=True)
