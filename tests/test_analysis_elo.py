@@ -90,6 +90,7 @@ def test_bradley_terry_orders_by_wins_with_intervals_and_leaves_out_unjudged() -
     assert (table["ci_low"] <= table["strength"]).all() and (table["strength"] <= table["ci_high"]).all()
     spread = elo_order_spread(out, PLAYERS, n_orders=20).set_index("contestant")
     assert (spread["low"] <= spread["median"]).all() and (spread["median"] <= spread["high"]).all()
+    assert (spread["sd"] > 0).all()
 
 
 def test_kappa_is_one_for_identical_judges_minus_one_for_opposite_and_skips_ties() -> None:
@@ -120,64 +121,149 @@ def test_fig5_regression_has_a_negative_slope_when_the_judge_follows_rouge_and_a
     assert not ac["fitted"] and ac["model_1_ratio"] == 1.0 and np.isnan(ac["slope"])
 
 
-def test_ranking_agreement_with_the_human_ranking() -> None:
-    strengths = {"people": pd.Series({"A": 3.0, "B": 2.0, "C": 1.0}), "good": pd.Series({"A": 9.0, "B": 5.0, "C": 1.0}),
-                 "reversed": pd.Series({"A": 1.0, "B": 2.0, "C": 3.0})}
-    table = ranking_agreement(strengths, "people").set_index("judge")
+def test_fig5_pairs_with_the_reference_use_its_rouge_against_itself() -> None:
+    rng = np.random.default_rng(1)
+    rows, scores = [], []
+    for k in range(200):
+        r_a = rng.random()
+        scores += [(f"x{k}", "A", r_a), (f"x{k}", "reference", np.nan)]  # as rouge_scores leaves it
+        rows.append((k, f"x{k}", "A", "reference", 0.0 if rng.random() < r_a else 1.0))  # A wins more with high ROUGE
+    out = pd.DataFrame(rows, columns=["encounter", "context_id", "first", "second", "y"]).assign(judge="j")
+    frame = pd.DataFrame(scores, columns=["context_id", "system", "R"])
+    without = rouge_difference_regression(out, frame, "R", n_bins=10).iloc[0]
+    assert without["n_encounters"] == 0 and not without["fitted"]  # the old chapter's n = 0
+    pair = rouge_difference_regression(out, frame, "R", n_bins=10, reference="reference").iloc[0]
+    # R = R_reference - R_A = 1 - R_A: A is chosen less as R grows
+    assert pair["n_encounters"] == 200 and pair["fitted"] and pair["slope"] < 0
+
+
+def test_ranking_agreement_with_the_people_ranking_is_a_description_below_five_systems() -> None:
+    people = pd.Series({"A": 0.5, "B": 0.4, "C": 0.3})
+    strengths = {"good": pd.Series({"A": 9.0, "B": 5.0, "C": 1.0}), "reversed": pd.Series({"A": 1.0, "B": 2.0, "C": 3.0})}
+    table = ranking_agreement(strengths, people).set_index("judge")
     assert table.loc["good", "spearman"] == pytest.approx(1.0) and table.loc["reversed", "kendall"] == pytest.approx(-1.0)
+    # a perfect agreement over 3 systems is still no verdict
+    assert (table["verdict"] == "not tested").all() and table["reading"].str.contains("description only").all()
 
 
-def _ratings_frame(judge: str, strengths: dict[str, float]) -> pd.DataFrame:
-    return pd.DataFrame([{"judge": judge, "contestant": c, "strength": s} for c, s in strengths.items()])
+SYSTEMS = ["GPT-4", "ChatGPT", "BRIO", "BART", "reference"]
 
 
-def test_claims_read_the_papers_three_claims_from_the_tables() -> None:
+def _bt_outcomes(strengths: dict[str, float], n_articles: int, judge: str, seed: int = 0,
+                 equal: tuple[str, str] | None = None) -> pd.DataFrame:
+    """Every pair on every article, the second winning with the Bradley-Terry probability of the
+    given log-strengths (a contestant without strength is not judged: NaN)."""
+    rng = np.random.default_rng(seed)
+    enc = encounters([f"a{k}" for k in range(n_articles)], SYSTEMS, seed=seed)
+    y = []
+    for f, s in zip(enc["first"], enc["second"], strict=True):
+        if f not in strengths or s not in strengths:
+            y.append(np.nan)
+        else:
+            y.append(float(rng.random() < 1 / (1 + np.exp(strengths[f] - strengths[s]))))
+    return enc.assign(judge=judge, y=y)
+
+
+def _kappas(llm: str, kappa: float, low: float, high: float) -> pd.DataFrame:
+    return pd.DataFrame([{"judge_1": "ROUGE-1", "judge_2": llm, "kappa": kappa, "ci_low": low, "ci_high": high,
+                          "n_encounters": 300, "n_left_out": 0}])
+
+
+def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
     from nlgjudge.analysis.elo import claims
 
-    table = pd.concat([
-        _ratings_frame("llm", {"GPT-4": 1100, "ChatGPT": 1080, "BRIO": 1050, "BART": 1000, "reference": 900}),
-        _ratings_frame("ROUGE-1", {"GPT-4": 950, "ChatGPT": 960, "BRIO": 1100, "BART": 1000}),
-    ])
-    kappas = pd.DataFrame([{"judge_1": "ROUGE-1", "judge_2": "llm", "kappa": 0.1, "ci_low": 0.02, "ci_high": 0.18,
-                            "n_encounters": 300, "n_left_out": 0}])
-    out = claims(kappas, table, "llm", llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"), n_articles=50)
-    assert out["holds"].tolist() == ["yes", "yes", "yes", "yes"]
-    assert out.loc[0, "evidence"] == "kappa = 0.10 [0.02, 0.18] on 300 encounters"
-    assert out.loc[1, "value"] == pytest.approx(-2 / 3)  # 4 contestants: 1 concordant, 5 discordant pairs
-    assert out.loc[2, "evidence"] == "the reference ranks 5 of 5"
-    assert out.loc[3, "evidence"] == "2 of 2 LLM summarizers rank above every fine-tuned system"
+    # The judge puts the LLMs far above the fine-tuned systems and the reference last; ROUGE the other way.
+    llm = _bt_outcomes({"GPT-4": 2.0, "ChatGPT": 1.8, "BRIO": 0.0, "BART": -0.2, "reference": -2.0}, 60, "llm")
+    rouge = _bt_outcomes({"GPT-4": -1.0, "ChatGPT": -0.9, "BRIO": 1.0, "BART": 0.8}, 60, "ROUGE-1", seed=1)
+    outcomes = {"ROUGE-1": rouge, "llm": llm}
+    chance = _kappas("llm", -0.03, -0.08, 0.02)
+    out = claims(outcomes, chance, "llm", SYSTEMS, llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"),
+                 n_boot=200).set_index("key")
+    assert out.loc["kappa", "verdict"] == "supported"  # contains 0, within +-0.2
+    assert out.loc["tau_different", "verdict"] == "supported" and out.loc["tau_reversed", "verdict"] == "supported"
+    assert out.loc["tau_different", "ci_high"] < 0 and out.loc["tau_different", "n"] == 60
+    assert out.loc["reference", "verdict"] == "supported" and out.loc["reference", "estimate"] > 0
+    assert out.loc["llms", "verdict"] == "supported" and "4 of 4" in out.loc["llms", "evidence"]
 
-    # A strong agreement, the same order, the reference first, an LLM below a fine-tuned system: all "no".
-    same = pd.concat([
-        _ratings_frame("llm", {"reference": 1200, "GPT-4": 1100, "BRIO": 1050, "ChatGPT": 1000, "BART": 990}),
-        _ratings_frame("ROUGE-1", {"GPT-4": 1100, "BRIO": 1050, "ChatGPT": 1000, "BART": 990}),
-    ])
-    strong = kappas.assign(kappa=0.7, ci_low=0.6, ci_high=0.8)
-    out = claims(strong, same, "llm", llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"), n_articles=50)
-    assert out["holds"].tolist() == ["no", "no", "no", "no"]
-    # An interval across 0.4 decides nothing.
-    assert claims(kappas.assign(kappa=0.35, ci_low=0.2, ci_high=0.5), table, "llm", n_articles=50)["holds"].iloc[0] == "undecided"
+    # A significant disagreement is not chance agreement: contradicted, and the reason says it is different.
+    disagree = claims(outcomes, _kappas("llm", -0.12, -0.19, -0.04), "llm", SYSTEMS, n_boot=50).set_index("key")
+    assert disagree.loc["kappa", "verdict"] == "contradicted"
+    assert "systematic disagreement" in disagree.loc["kappa", "reason"] and "different finding" in disagree.loc["kappa", "reason"]
+    agree = claims(outcomes, _kappas("llm", 0.3, 0.2, 0.4), "llm", SYSTEMS, n_boot=50).set_index("key")
+    assert agree.loc["kappa", "verdict"] == "contradicted" and "agreement beyond chance" in agree.loc["kappa", "reason"]
+    wide = claims(outcomes, _kappas("llm", 0.05, -0.1, 0.3), "llm", SYSTEMS, n_boot=50).set_index("key")
+    assert wide.loc["kappa", "verdict"] == "not resolved" and wide.loc["kappa", "articles_needed"] > 60
 
 
-def test_claims_refuse_a_verdict_on_a_degenerate_run() -> None:
+def test_an_ordering_claim_with_one_overlapping_pair_is_not_resolved_and_says_how_many_articles() -> None:
+    from nlgjudge.analysis.elo import articles_needed, claims
+
+    # ChatGPT barely above BRIO: points say "above", the paired interval does not.
+    llm = _bt_outcomes({"GPT-4": 2.0, "ChatGPT": 0.05, "BRIO": 0.0, "BART": -0.5, "reference": 0.3}, 40, "llm", seed=2)
+    rouge = _bt_outcomes({"GPT-4": -1.0, "ChatGPT": -0.9, "BRIO": 1.0, "BART": 0.8}, 40, "ROUGE-1", seed=3)
+    out = claims({"ROUGE-1": rouge, "llm": llm}, _kappas("llm", 0.0, -0.1, 0.1), "llm", SYSTEMS,
+                 llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"), n_boot=200).set_index("key")
+    assert out.loc["llms", "verdict"] == "not resolved" and "ChatGPT vs BRIO" in out.loc["llms", "reason"]
+    assert out.loc["llms", "ci_low"] < 0 < out.loc["llms", "ci_high"]
+    needed = articles_needed(out.reset_index())
+    assert "every LLM summarizer" in " ".join(needed["claim"])
+    row = needed[needed["claim"].str.contains("every LLM")].iloc[0]
+    assert np.isnan(row["articles_needed"]) or row["articles_needed"] > 40
+    # the reference is above BART and BRIO but below GPT-4: "not always preferred" holds
+    assert out.loc["reference", "verdict"] == "supported" and "GPT-4" in out.loc["reference", "evidence"]
+
+
+def test_claims_are_not_tested_on_a_degenerate_run() -> None:
     from nlgjudge.analysis.elo import claims
 
-    table = pd.concat([
-        _ratings_frame("llm", {"GPT-4": 1100, "BART": 1000, "reference": 900}),
-        _ratings_frame("ROUGE-1", {"GPT-4": 950, "BART": 1000}),
-    ])
-    kappas = pd.DataFrame([{"judge_1": "llm", "judge_2": "ROUGE-1", "kappa": 0.1, "ci_low": 0.0, "ci_high": 0.2,
-                            "n_encounters": 6, "n_left_out": 0}])
-    few = claims(kappas, table, "llm", n_articles=2)
-    assert (few["holds"] == "undecided").all() and few["evidence"].str.contains("no verdict: only 2 article").all()
-    flat = table.assign(strength=1000.0)
-    tied = claims(kappas, flat, "llm", n_articles=50)
-    assert (tied["holds"] == "undecided").all() and tied["evidence"].str.contains("same strength").all()
+    llm = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 3, "llm")
+    rouge = _bt_outcomes({"GPT-4": -1.0, "ChatGPT": -0.9, "BRIO": 1.0, "BART": 0.8}, 3, "ROUGE-1")
+    kappas = _kappas("llm", 0.0, -0.1, 0.1)
+    few = claims({"ROUGE-1": rouge, "llm": llm}, kappas, "llm", SYSTEMS, n_boot=50)
+    assert (few["verdict"] == "not tested").all() and few["reason"].str.contains("3 < 5").all()
+    assert list(few["short"]) == ["kappa near 0", "tau below 1", "tau below 0", "reference not always first", "LLMs above fine-tuned"]
+    many = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 30, "llm")
+    by_position = claims({"ROUGE-1": rouge, "llm": many}, kappas, "llm", SYSTEMS, position_share=0.97, n_boot=50)
+    assert (by_position["verdict"] == "not tested").all()
+    assert by_position["reason"].str.contains("picks position A in 97%").all()
+    tied = many.assign(y=0.5)
+    assert (claims({"ROUGE-1": rouge, "llm": tied}, kappas, "llm", SYSTEMS, n_boot=50)["verdict"] == "not tested").all()
 
-    by_position = claims(kappas, table, "llm", n_articles=50, position_share=0.97)
-    assert (by_position["holds"] == "undecided").all()
-    assert by_position["evidence"].str.contains("picks position A in 97%").all()
-    assert (claims(kappas, table, "llm", n_articles=50, position_share=0.6)["holds"] != "undecided").any()
+
+def test_kendall_between_judges_has_a_bootstrap_interval_over_articles() -> None:
+    from nlgjudge.analysis.elo import kendall_between_judges
+
+    strengths = {"GPT-4": 1.5, "ChatGPT": 1.0, "BRIO": 0.0, "BART": -1.0, "reference": -1.5}
+    one = _bt_outcomes(strengths, 50, "one", seed=4)
+    same = _bt_outcomes(strengths, 50, "two", seed=5)
+    tau = kendall_between_judges(one, same, SYSTEMS, n_boot=200)
+    assert tau["tau"] == pytest.approx(1.0) and tau["n_contestants"] == 5 and tau["n_articles"] == 50
+    assert tau["ci_low"] <= tau["tau"] <= tau["ci_high"] <= 1.0  # clipped to tau's range
+
+
+def test_convergence_is_an_ordering_over_visiting_orders() -> None:
+    from nlgjudge.analysis.elo import convergence
+
+    apart = _bt_outcomes({"GPT-4": 2.0, "ChatGPT": 0.0, "BRIO": -2.0}, 40, "apart")
+    close = _bt_outcomes({"GPT-4": 2.0, "ChatGPT": 0.0, "BRIO": 0.0}, 40, "close", seed=1)
+    table = convergence({"apart": apart, "close": close}, SYSTEMS, n_orders=40,
+                        paper={"apart": "Fig. 2"}).set_index("judge")
+    assert table.loc["apart", "verdict"] == "supported" and table.loc["apart", "paper"] == "Fig. 2"
+    assert table.loc["close", "verdict"] == "not resolved" and "ChatGPT" in table.loc["close", "reason"]
+    assert table.loc["close", "smallest_gap"] < table.loc["apart", "smallest_gap"]
+
+
+def test_bradley_terry_table_intervals_come_from_the_same_resamples_as_the_pairs() -> None:
+    from nlgjudge.analysis.elo import strength_draws
+
+    out = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 30, "j")
+    table = bradley_terry_table(out, SYSTEMS, n_boot=100).set_index("contestant")
+    draws = strength_draws(out, SYSTEMS, n_boot=100)
+    assert np.allclose(table.loc[draws.contestants, "strength"], draws.strength)
+    pair = draws.pair("GPT-4", "reference")
+    # paired: the gap's interval is narrower than the two strengths' intervals put together
+    assert pair.high - pair.low < (table.loc["GPT-4", "ci_high"] - table.loc["GPT-4", "ci_low"]
+                                   + table.loc["reference", "ci_high"] - table.loc["reference", "ci_low"])
 
 
 def test_position_a_share_counts_decided_encounters_won_by_the_first_shown() -> None:
@@ -186,3 +272,16 @@ def test_position_a_share_counts_decided_encounters_won_by_the_first_shown() -> 
     frame = pd.DataFrame({"y": [0.0, 0.0, 0.0, 1.0, 0.5, np.nan]})
     assert position_a_share(frame) == pytest.approx(0.75)
     assert np.isnan(position_a_share(frame.iloc[4:]))
+
+
+def test_kappa_from_a_2x2_table_is_scikit_learns_kappa() -> None:
+    from nlgjudge.analysis.elo import _kappa_from_table
+    from nlgjudge.stats import cohen_kappa
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.integers(0, 2, 40), rng.integers(0, 2, 40)
+        table = np.zeros((2, 2))
+        np.add.at(table, (a, b), 1.0)
+        assert _kappa_from_table(table) == pytest.approx(cohen_kappa(a, b))
+    assert np.isnan(_kappa_from_table(np.array([[5.0, 0.0], [0.0, 0.0]])))  # one same label: undefined

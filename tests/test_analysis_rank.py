@@ -129,3 +129,19 @@ def test_the_report_states_method_budget_and_warnings() -> None:
                            extra_warnings=["family note"])
     assert "P(A) before debiasing" in text and "Bradley-Terry" in text and "100.0% used" in text
     assert "- family note" in text and "strong positional bias" in text and "| system | rank |" in text
+
+
+def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranking() -> None:
+    from nlgjudge.analysis.rank import compare_with_people, rank_agreement
+
+    result = analyse(judgments(), SYSTEMS, n_boot=200)
+    assert set(result.adjacent["verdict"]) <= {"supported", "not resolved", "contradicted", "not tested"}
+    assert (result.adjacent["resolved"] == (result.adjacent["verdict"] == "supported")).all()
+    people = pd.DataFrame([{"context_id": f"c{c}", "system": s, "ACU": QUALITY[s] + 0.1 * c} for c in range(3) for s in SYSTEMS])
+    people.loc[(people["system"] == "low") & (people["context_id"] == "c2"), "ACU"] = np.nan
+    table = compare_with_people(result.leaderboard, people)
+    # averaged over the two articles every system shares (c0, c1), as in the Elo chapter
+    assert table.set_index("system").loc["top", "people_mean"] == pytest.approx(2.05)
+    assert (table["people_contexts"] == 2).all()
+    agreement = rank_agreement(table)
+    assert agreement["spearman"] == pytest.approx(1.0) and agreement["verdict"] == "not tested" and agreement["n"] == 4

@@ -67,3 +67,24 @@ def test_bertscore_on_minilm_is_highest_for_an_identical_text() -> None:
     again = bertscore_f1(["the cat sat on the mat ."], [["the cat sat on the mat .", "a dog ."]], aggregate="max")
     assert again[0] == pytest.approx(1.0, abs=1e-4)
     assert isinstance(again, np.ndarray) and not pd.isna(again).any()
+
+
+def test_rouge_lsum_is_summary_level_on_sentences_split_from_the_text() -> None:
+    from nlgjudge.metrics.reference import ROUGE_NAMES, sentence_lines
+
+    # The same two sentences in the other order: one subsequence over the whole text matches only
+    # one sentence (LCS 3 of 6 tokens: 0.5); summary-level ROUGE-Lsum matches each sentence (1.0).
+    reference, candidate = "The cat sat. The dog ran.", "The dog ran. The cat sat."
+    scores = rouge_f1(candidate, [reference], rouge_types=("rouge1", "rougeL", "rougeLsum"))
+    assert scores["rougeL"] == pytest.approx(0.5)
+    assert scores["rougeLsum"] == pytest.approx(1.0)  # 0.5 if the sentences were not split
+    assert scores["rouge1"] == pytest.approx(rouge_f1(candidate, [reference])["rouge1"])  # line breaks change nothing else
+    assert sentence_lines('He said "stop." Then he left! Why? ok') == 'He said "stop."\nThen he left!\nWhy?\nok'
+    assert ROUGE_NAMES["rougeLsum"] == "ROUGE-Lsum" and ROUGE_NAMES["rougeL"] == "ROUGE-L"
+    with pytest.raises(ValueError, match="unknown ROUGE"):
+        rouge_f1("x", ["y"], rouge_types=("rougeW",))
+
+
+def test_reference_baselines_name_rouge_lsum_apart_from_rouge_l(tiny_dataset) -> None:
+    frame = reference_baselines(with_references(tiny_dataset(1, 2)), bertscore=False, rouge_types=("rouge1", "rougeLsum"))
+    assert set(frame["metric"]) == {"ROUGE-1", "ROUGE-Lsum"}

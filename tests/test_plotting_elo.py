@@ -38,3 +38,30 @@ def test_kappa_heatmap_with_many_judges_shows_kappa_alone_in_the_cells() -> None
                            "ci_low": 0.1, "ci_high": 0.4})
     texts = [t.get_text() for t in kappa_heatmap(kappas).axes[0].texts]
     assert texts.count("0.25") == 2 * len(pairs) and not any("[" in t for t in texts)
+
+
+def test_every_contestant_has_its_own_clearly_different_colour() -> None:
+    import numpy as np
+
+    from nlgjudge.plotting.elo import _colours
+
+    names = ["BART", "PEGASUS", "BRIO", "GPT-4", "ChatGPT", "GPT-3", "reference"]
+    colours = _colours(names)
+    rgb = np.array([colours[n] for n in names])
+    distances = np.sqrt(((rgb[:, None, :] - rgb[None, :, :]) ** 2).sum(-1))[np.triu_indices(len(names), 1)]
+    assert distances.min() > 0.25  # the old palette's PEGASUS and GPT-4 were 0.12 apart
+
+
+def test_fig5_panels_label_the_x_axis_once_per_column() -> None:
+    import numpy as np
+
+    from nlgjudge.plotting.elo import regression_panels
+
+    bins = pd.DataFrame({"bin_centre": [-0.1, 0.0, 0.1], "proportion": [0.6, 0.5, 0.4], "count": [3, 4, 3]})
+    pairs = [f"A{k} vs B{k}" for k in range(5)]
+    fits = pd.DataFrame({"model_1": [p.split(" vs ")[0] for p in pairs], "model_2": [p.split(" vs ")[1] for p in pairs],
+                         "slope": -1.0, "intercept": 0.5, "r_squared": 0.9})
+    fig = regression_panels(dict.fromkeys(pairs, bins), fits)
+    labels = [ax.get_xlabel() for ax in fig.axes if ax.get_visible()]
+    assert sum(bool(label) for label in labels) == 3 and all(label in ("", "ROUGE-Lsum: model 2 - model 1") for label in labels)
+    assert np.isclose(len(fig.axes), 6)

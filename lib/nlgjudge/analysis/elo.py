@@ -13,6 +13,7 @@ frames; nothing here calls a model or reads a file.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -26,7 +27,18 @@ from nlgjudge.stats import (
     debias_threshold,
     elo_from_pairs,
 )
+from nlgjudge.analysis.people import ranking_correlation
 from nlgjudge.stats.bias import threshold_decisions_values
+from nlgjudge.stats.claims import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    SUPPORTED,
+    ClaimVerdict,
+    PairEvidence,
+    claim_verdict,
+    ordering_verdict,
+    units_needed_from_interval,
+)
 from nlgjudge.stats.intervals import bootstrap_se_interval
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
@@ -145,21 +157,30 @@ def final_elo(outcomes: pd.DataFrame, contestants: Sequence[str], **settings: fl
     return last.set_index("contestant")["elo"].reindex(list(contestants))
 
 
-def elo_order_spread(
+def order_finals(
     outcomes: pd.DataFrame, contestants: Sequence[str], n_orders: int = 200, seed: int = 0
-) -> pd.DataFrame:
-    """Final Elo over ``n_orders`` random visiting orders of the same judged encounters: Elo depends
-    on the order, Bradley-Terry does not. Columns: contestant, median, low (2.5%), high (97.5%)."""
+) -> np.ndarray:
+    """Final Elo of every contestant (columns) after each of ``n_orders`` random visiting orders
+    (rows) of the same judged encounters."""
     judged = _judged(outcomes)
     index = {name: k for k, name in enumerate(contestants)}
     first, second = judged["first"].map(index).to_numpy(), judged["second"].map(index).to_numpy()
     y = judged["y"].to_numpy()
     rng = np.random.default_rng(seed)
-    finals = np.array([
+    return np.array([
         elo_from_pairs(first, second, y, len(contestants), seed=rng, **ELO_SETTINGS).ratings for _ in range(n_orders)
     ])
+
+
+def elo_order_spread(
+    outcomes: pd.DataFrame, contestants: Sequence[str], n_orders: int = 200, seed: int = 0
+) -> pd.DataFrame:
+    """Final Elo over ``n_orders`` random visiting orders of the same judged encounters: Elo depends
+    on the order, Bradley-Terry does not. Columns: contestant, median, low (2.5%), high (97.5%), sd."""
+    finals = order_finals(outcomes, contestants, n_orders, seed)
     low, median, high = np.percentile(finals, [2.5, 50, 97.5], axis=0)
-    return pd.DataFrame({"contestant": list(contestants), "median": median, "low": low, "high": high, "n_orders": n_orders})
+    return pd.DataFrame({"contestant": list(contestants), "median": median, "low": low, "high": high,
+                         "sd": finals.std(axis=0, ddof=1), "n_orders": n_orders})
 
 
 def win_counts(outcomes: pd.DataFrame, contestants: Sequence[str]) -> np.ndarray:
@@ -173,6 +194,77 @@ def win_counts(outcomes: pd.DataFrame, contestants: Sequence[str]) -> np.ndarray
     return wins
 
 
+#: Bradley-Terry log-strength -> Elo points (a gap of 400 is odds of 10, as in Elo).
+ELO_SCALE = 400.0 / np.log(10.0)
+
+
+@dataclass(frozen=True)
+class StrengthDraws:
+    """One judge's Bradley-Terry strengths (Elo scale, mean 1000) and their bootstrap replicates
+    over articles: row b of ``replicates`` is resample b, the same resample for every contestant,
+    so a difference of two contestants' replicates is the paired bootstrap of their gap."""
+
+    contestants: list[str]
+    strength: np.ndarray
+    replicates: np.ndarray
+    n_articles: int
+
+    def pair(self, higher: str, lower: str, confidence: float = 0.95) -> PairEvidence:
+        """``higher``'s strength minus ``lower``'s with its paired interval (the book's interval for a
+        refitted estimate) over the articles."""
+        i, j = self.contestants.index(higher), self.contestants.index(lower)
+        gap = float(self.strength[i] - self.strength[j])
+        low, high = bootstrap_se_interval(np.array(gap), self.replicates[:, i] - self.replicates[:, j],
+                                          self.n_articles, confidence)
+        return PairEvidence(higher, lower, gap, float(low), float(high), self.n_articles)
+
+
+def _present(judged: pd.DataFrame, contestants: Sequence[str]) -> list[str]:
+    return [c for c in contestants if c in set(judged["first"]) | set(judged["second"])]
+
+
+def _article_wins(judged: pd.DataFrame, present: Sequence[str], articles: Sequence[str]) -> np.ndarray:
+    """``W[a, i, j]``: how often i beat j on article a (ties half each); zeros where the judge did not
+    judge the article. Summing over a resample's articles gives the resample's win counts."""
+    position = {c: k for k, c in enumerate(articles)}
+    index = {name: k for k, name in enumerate(present)}
+    wins = np.zeros((len(articles), len(present), len(present)))
+    a = judged["context_id"].map(position).to_numpy()
+    f, s = judged["first"].map(index).to_numpy(), judged["second"].map(index).to_numpy()
+    y = judged["y"].to_numpy(dtype=float)
+    np.add.at(wins, (a, s, f), y)
+    np.add.at(wins, (a, f, s), 1.0 - y)
+    return wins
+
+
+def _article_draws(n_articles: int, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, n_articles): how often each article is drawn in each resample (with replacement)."""
+    rng = np.random.default_rng(seed)
+    return np.array([np.bincount(rng.integers(0, n_articles, n_articles), minlength=n_articles) for _ in range(n_boot)])
+
+
+def strength_draws(
+    outcomes: pd.DataFrame, contestants: Sequence[str], n_boot: int = 1000, seed: int = 0, alpha: float = 0.01,
+    articles: Sequence[str] | None = None,
+) -> StrengthDraws:
+    """Bradley-Terry strengths on the Elo scale with ``n_boot`` resamples of the articles (the
+    independent units: encounters of one article share its texts). ``articles`` fixes the list the
+    resamples draw from (give two judges the same list and seed: the same resamples for both);
+    by default the judged articles in their first encounter's order."""
+    judged = _judged(outcomes)
+    present = _present(judged, contestants)
+    if len(present) < 2:
+        raise ValueError(f"fewer than two contestants judged: {present}")
+    articles = list(pd.unique(judged["context_id"])) if articles is None else list(articles)
+    per_article = _article_wins(judged, present, articles)
+    strength = bradley_terry_from_wins(per_article.sum(axis=0), alpha) * ELO_SCALE + 1000.0
+    draws = _article_draws(len(articles), n_boot, seed)
+    replicates = np.array([
+        bradley_terry_from_wins(np.tensordot(counts, per_article, axes=1), alpha) * ELO_SCALE + 1000.0 for counts in draws
+    ]).reshape(n_boot, len(present))
+    return StrengthDraws(present, strength, replicates, int(judged["context_id"].nunique()))
+
+
 def bradley_terry_table(
     outcomes: pd.DataFrame, contestants: Sequence[str], n_boot: int = 1000, seed: int = 0, alpha: float = 0.01
 ) -> pd.DataFrame:
@@ -180,25 +272,51 @@ def bradley_terry_table(
     so they read like Elo ratings), with the book's interval for a refitted estimate
     (:func:`nlgjudge.stats.intervals.bootstrap_se_interval`: strength +- t x bootstrap standard error)
     over articles (the articles are the independent units; encounters within an article share its
-    text), as ``nlgjudge rank`` does. Contestants the judge never judged are left out. Columns:
-    contestant, strength, ci_low, ci_high, encounters, n_boot."""
+    text), as ``nlgjudge rank`` does (:func:`strength_draws`). Contestants the judge never judged are
+    left out. Columns: contestant, strength, ci_low, ci_high, encounters, n_boot."""
     judged = _judged(outcomes)
-    present = [c for c in contestants if c in set(judged["first"]) | set(judged["second"])]
-    scale = 400.0 / np.log(10.0)
-    strength = bradley_terry_from_wins(win_counts(judged, present), alpha) * scale + 1000.0
-    by_article = {c: part for c, part in judged.groupby("context_id", sort=False)}
-    articles = list(by_article)
-    rng = np.random.default_rng(seed)
-    replicates = np.empty((n_boot, len(present)))
-    for k in range(n_boot):
-        sample = pd.concat([by_article[articles[i]] for i in rng.integers(0, len(articles), len(articles))])
-        replicates[k] = bradley_terry_from_wins(win_counts(sample, present), alpha) * scale + 1000.0
-    low, high = bootstrap_se_interval(strength, replicates, len(articles))
+    draws = strength_draws(judged, contestants, n_boot=n_boot, seed=seed, alpha=alpha)
+    low, high = bootstrap_se_interval(draws.strength, draws.replicates, draws.n_articles)
     counts = pd.concat([judged["first"], judged["second"]]).value_counts()
     return pd.DataFrame({
-        "contestant": present, "strength": strength, "ci_low": low, "ci_high": high,
-        "encounters": [int(counts.get(c, 0)) for c in present], "n_boot": n_boot,
+        "contestant": draws.contestants, "strength": draws.strength, "ci_low": low, "ci_high": high,
+        "encounters": [int(counts.get(c, 0)) for c in draws.contestants], "n_boot": n_boot,
     })
+
+
+def kendall_between_judges(
+    one: pd.DataFrame, two: pd.DataFrame, contestants: Sequence[str], n_boot: int = 1000, seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, float]:
+    """Kendall's tau between two judges' Bradley-Terry strengths on the contestants both rank, with
+    a bootstrap over articles: the same resampled articles refit both judges, tau per resample;
+    interval :func:`~nlgjudge.stats.intervals.bootstrap_se_interval` clipped to [-1, 1] (tau's
+    range). Keys: tau, ci_low, ci_high, n_articles, n_contestants."""
+    from scipy.stats import kendalltau
+
+    judged_1, judged_2 = _judged(one), _judged(two)
+    articles = list(pd.unique(pd.concat([judged_1["context_id"], judged_2["context_id"]])))
+    fit_1 = strength_draws(judged_1, contestants, n_boot, seed, articles=articles)
+    fit_2 = strength_draws(judged_2, contestants, n_boot, seed, articles=articles)
+    common = [c for c in fit_1.contestants if c in fit_2.contestants]
+    out = {"n_articles": float(len(articles)), "n_contestants": float(len(common))}
+    if len(common) < 3:
+        return {**out, "tau": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
+    i = [fit_1.contestants.index(c) for c in common]
+    j = [fit_2.contestants.index(c) for c in common]
+    tau = float(kendalltau(fit_1.strength[i], fit_2.strength[j]).statistic)
+    taus = np.array([kendalltau(a[i], b[j]).statistic for a, b in zip(fit_1.replicates, fit_2.replicates, strict=True)])
+    low, high = bootstrap_se_interval(np.array(tau), taus, len(articles), confidence)
+    return {**out, "tau": tau, "ci_low": float(max(-1.0, low)), "ci_high": float(min(1.0, high))}
+
+
+def _kappa_from_table(table: np.ndarray) -> float:
+    """Cohen's kappa from a 2x2 table of counts (rows: judge 1's label, columns: judge 2's); NaN when
+    chance agreement is 1 (both judges give one and the same label throughout)."""
+    total = table.sum()
+    observed = np.trace(table) / total
+    chance = float((table.sum(axis=1) / total) @ (table.sum(axis=0) / total))
+    return float("nan") if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
 
 
 def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -215,14 +333,18 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
             rows.append({**row, "kappa": np.nan, "ci_low": np.nan, "ci_high": np.nan})
             continue
         kappa = cohen_kappa(decided["y_1"].to_numpy(), decided["y_2"].to_numpy())
-        groups = [part for _, part in decided.groupby("context_id", sort=False)]
+        # Each article's 2x2 table of (judge 1, judge 2) outcomes: a resample's table is the sum of
+        # its articles' tables, and kappa follows from it (the same value scikit-learn computes).
+        articles = pd.unique(decided["context_id"])
+        position = {c: k for k, c in enumerate(articles)}
+        tables = np.zeros((len(articles), 2, 2))
+        np.add.at(tables, (decided["context_id"].map(position).to_numpy(), decided["y_1"].to_numpy(int),
+                           decided["y_2"].to_numpy(int)), 1.0)
         values = []
         for _ in range(n_boot):
-            sample = pd.concat([groups[i] for i in rng.integers(0, len(groups), len(groups))])
-            try:
-                values.append(cohen_kappa(sample["y_1"].to_numpy(), sample["y_2"].to_numpy()))
-            except ValueError:  # a resample where one judge gave a single label: kappa undefined
-                continue
+            counts = np.bincount(rng.integers(0, len(articles), len(articles)), minlength=len(articles))
+            values.append(_kappa_from_table(np.tensordot(counts, tables, axes=1)))
+        values = [v for v in values if np.isfinite(v)]  # a resample where both judges give one same label
         low, high = np.percentile(values, [2.5, 97.5]) if values else (np.nan, np.nan)
         rows.append({**row, "kappa": kappa, "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "n_encounters", "n_left_out"])
@@ -230,15 +352,21 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
 
 def rouge_difference_regression(
     outcomes: pd.DataFrame, scores: pd.DataFrame, column: str, n_bins: int = 40,
-    min_selection_ratio: float = MIN_SELECTION_RATIO,
+    min_selection_ratio: float = MIN_SELECTION_RATIO, reference: str | None = None,
 ) -> pd.DataFrame:
-    """Seed 004 Fig. 5: per model pair, P(model 1 chosen | R = R_2 - R_1) on ``column`` (ROUGE-L),
+    """Seed 004 Fig. 5: per model pair, P(model 1 chosen | R = R_2 - R_1) on ``column`` (ROUGE-Lsum),
     binned (``n_bins``) and fitted by a count-weighted line. Model 1 is the first of the pair in
     alphabetical order. Pairs where either model is chosen in fewer than ``min_selection_ratio`` of
     their decided encounters are listed with ``fitted=False`` (the paper's 10% rule). Ties are left out.
+    ``reference`` names the contestant whose text is the reference: its ROUGE is that of the reference
+    against itself, 1 (:func:`rouge_scores` leaves it NaN, since ROUGE cannot *judge* it); the paper's
+    Fig. 5 fits its "baseline" pairs, so R must have been defined for them this way.
     ``attrs["bins"]`` maps "model_1 vs model_2" of each fitted pair to its bins (bin_centre,
     proportion, count), for the figure."""
     indexed = scores.set_index(["context_id", "system"])[column]
+    if reference is not None:
+        own = indexed.index.get_level_values("system") == reference
+        indexed = indexed.where(~own | indexed.notna(), 1.0)
     judged = _judged(outcomes)
     judged = judged[judged["y"].isin((0.0, 1.0))]
     rows, bins = [], {}
@@ -266,27 +394,29 @@ def rouge_difference_regression(
     return table
 
 
-def ranking_agreement(strengths: Mapping[str, pd.Series], reference: str) -> pd.DataFrame:
-    """Spearman and Kendall between each judge's ranking of the contestants and ``reference``'s
-    (e.g. people's), on the contestants both rank. Columns: judge, spearman, kendall, n_contestants."""
-    from scipy.stats import kendalltau, spearmanr
+def regression_summary(table: pd.DataFrame) -> dict[str, float]:
+    """What Fig. 5's fitted pairs say, for the prose: how many pairs were fitted, how many have a
+    negative slope (the judge leans to the higher ROUGE), the range of r^2. Works on
+    :func:`rouge_difference_regression`'s table and on the paper's (columns slope, r_squared; rows
+    without a slope are not fitted)."""
+    fitted = table[np.isfinite(table["slope"].astype(float))]
+    r2 = fitted["r_squared"].astype(float)
+    return {"pairs": float(len(table)), "fitted": float(len(fitted)), "negative": float((fitted["slope"] < 0).sum()),
+            "r2_min": float(r2.min()) if len(r2) else float("nan"), "r2_max": float(r2.max()) if len(r2) else float("nan")}
 
-    base = strengths[reference].dropna()
+
+def ranking_agreement(strengths: Mapping[str, pd.Series], people: pd.Series) -> pd.DataFrame:
+    """Spearman and Kendall between each judge's ranking of the contestants (``strengths``: judge ->
+    strength by contestant) and the people ranking (``people``: mean ACU by contestant,
+    :func:`nlgjudge.analysis.people.people_ranking`), on the contestants both rank, with the claim
+    rule's reading (:func:`nlgjudge.analysis.people.ranking_correlation`: over fewer than 5 systems a
+    description, not a test). Columns: judge, spearman, kendall, n_contestants, verdict, reading."""
     rows = []
     for judge, values in strengths.items():
-        if judge == reference:
-            continue
-        common = base.index.intersection(values.dropna().index)
-        if len(common) < 3:
-            rows.append({"judge": judge, "spearman": np.nan, "kendall": np.nan, "n_contestants": len(common)})
-            continue
-        rows.append({
-            "judge": judge,
-            "spearman": float(spearmanr(base[common], values[common]).statistic),
-            "kendall": float(kendalltau(base[common], values[common]).statistic),
-            "n_contestants": len(common),
-        })
-    return pd.DataFrame(rows)
+        agreement = ranking_correlation(values, people)
+        rows.append({"judge": judge, "spearman": agreement["spearman"], "kendall": agreement["kendall"],
+                     "n_contestants": agreement["n"], "verdict": agreement["verdict"], "reading": agreement["reading"]})
+    return pd.DataFrame(rows, columns=["judge", "spearman", "kendall", "n_contestants", "verdict", "reading"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,16 +493,22 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 
 
 # --------------------------------------------------------------------------------------------
-# What to take from the chapter: the paper's claims, read from this run's tables
+# What to take from the chapter: the paper's claims, read from this run by the book's claim rule
 
-#: Landis and Koch's (1977) reading of kappa: "slight" up to 0.2, "fair" up to 0.4, then
-#: "moderate", "substantial" and "almost perfect". The paper's claim (1) is agreement of at most "fair".
-WEAK_KAPPA = 0.4
-#: Fewer articles than this and the chapter states no verdict (the intervals are not to be read).
+#: "As bad as random" read as kappa near 0: the interval must contain 0 and stay within +-0.2,
+#: Landis and Koch's (1977) "slight" agreement (0-0.2; "fair" is 0.2-0.4), the band in which the
+#: paper's -0.021 and -0.035 lie and beyond which agreement (or disagreement) is no longer slight.
+NEAR_ZERO_KAPPA = 0.2
+#: Fewer articles than this and the claim rule says "not tested" (the intervals are not to be read).
 MIN_ARTICLES_FOR_A_CLAIM = 5
 #: A judge that picks the same position in more than this share of its decided encounters is
 #: answering by position: its one-order outcomes follow the random display order, not the summaries.
 POSITION_ONLY_SHARE = 0.9
+#: Each claim's short name, for tables (the full wording is the ``claim`` column).
+CLAIM_SHORT = {"kappa": "kappa near 0", "tau_different": "tau below 1", "tau_reversed": "tau below 0",
+               "reference": "reference not always first", "llms": "LLMs above fine-tuned"}
+CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
+                 "articles_needed"]
 
 
 def position_a_share(outcomes: pd.DataFrame) -> float:
@@ -382,99 +518,229 @@ def position_a_share(outcomes: pd.DataFrame) -> float:
     return float((decided["y"] == 0.0).mean()) if len(decided) else float("nan")
 
 
+def _needed(estimate: float, low: float, high: float, n: int, threshold: float) -> float:
+    """Articles that would resolve a "not resolved" claim (:func:`units_needed_from_interval`), NaN
+    when it is out of reach at the observed effect (or there is no interval)."""
+    if not all(map(np.isfinite, (estimate, low, high))) or n < 2:
+        return float("nan")
+    needed = units_needed_from_interval(estimate, low, high, n, threshold=threshold)
+    return float("nan") if needed is None else float(needed)
+
+
+def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_articles: int, degenerate: str | None) -> dict:
+    pair = kappas[((kappas["judge_1"] == llm_judge) & (kappas["judge_2"] == rouge_judge))
+                  | ((kappas["judge_2"] == llm_judge) & (kappas["judge_1"] == rouge_judge))]
+    row = {"key": "kappa", "paper": "kappa -0.035 (GPT-4), -0.021 (GPT-3): 'as bad as random'",
+           "claim": f"the judge's outcomes agree with {rouge_judge}'s as chance would (kappa near 0, within "
+                    f"+-{NEAR_ZERO_KAPPA:g})"}
+    if pair.empty or not np.isfinite(pair["kappa"].iloc[0]):
+        nan = float("nan")
+        verdict = claim_verdict(nan, nan, nan, n_articles, direction="near", margin=NEAR_ZERO_KAPPA,
+                                min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate or "kappa is undefined on this run")
+        return {**row, "estimate": nan, "ci_low": nan, "ci_high": nan, "n": n_articles,
+                "evidence": "kappa is undefined on this run", "verdict": verdict.verdict, "reason": verdict.reason,
+                "articles_needed": nan}
+    kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
+    verdict = claim_verdict(kappa, low, high, n_articles, direction="near", margin=NEAR_ZERO_KAPPA,
+                            min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate)
+    reason = verdict.reason
+    if verdict.verdict == CONTRADICTED:
+        # two different findings, both unlike the paper's
+        reason += (": systematic disagreement, the judge prefers the summary ROUGE rejects more often than chance "
+                   "(a different finding from chance agreement)" if high < 0 else
+                   ": agreement beyond chance (weak if below 0.4), not chance agreement")
+    needed = (_needed(kappa, low, high, n_articles, float(np.sign(kappa) or 1.0) * NEAR_ZERO_KAPPA)
+              if verdict.verdict == NOT_RESOLVED and abs(kappa) < NEAR_ZERO_KAPPA else float("nan"))
+    return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
+            "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
+                        f"of {n_articles} articles",
+            "verdict": verdict.verdict, "reason": reason, "articles_needed": needed}
+
+
+def _tau_rows(tau: Mapping[str, float], rouge_judge: str, degenerate: str | None) -> list[dict]:
+    estimate, low, high = tau["tau"], tau["ci_low"], tau["ci_high"]
+    n, k = int(tau["n_articles"]), int(tau["n_contestants"])
+    evidence = (f"Kendall's tau = {estimate:.2f} [{low:.2f}, {high:.2f}] between the two Bradley-Terry rankings of "
+                f"{k} contestants, bootstrap over {n} articles" if np.isfinite(estimate)
+                else f"fewer than 3 contestants ranked by both ({k})")
+    untested = degenerate or (None if k >= 3 else f"only {k} contestant(s) ranked by both")
+    rows = []
+    for key, claim, threshold in (
+        ("tau_different", f"the judge ranks the systems differently from {rouge_judge} (Kendall's tau below 1)", 1.0),
+        ("tau_reversed", f"... radically differently: not positively related to {rouge_judge}'s ranking (tau below 0)", 0.0),
+    ):
+        verdict = claim_verdict(estimate, low, high, n, threshold=threshold, direction="below",
+                                min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=untested)
+        rows.append({"key": key, "claim": claim, "paper": "'a radically different ranking' (no number given)",
+                     "estimate": estimate, "ci_low": low, "ci_high": high, "n": n, "evidence": evidence,
+                     "verdict": verdict.verdict, "reason": verdict.reason,
+                     "articles_needed": _needed(estimate, low, high, n, threshold) if verdict.verdict == NOT_RESOLVED
+                     else float("nan")})
+    return rows
+
+
+def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str | None) -> dict:
+    row = {"key": "reference", "claim": "the reference summary is not always the preferred one (some contestant's "
+           "strength above the reference's, paired interval above 0)",
+           "paper": "GPT-4 rates GPT-4 and BART above the reference (1617, 1037 vs 816)"}
+    nan = float("nan")
+    if draws is None or reference not in draws.contestants:
+        return {**row, "estimate": nan, "ci_low": nan, "ci_high": nan, "n": 0,
+                "evidence": "the reference is not a contestant of this run", "verdict": "not tested",
+                "reason": "the reference is not a contestant of this run", "articles_needed": nan}
+    pairs = sorted((draws.pair(c, reference) for c in draws.contestants if c != reference),
+                   key=lambda p: p.difference, reverse=True)
+    verdicts = [(p, claim_verdict(p.difference, p.low, p.high, p.n, min_n=MIN_ARTICLES_FOR_A_CLAIM,
+                                  degenerate=degenerate)) for p in pairs]
+    above = [(p, v) for p, v in verdicts if v.verdict == SUPPORTED]
+    if above:  # an existence claim: one resolved contestant settles it
+        shown, verdict = above[0]
+        verdict = ClaimVerdict(SUPPORTED, f"{len(above)} of {len(pairs)} contestants above the reference with "
+                                          f"their paired interval above 0 (the row shows the strongest)")
+    elif all(v.verdict == CONTRADICTED for _, v in verdicts):
+        shown, verdict = verdicts[0]
+        verdict = ClaimVerdict(CONTRADICTED, f"the reference is above every contestant, each paired interval below 0")
+    else:
+        shown, verdict = next(((p, v) for p, v in verdicts if v.verdict != CONTRADICTED), verdicts[0])
+    needed = (_needed(shown.difference, shown.low, shown.high, shown.n, 0.0) if verdict.verdict == NOT_RESOLVED
+              else float("nan"))
+    return {**row, "estimate": shown.difference, "ci_low": shown.low, "ci_high": shown.high, "n": shown.n,
+            "evidence": f"{shown.higher} - {reference} = {shown.difference:+.0f} [{shown.low:+.0f}, {shown.high:+.0f}] "
+                        "Elo points (Bradley-Terry, paired bootstrap over articles)",
+            "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
+
+
+def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_tuned: Sequence[str],
+              degenerate: str | None) -> dict:
+    row = {"key": "llms", "claim": "the judge ranks every LLM summarizer above every fine-tuned system "
+           "(each pair resolved by its paired interval)", "paper": "GPT-4 puts GPT-4's summaries first (1617)"}
+    nan = float("nan")
+    llms = [c for c in llm_contestants if draws is not None and c in draws.contestants]
+    tuned = [c for c in fine_tuned if draws is not None and c in draws.contestants]
+    if draws is None or not llms or not tuned:
+        return {**row, "estimate": nan, "ci_low": nan, "ci_high": nan, "n": 0,
+                "evidence": "this run lacks LLM or fine-tuned contestants", "verdict": "not tested",
+                "reason": "this run lacks LLM or fine-tuned contestants", "articles_needed": nan}
+    pairs = [draws.pair(a, b) for a in llms for b in tuned]
+    verdict = ordering_verdict(pairs, min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate)
+    weakest = min(pairs, key=lambda p: p.low)
+    resolved = sum(p.low > 0 for p in pairs)
+    open_pairs = [p for p in pairs if p.low <= 0 <= p.high]
+    needed = float("nan")
+    if verdict.verdict == NOT_RESOLVED:
+        counts = [_needed(p.difference, p.low, p.high, p.n, 0.0) for p in open_pairs]
+        needed = float("nan") if any(not np.isfinite(c) for c in counts) else max(counts)
+    return {**row, "estimate": weakest.difference, "ci_low": weakest.low, "ci_high": weakest.high, "n": weakest.n,
+            "evidence": f"{resolved} of {len(pairs)} (LLM, fine-tuned) pairs resolved; weakest: {weakest.higher} - "
+                        f"{weakest.lower} = {weakest.difference:+.0f} [{weakest.low:+.0f}, {weakest.high:+.0f}] Elo points",
+            "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
+
+
 def claims(
+    outcomes: Mapping[str, pd.DataFrame],
     kappas: pd.DataFrame,
-    table: pd.DataFrame,
     llm_judge: str,
+    contestants: Sequence[str],
     *,
     rouge_judge: str = "ROUGE-1",
     reference: str = "reference",
     llm_contestants: Sequence[str] = ("GPT-4", "ChatGPT", "GPT-3"),
     fine_tuned: Sequence[str] = ("BART", "PEGASUS", "BRIO"),
-    n_articles: int,
     position_share: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """The paper's three claims and the "LLM summaries first" question, each read from this run:
-    ``kappas`` is :func:`kappa_table`, ``table`` :func:`ratings`, ``llm_judge`` the judge's name in
-    both. One row per claim: claim, evidence (the numbers, as text), holds ("yes", "no" or
-    "undecided"), and the values behind them. A degenerate run (fewer than
-    :data:`MIN_ARTICLES_FOR_A_CLAIM` articles, a judge that gives every contestant the same
-    strength, or, when ``position_share`` (:func:`position_a_share` of a one-order run) is given, a
-    judge that picks one position in more than :data:`POSITION_ONLY_SHARE` of its encounters) is
-    "undecided" throughout.
+    """The paper's claims read from this run by the book's claim rule
+    (:mod:`nlgjudge.stats.claims`): one row per claim with the estimate, its 95% interval over
+    ``n`` articles, the verdict (supported, contradicted, not resolved, not tested) and its reason,
+    and for a "not resolved" claim the articles that would resolve it (``articles_needed``,
+    :data:`~nlgjudge.stats.claims.UNITS_FROM_INTERVAL_METHOD`; NaN: out of reach at the observed
+    effect). ``outcomes`` are the chapter's judges' outcomes, ``kappas`` :func:`kappa_table` of them,
+    ``llm_judge`` the judge read. Columns :data:`CLAIM_COLUMNS`.
 
-    1. LLM judges agree weakly with ROUGE: Cohen's kappa with ``rouge_judge`` at most "fair"
-       (:data:`WEAK_KAPPA`); "yes" when the whole 95% interval is below it, "no" when above it.
-    2. They rank the systems differently from ROUGE: Kendall's tau between the two judges'
-       Bradley-Terry strengths on the contestants both rank; "yes" when the orders differ.
-    3. The reference is not always preferred: its Bradley-Terry rank under the judge; "yes" when not first.
-    4. LLM summaries above the fine-tuned systems: how many of ``llm_contestants`` rank above every
-       one of ``fine_tuned``; "yes" when all do.
+    1. ``kappa``: chance agreement with ``rouge_judge`` (the paper's "as bad as random"): kappa's
+       interval contains 0 and lies within +-:data:`NEAR_ZERO_KAPPA`; an interval below 0
+       (systematic disagreement) or above 0 (agreement) contradicts it, and the reason says which.
+    2. ``tau_different`` / ``tau_reversed``: Kendall's tau between the two judges' Bradley-Terry
+       rankings, bootstrap over articles (:func:`kendall_between_judges`), below 1 (the rankings
+       differ) and below 0 (the paper's "radically different": not positively related).
+    3. ``reference``: some contestant above the reference, its paired interval above 0.
+    4. ``llms``: every (LLM, fine-tuned) pair ordered by its paired interval
+       (:func:`~nlgjudge.stats.claims.ordering_verdict`).
+
+    A degenerate run is "not tested" throughout: fewer than :data:`MIN_ARTICLES_FOR_A_CLAIM`
+    articles, a judge that gives every contestant the same strength, or (``position_share``,
+    :func:`position_a_share` of a one-order run) one that picks one position in more than
+    :data:`POSITION_ONLY_SHARE` of its decided encounters.
     """
-    from scipy.stats import kendalltau
+    judged = _judged(outcomes[llm_judge])
+    n_articles = int(judged["context_id"].nunique())
+    draws = strength_draws(judged, contestants, n_boot=n_boot, seed=seed) if len(_present(judged, contestants)) >= 2 else None
+    degenerate = None
+    if position_share is not None and max(position_share, 1.0 - position_share) > POSITION_ONLY_SHARE:
+        degenerate = f"answers by position: picks position A in {position_share:.0%} of its decided encounters"
+    elif draws is None or np.ptp(draws.strength) < 1e-9:
+        degenerate = "the judge gives every contestant the same strength"
+    if rouge_judge in outcomes:
+        tau = kendall_between_judges(judged, outcomes[rouge_judge], contestants, n_boot=n_boot, seed=seed)
+    else:
+        tau = {"tau": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n_articles": float(n_articles),
+               "n_contestants": 0.0}
+    rows = [_kappa_row(kappas, llm_judge, rouge_judge, n_articles, degenerate), *_tau_rows(tau, rouge_judge, degenerate),
+            _reference_row(draws, reference, degenerate), _llms_row(draws, llm_contestants, fine_tuned, degenerate)]
+    return pd.DataFrame(rows).assign(short=lambda f: f["key"].map(CLAIM_SHORT))[CLAIM_COLUMNS]
 
-    mine = table[table["judge"] == llm_judge].set_index("contestant")["strength"]
-    rouge = table[table["judge"] == rouge_judge].set_index("contestant")["strength"]
-    pair = kappas[((kappas["judge_1"] == llm_judge) & (kappas["judge_2"] == rouge_judge))
-                  | ((kappas["judge_2"] == llm_judge) & (kappas["judge_1"] == rouge_judge))]
-    by_position = position_share is not None and max(position_share, 1.0 - position_share) > POSITION_ONLY_SHARE
-    degenerate = n_articles < MIN_ARTICLES_FOR_A_CLAIM or mine.empty or mine.nunique() <= 1 or by_position
+
+def articles_needed(claims_table: pd.DataFrame) -> pd.DataFrame:
+    """The "articles needed" table: each "not resolved" claim with the articles that would resolve it
+    at the observed effect (NaN: out of reach). Columns: short, claim, estimate, ci_low, ci_high, n,
+    articles_needed."""
+    open_claims = claims_table[claims_table["verdict"] == NOT_RESOLVED]
+    return open_claims[["short", "claim", "estimate", "ci_low", "ci_high", "n", "articles_needed"]].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Do the ratings converge? (the paper's Figs. 2, 6 and 7)
+
+#: The paper's reading of its convergence figures, per judge it ran.
+PAPER_CONVERGENCE = {
+    "ROUGE-1": "Fig. 2: converges (one order)",
+    "GPT-3": "Fig. 6: converges (one order)",
+    "GPT-4": "Fig. 7: converges (one order)",
+}
+
+
+def convergence(
+    outcomes: Mapping[str, pd.DataFrame], contestants: Sequence[str], n_orders: int = 200, seed: int = 0,
+    paper: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Whether each judge's Elo has *converged*, defined testably: the final ratings no longer depend
+    on the visiting order more than the contestants differ, i.e. for every two contestants next to
+    each other in the median final ranking, the middle 95% over ``n_orders`` random visiting orders
+    of their final-Elo gap excludes 0 (:func:`~nlgjudge.stats.claims.ordering_verdict` over those
+    pairs, n = orders). A visiting order is the only thing that varies: the encounters and outcomes
+    are the same. A pair left open is one whose order the visiting order decides: more orders do
+    not settle it (they describe the same spread better). ``paper`` maps a judge to the paper's
+    reading of it (e.g. :data:`PAPER_CONVERGENCE`), shown beside ours. Columns: judge, paper,
+    contestants, order_sd (largest SD of a final Elo over orders), smallest_gap (smallest gap between
+    neighbours' median final Elo), verdict, reason, n_orders."""
     rows = []
-
-    if pair.empty or not np.isfinite(pair["kappa"].iloc[0]):
-        kappa = low = high = float("nan")
-        n_kappa = 0
-        holds = "undecided"
-        evidence = "kappa is undefined on this run"
-    else:
-        kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
-        n_kappa = int(pair["n_encounters"].iloc[0])
-        holds = "yes" if high < WEAK_KAPPA else "no" if low > WEAK_KAPPA else "undecided"
-        evidence = f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {n_kappa} encounters"
-    rows.append({"claim": "LLM judges agree weakly with ROUGE (kappa at most 'fair', < 0.4)", "evidence": evidence,
-                 "holds": holds, "value": kappa, "ci_low": low, "ci_high": high, "n": n_kappa})
-
-    common = mine.dropna().index.intersection(rouge.dropna().index)
-    if len(common) >= 3:
-        tau = float(kendalltau(mine[common], rouge[common]).statistic)
-        top_mine, top_rouge = mine[common].idxmax(), rouge[common].idxmax()
-        holds = "yes" if tau < 1.0 else "no"
-        evidence = (f"Kendall's tau = {tau:.2f} on {len(common)} contestants; first: {top_mine} (judge) vs "
-                    f"{top_rouge} ({rouge_judge})")
-    else:
-        tau, holds, evidence = float("nan"), "undecided", f"fewer than 3 contestants ranked by both ({len(common)})"
-    rows.append({"claim": f"LLM judges rank the systems differently from {rouge_judge}", "evidence": evidence,
-                 "holds": holds, "value": tau, "ci_low": np.nan, "ci_high": np.nan, "n": len(common)})
-
-    if reference in mine.index and np.isfinite(mine[reference]):
-        place = int((mine.dropna() > mine[reference]).sum()) + 1
-        holds = "yes" if place > 1 else "no"
-        evidence = f"the reference ranks {place} of {int(mine.notna().sum())}"
-    else:
-        place, holds, evidence = 0, "undecided", "the reference is not a contestant of this run"
-    rows.append({"claim": "the reference summary is not always the preferred one", "evidence": evidence,
-                 "holds": holds, "value": float(place), "ci_low": np.nan, "ci_high": np.nan, "n": int(mine.notna().sum())})
-
-    llms = [c for c in llm_contestants if c in mine.index and np.isfinite(mine[c])]
-    tuned = [c for c in fine_tuned if c in mine.index and np.isfinite(mine[c])]
-    if llms and tuned:
-        above = [c for c in llms if mine[c] > max(mine[t] for t in tuned)]
-        holds = "yes" if len(above) == len(llms) else "no"
-        evidence = f"{len(above)} of {len(llms)} LLM summarizers rank above every fine-tuned system"
-    else:
-        above, holds, evidence = [], "undecided", "this run lacks LLM or fine-tuned contestants"
-    rows.append({"claim": "the LLM judge ranks the LLMs' summaries above the fine-tuned systems", "evidence": evidence,
-                 "holds": holds, "value": float(len(above)), "ci_low": np.nan, "ci_high": np.nan, "n": len(llms)})
-
-    out = pd.DataFrame(rows)
-    if degenerate:
-        if n_articles < MIN_ARTICLES_FOR_A_CLAIM:
-            why = f"only {n_articles} article(s)"
-        elif by_position:
-            why = (f"the judge picks position A in {position_share:.0%} of its decided encounters, so its outcomes "
-                   "follow the random display order")
-        else:
-            why = "the judge gives every contestant the same strength"
-        out["holds"] = "undecided"
-        out["evidence"] = out["evidence"] + f" (no verdict: {why})"
-    return out
+    for judge, frame in outcomes.items():
+        judged = _judged(frame)
+        present = _present(judged, contestants)
+        if len(present) < 2:
+            continue
+        finals = order_finals(judged, present, n_orders, seed)
+        median = np.median(finals, axis=0)
+        order = np.argsort(-median)
+        pairs = []
+        for i, j in zip(order, order[1:]):
+            gaps = finals[:, i] - finals[:, j]
+            low, high = np.percentile(gaps, [2.5, 97.5])
+            pairs.append(PairEvidence(present[i], present[j], float(np.median(gaps)), float(low), float(high), n_orders))
+        verdict = ordering_verdict(pairs)
+        rows.append({"judge": judge, "paper": (paper or {}).get(judge, "–"), "contestants": len(present), "order_sd": float(finals.std(axis=0, ddof=1).max()),
+                     "smallest_gap": float(min(median[i] - median[j] for i, j in zip(order, order[1:]))),
+                     "verdict": verdict.verdict, "reason": verdict.reason, "n_orders": n_orders})
+    return pd.DataFrame(rows, columns=["judge", "paper", "contestants", "order_sd", "smallest_gap", "verdict", "reason",
+                                       "n_orders"])

@@ -14,7 +14,8 @@ Everything here is the book's, under the book's names:
   standard error, with n the number of contexts (valid at small n where a percentile interval is
   too narrow, and always containing the score).
 * **Resolved order**: two systems next to each other in the ranking are "resolved" when the same
-  interval of their score *difference*, computed on the same resamples (paired), excludes zero.
+  interval of their score *difference*, computed on the same resamples (paired), lies above zero:
+  the book's claim rule (:func:`nlgjudge.stats.claims.claim_verdict`) says "supported".
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
+from nlgjudge.stats.claims import SUPPORTED, claim_verdict
 from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_se_interval
 
 LEADERBOARD_COLUMNS = ["system", "rank", "score", "ci_low", "ci_high", "wins", "comparisons", "win_rate", "contexts"]
@@ -178,15 +181,21 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
         i, j = index[upper], index[lower]
         gap = np.array(scores[i] - scores[j])
         low, high = bootstrap_se_interval(gap, replicates[:, i] - replicates[:, j], n_units, confidence)
+        # the book's claim rule on "upper above lower" (two contexts are the least an interval needs)
+        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=2)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
-                     "resolved": bool(np.isfinite(low) and low > 0)})
-    return pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "resolved"])
+                     "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED})
+    return pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved"])
 
 
 def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     """What a reader of the leaderboard must know: positional bias, ties, a degenerate judge,
     unresolved orders, too few contexts, systems never compared."""
     notes = []
+    if analysis.n_model_comparisons == 0:
+        notes.append(f"no comparison was possible: in every context the systems' outputs are identical, so all "
+                     f"{analysis.n_identical} ordered pairs are ties by definition and nothing was sent to the judge; the scores "
+                     "(0) and intervals ([0, 0]) of the leaderboard say only that, not that the systems were measured equal")
     values = analysis.judgments.loc[~analysis.judgments["identical"], "p_a"].to_numpy(float)
     if values.size and np.ptp(values) == 0.0:
         notes.append(f"degenerate judge: every one of the {values.size} comparisons got the same P(A) = {values[0]:.3f}; "
@@ -271,7 +280,8 @@ def report_markdown(
         f"- Prompt: {prompt}",
         f"- Contexts: {analysis.n_contexts}; systems: {len(board)}",
         f"- Comparisons: {analysis.n_model_comparisons} judged by the model of {possible} possible ordered pairs "
-        f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible else "- Comparisons: none possible",
+        f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
+        else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",
         f"- P(A) before debiasing: {analysis.p_a_before:.3f}; after: {analysis.p_a_after:.3f} (threshold tau = {analysis.tau:.4f}, "
         "fitted on all this run's comparisons)",
@@ -307,29 +317,25 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 
 
 def compare_with_people(leaderboard: pd.DataFrame, people: pd.DataFrame, column: str = "ACU") -> pd.DataFrame:
-    """The judge's leaderboard beside people's mean ``column`` per system (``people``: context_id, system,
-    ``column``, NaN where a system was not annotated; pass the rows of the contexts the leaderboard
-    ranked). Columns: system, rank, score, people_mean, people_contexts, people_rank."""
-    means = people.dropna(subset=[column]).groupby("system")[column].agg(["mean", "count"])
+    """The judge's leaderboard beside the book's people ranking
+    (:func:`nlgjudge.analysis.people.people_ranking`: mean ``column`` per system over the articles
+    annotated for all of them; ``people``: context_id, system, ``column``, NaN where a system was not
+    annotated; pass the rows of the contexts the leaderboard ranked). Columns: system, rank, score,
+    people_mean, people_contexts, people_rank."""
+    ranking = people_ranking(people, list(leaderboard["system"]), column).set_index("system")
     table = leaderboard[["system", "rank", "score"]].copy()
-    table["people_mean"] = table["system"].map(means["mean"])
-    table["people_contexts"] = table["system"].map(means["count"]).fillna(0).astype(int)
+    table["people_mean"] = table["system"].map(ranking["people_mean"])
+    table["people_contexts"] = table["system"].map(ranking["people_articles"]).fillna(0).astype(int)
     table["people_rank"] = table["people_mean"].rank(ascending=False, method="min").astype("Int64")
     return table
 
 
-def rank_agreement(table: pd.DataFrame) -> dict[str, float]:
-    """Kendall's tau and Spearman's rho between the judge's scores and people's means, on the systems
-    both rank (``n``); NaN below 3 systems."""
-    both = table.dropna(subset=["score", "people_mean"])
-    n = len(both)
-    if n < 3:
-        return {"kendall": float("nan"), "spearman": float("nan"), "n": float(n)}
-    return {
-        "kendall": float(scipy_stats.kendalltau(both["score"], both["people_mean"]).statistic),
-        "spearman": float(scipy_stats.spearmanr(both["score"], both["people_mean"]).statistic),
-        "n": float(n),
-    }
+def rank_agreement(table: pd.DataFrame) -> dict[str, object]:
+    """Kendall's tau and Spearman's rho between the judge's scores and the people ranking's means, on
+    the systems both rank (``n``; NaN below 3), with ``verdict`` and ``reading`` from
+    :func:`nlgjudge.analysis.people.ranking_correlation` (a description, not a test, over few systems)."""
+    indexed = table.set_index("system")
+    return ranking_correlation(indexed["score"], indexed["people_mean"])
 
 
 def budget_table(full: RankAnalysis, runs: dict[float, RankAnalysis]) -> pd.DataFrame:

@@ -13,9 +13,21 @@ from matplotlib.figure import Figure
 from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, PANEL_HEIGHT, PANEL_WIDTH, require_columns
 
 
+#: The palette's colours in an order where neighbours differ clearly: its 2nd and 4th (orange,
+#: vermilion) and its 5th and 7th (two pinks) look alike as thin lines, so they are not used together.
+_DISTINCT_ORDER = (0, 1, 2, 4, 5, 7, 9, 8, 3, 6)
+REFERENCE_COLOUR = (0.1, 0.1, 0.1)
+
+
 def _colours(contestants: Sequence[str]) -> dict[str, tuple[float, float, float]]:
-    """One colour per contestant, the same in every figure of the chapter."""
-    return dict(zip(contestants, sns.color_palette(PALETTE, len(contestants)), strict=False))
+    """One colour per contestant, the same in every panel and figure of the chapter; the reference
+    summary is drawn in near-black."""
+    palette = sns.color_palette(PALETTE, 10)
+    others = [c for c in contestants if c != "reference"]
+    colours = {name: tuple(palette[_DISTINCT_ORDER[k % len(_DISTINCT_ORDER)]]) for k, name in enumerate(others)}
+    if "reference" in contestants:
+        colours["reference"] = REFERENCE_COLOUR
+    return colours
 
 
 def rouge_bars(scores: pd.DataFrame, title: str | None = None) -> Figure:
@@ -133,9 +145,11 @@ def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
     return fig
 
 
-def regression_panels(points: Mapping[str, pd.DataFrame], fits: pd.DataFrame, title: str | None = None) -> Figure:
+def regression_panels(
+    points: Mapping[str, pd.DataFrame], fits: pd.DataFrame, title: str | None = None, metric: str = "ROUGE-Lsum"
+) -> Figure:
     """Seed 004 Fig. 5: per model pair, the proportion of encounters where the judge chose model 1
-    in each ROUGE-L-difference bin (dot size = encounters) and the weighted line
+    in each bin of the ``metric`` difference (dot size = encounters) and the weighted line
     (``points``: "model_1 vs model_2" -> frame of bin_centre, proportion, count; ``fits``: the
     :func:`nlgjudge.analysis.elo.rouge_difference_regression` rows of those pairs)."""
     if not points:
@@ -143,17 +157,19 @@ def regression_panels(points: Mapping[str, pd.DataFrame], fits: pd.DataFrame, ti
     n = len(points)
     columns = min(n, 3)
     rows = int(np.ceil(n / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(PANEL_WIDTH * columns, PANEL_HEIGHT * rows), squeeze=False,
-                             sharey=True, layout="constrained")
+    fig, axes = plt.subplots(rows, columns, figsize=(PANEL_WIDTH * 1.1 * columns, PANEL_HEIGHT * 1.05 * rows + 0.4),
+                             squeeze=False, sharey=True, layout="constrained")
     fitted = fits.assign(pair=fits["model_1"] + " vs " + fits["model_2"]).set_index("pair")
-    for ax, (pair, frame) in zip(axes.flat, points.items()):
+    for k, (ax, (pair, frame)) in enumerate(zip(axes.flat, points.items())):
         ax.scatter(frame["bin_centre"], frame["proportion"], s=8 + 4 * frame["count"], alpha=0.6)
         fit = fitted.loc[pair]
         xs = np.linspace(frame["bin_centre"].min(), frame["bin_centre"].max(), 20)
         ax.plot(xs, fit["intercept"] + fit["slope"] * xs, color="black", linewidth=1)
         ax.set_title(f"{pair}\nslope {fit['slope']:.2f}, r² {fit['r_squared']:.2f}", fontsize="small")
-        ax.set_xlabel("ROUGE-L difference (model 2 - model 1)")
-        ax.set_ylabel("P(model 1 chosen)")
+        # one short axis label, on the bottom panel of each column only: long labels collided
+        last_in_column = k + columns >= n
+        ax.set_xlabel(f"{metric}: model 2 - model 1" if last_in_column else "", fontsize="small")
+        ax.set_ylabel("P(model 1 chosen)" if k % columns == 0 else "")
         ax.set_ylim(-0.05, 1.05)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
