@@ -61,7 +61,7 @@ def test_length_correlation_sees_the_planted_length_penalty() -> None:
     cube, docs = analysis.score_cube(likelihood, "qags_xsum", "reference_free", EVALUATORS, GENERATORS)
     lengths = analysis.summary_lengths(generations, "qags_xsum", docs, GENERATORS)
     table = analysis.length_correlation_table(cube, lengths, EVALUATORS, n_boot=100)
-    assert (table["n"] == 30 * 4).all()
+    assert (table["n"] == 30 * 4).all() and (table["n_documents"] == 30).all()
     assert (table["ci_low"] <= table["spearman"]).all() and (table["spearman"] <= table["ci_high"]).all()
     assert analysis.mean_lengths(generations, "qags_xsum", GENERATORS).index.tolist() == GENERATORS
 
@@ -74,13 +74,14 @@ def test_self_bias_table_finds_a_planted_self_boost_and_no_more(boost: float) ->
     table = analysis.self_bias_table(cube, lengths, EVALUATORS, GENERATORS, FAMILIES, n_boot=200)
     assert table.attrs["n_documents"] == 40 and table.attrs["gamma_not_identified"] == ""
     assert table.loc["s", "same family here"] == "none (self = family)" and table.loc["qa", "same family here"] == "qb"
-    readings = analysis.interval_readings(table, "gamma", "gamma_low", "gamma_high")
+    rows = analysis.claim_rows(table, "self-bias", "gamma", "gamma_low", "gamma_high")
+    assert (rows["n"] == 40).all() and rows["row"].tolist() == EVALUATORS
     if boost:
-        assert (readings == "above 0").all()
+        assert (rows["verdict"] == "supported").all()
+        assert analysis.overall_verdict(rows).verdict == "supported"
     else:
-        assert (readings == "straddles 0").sum() >= 2  # 95% intervals: an occasional miss is allowed
-    counts = analysis.count_readings({"x": table}, "gamma", "gamma_low", "gamma_high")
-    assert counts["total"] == 3 and sum(counts[k] for k in ("above 0", "below 0", "straddles 0", "undecided")) == 3
+        assert (rows["verdict"] == "not resolved").sum() >= 2  # 95% intervals: an occasional miss is allowed
+        assert analysis.overall_verdict(rows).verdict != "supported"
 
 
 def test_two_owned_generators_leave_gamma_unidentified_and_say_why() -> None:
@@ -98,6 +99,8 @@ def test_family_preference_pairs_only_relatives() -> None:
     table = analysis.family_preference(cube, EVALUATORS, GENERATORS, FAMILIES)
     assert sorted(zip(table["evaluator"], table["relative"])) == [("qa", "qb"), ("qb", "qa")]
     assert (table["n"] == 10).all()
+    for row in table.itertuples():  # the interval is made of the per-document differences it carries
+        assert row.per_document.shape == (10,) and row.per_document.mean() == pytest.approx(row._3)
 
 
 def test_human_score_table_and_an_unknown_system() -> None:
@@ -218,6 +221,7 @@ def test_self_preference_finds_a_planted_self_boost_against_neutral_judges() -> 
         assert table.loc[(judge, "all"), "excess"] == 0.0
     assert table.loc[("g0", "g1"), "anchor judges"] == "g2" and table.attrs["n_documents"] == 5
     assert table.loc[("g1", "all"), "n"] == 5
+    assert table.loc[("g1", "g0"), "per_document"].tolist() == [1.0] * 5  # own - others, document by document
 
 
 def test_self_preference_needs_a_third_judge_and_common_documents() -> None:
@@ -262,3 +266,106 @@ def test_reference_mean_scores_average_the_reference_over_the_documents_asked_fo
         analysis.reference_mean_scores(likelihood, "qags_xsum", "reference_based", EVALUATORS, ["doc1"])
     with pytest.raises(ValueError, match="not scored on all 7 documents"):
         analysis.reference_mean_scores(likelihood, "qags_xsum", "reference_free", EVALUATORS, [f"doc{d}" for d in range(7)])
+
+
+def test_length_interval_resamples_documents_not_summaries() -> None:
+    """A document effect shared by length and score (long articles: longer summaries, higher scores),
+    and nothing within a document: 30 documents, not 120 summaries, carry the evidence, so the
+    interval must be as wide as 30 units make it (resampling single summaries made it narrower)."""
+    rng = np.random.default_rng(5)
+    offset = rng.normal(0, 1, 30)
+    lengths = 40 + 10 * offset[:, None] + rng.normal(0, 0.1, (30, 4))
+    cube = np.repeat((offset[:, None] + rng.normal(0, 0.1, (30, 4)))[:, None, :], 2, axis=1)
+    table = analysis.length_correlation_table(cube, lengths, ["e0", "e1"], n_boot=400)
+    from nlgjudge.stats import bootstrap_correlation_ci
+
+    two = analysis.length_correlation_table(cube[:2], lengths[:2], ["e0", "e1"], n_boot=50)
+    assert two["ci_low"].isna().all() and two["spearman"].notna().all()  # 2 documents: no interval, said as NaN
+    by_summary = bootstrap_correlation_ci(lengths.reshape(-1), cube[:, 0, :].reshape(-1), "spearman", n_boot=400, seed=0)
+    clustered = table.loc["e0", "ci_high"] - table.loc["e0", "ci_low"]
+    assert table.loc["e0", "spearman"] == pytest.approx(by_summary.estimate)
+    assert clustered > 1.3 * (by_summary.high - by_summary.low)
+
+
+def _claims_table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "value": [0.30, -0.20, 0.05, 0.40, 0.0],
+        "low": [0.10, -0.35, -0.10, 0.20, 0.0],
+        "high": [0.50, -0.05, 0.20, 0.60, 0.3],
+        "n": [40, 40, 40, 2, 40],
+        "bound": ["", "", "", "", "at its floor"],
+    }, index=pd.MultiIndex.from_tuples([("d", "a"), ("d", "b"), ("d", "c"), ("d", "e"), ("d", "f")]))
+
+
+def test_claim_rows_give_the_four_verdicts_and_count_documents_only_for_the_open_ones() -> None:
+    from nlgjudge.stats.claims import units_needed_from_interval
+
+    rows = analysis.claim_rows(_claims_table(), "x above 0", "value", "low", "high", degenerate="bound")
+    assert rows["verdict"].tolist() == ["supported", "contradicted", "not resolved", "not tested", "not tested"]
+    assert rows["reason"].tolist()[3:] == ["n = 2 < 3", "at its floor"]
+    assert rows["row"].tolist()[0] == "d / a"
+    assert rows.loc[2, "documents needed"] == units_needed_from_interval(0.05, -0.10, 0.20, 40)
+    assert rows.loc[2, "method"] == analysis.FROM_INTERVAL and rows["documents needed"].isna().sum() == 4
+    below = analysis.claim_rows(_claims_table(), "x below 0", "value", "low", "high", direction="below")
+    assert below["verdict"].tolist()[:2] == ["contradicted", "supported"]
+
+
+def test_documents_needed_from_per_document_values_use_the_paired_t_power() -> None:
+    from nlgjudge.stats.claims import contexts_needed_from_values
+
+    values = np.random.default_rng(1).normal(0.05, 0.5, 30)
+    table = pd.DataFrame({"v": [values.mean()], "lo": [-0.1], "hi": [0.2], "n": [30], "per": [values]}, index=["j"])
+    rows = analysis.claim_rows(table, "own above others", "v", "lo", "hi", per_document="per")
+    assert rows.loc[0, "verdict"] == "not resolved" and rows.loc[0, "method"] == analysis.FROM_VALUES
+    assert rows.loc[0, "documents needed"] == contexts_needed_from_values(values) > 30
+    needed = analysis.documents_needed_table(rows, horizon={"own above others": 100})
+    assert needed.loc[0, "n now"] == 30 and needed.loc[0, "more"] == str(int(rows.loc[0, "documents needed"]) - 30)
+    assert needed.loc[0, "within"] == f"{'yes' if rows.loc[0, 'documents needed'] <= 100 else 'no'} (100)"
+
+
+@pytest.mark.parametrize(("low", "high", "verdict"), [(0.1, 0.4, "supported"), (0.55, 0.7, "contradicted"),
+                                                      (-0.8, -0.6, "contradicted"), (0.3, 0.6, "not resolved"),
+                                                      (-0.6, 0.2, "not resolved")])
+def test_a_correlation_is_not_strong_only_when_its_interval_lies_inside_the_band(low: float, high: float, verdict: str) -> None:
+    estimate = (low + high) / 2
+    assert analysis.not_strong_verdict(estimate, low, high, 50).verdict == verdict
+    assert analysis.not_strong_verdict(estimate, low, high, 2).verdict == "not tested"
+
+
+def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
+    rows = analysis.claim_rows(_claims_table(), "x", "value", "low", "high", degenerate="bound")
+    overall = analysis.overall_verdict(rows)
+    assert overall.verdict == "contradicted" and "d / b" in overall.reason and "not tested: d / e and d / f" in overall.reason
+    open_only = analysis.overall_verdict(rows[~rows["row"].isin(["d / b", "d / e"])])
+    assert open_only.verdict == "not resolved" and "not resolved: d / c" in open_only.reason
+    clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(verdict=["supported"] * 2 + ["not tested"]))
+    assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows; not tested: d / f"
+    # most rows untested: the claim about every row is not tested, whatever the few tested rows say
+    few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
+    assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f"
+    assert analysis.overall_verdict(rows.iloc[3:]).verdict == "not tested"
+    assert analysis.overall_verdict(analysis.untested_claim("y", "no such evaluator")).reason == "no such evaluator"
+    summary = analysis.claims_summary(pd.concat([rows, analysis.untested_claim("y", "no such evaluator")]))
+    assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows; contradicted: 1 row; not resolved: 1 row; "
+                                          "not tested: 2 rows")  # counted in the table; named in the detail
+    assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows")
+    assert summary.loc["x", "estimates"] == "-0.20 to +0.40" and summary.loc["y", "verdict"] == "not tested"
+    assert summary.loc["x", "n (documents)"] == "40 and 2" and summary.loc["y", "n (documents)"] == "–"
+
+
+def test_an_excess_at_eq4_floor_is_flagged_and_cannot_test_the_claim() -> None:
+    """Generator s is everyone's least favourite, s's own evaluator included (and qa everyone's favourite):
+    their excesses are 0 by construction."""
+    generations, likelihood = _frames(n_docs=20, self_boost=0.2)
+    cube, docs = analysis.score_cube(likelihood, "qags_xsum", "reference_free", EVALUATORS, GENERATORS)
+    cube = cube.copy()
+    cube[:, :, 2] -= 0.8  # s's summaries fall below everyone's, however much s likes them
+    lengths = analysis.summary_lengths(generations, "qags_xsum", docs, GENERATORS)
+    table = analysis.self_bias_table(cube, lengths, EVALUATORS, GENERATORS, FAMILIES, n_boot=50)
+    assert table.loc["s", "excess"] == 0.0 and "lowest" in table.loc["s", "excess at bound"]
+    assert "highest" in table.loc["qa", "excess at bound"]  # qa is the best summariser in everyone's eyes: the ceiling
+    assert table.loc["qb", "excess at bound"] == "" and (table["n"] == 20).all()
+    rows = analysis.claim_rows(table, "self-bias", "excess", "excess_low", "excess_high", degenerate="excess at bound")
+    assert rows.set_index("row").loc["s", "verdict"] == "not tested"
+    gamma = analysis.claim_rows(table, "self-bias", "gamma", "gamma_low", "gamma_high")
+    assert gamma.set_index("row").loc["s", "verdict"] != "not tested"  # gamma has no floor: the row is a test

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from nlgjudge.plotting.narcissism import heatmap_panels, interval_dots
+from nlgjudge.plotting.narcissism import HEATMAP_SCALE_LABEL, heatmap_panels, interval_dots
 
 MODELS = ["qwen2.5-coder-1.5b-instruct", "gemma-3-270m"]
 
@@ -33,6 +33,9 @@ def test_panels_wrap_at_two_a_row_and_hide_the_empty_slot(n: int, visible: int, 
     # the own-model cells (both evaluators wrote summaries) are outlined, and lengths are in the labels
     assert len(heatmaps[0].patches) == 2
     assert [t.get_text() for t in heatmaps[0].get_xticklabels()][1].endswith("(25)")
+    # one colour bar a row, saying that each row (evaluator) is rescaled on its own
+    bars = [ax for ax in fig.axes if ax.get_ylabel() == HEATMAP_SCALE_LABEL]
+    assert len(bars) == shape[0] and "per evaluator" in HEATMAP_SCALE_LABEL
     plt.close(fig)
 
 

@@ -109,6 +109,11 @@ def test_heatmap_and_self_bias_excess_recomputed_from_the_jsonl(dataset: str, se
     assert sorted(docs) == complete
     np.testing.assert_allclose(analysis.heatmap_table(cube, MODELS, MODELS).to_numpy(), normalised, atol=1e-9)
     np.testing.assert_allclose(self_bias_excess(cube, np.arange(len(MODELS))), excess, atol=1e-9)
+    # A generator every evaluator rates lowest (or highest) has an excess of 0 by construction: the
+    # chapter must flag exactly those rows as unable to test the claim.
+    at_bound = [bool((normalised[:, k] == 0).all() or (normalised[:, k] == 1).all()) for k in range(len(MODELS))]
+    assert [bool(reason) for reason in analysis.excess_at_bound(cube, MODELS, MODELS)] == at_bound
+    assert all(excess[k] == 0 for k in range(len(MODELS)) if at_bound[k])
 
 
 def test_reference_free_minus_reference_based_recomputed_from_the_jsonl() -> None:
@@ -122,7 +127,10 @@ def test_reference_free_minus_reference_based_recomputed_from_the_jsonl() -> Non
     both = sorted(set(_complete(free)) & set(_complete(based)))
     if len(both) < 10:
         pytest.skip("rose: fewer than 10 documents scored in both settings")
-    difference = _excess_by_hand(free, both)[1] - _excess_by_hand(based, both)[1]
+    (free_norm, free_excess), (based_norm, based_excess) = _excess_by_hand(free, both), _excess_by_hand(based, both)
+    difference = free_excess - based_excess
+    at_bound = [any(bool((norm[:, k] == 0).all() or (norm[:, k] == 1).all()) for norm in (free_norm, based_norm))
+                for k in range(len(MODELS))]
 
     folders = [released_folder(study, "rose") for study in ("generation", "likelihood")]
     cache, _ = chapter_cache(True, folders)
@@ -130,6 +138,8 @@ def test_reference_free_minus_reference_based_recomputed_from_the_jsonl() -> Non
     table = analysis.setting_comparison_table(collected.likelihood, "rose", MODELS, MODELS, n_boot=20)
     assert table.attrs["n_documents"] == len(both)
     np.testing.assert_allclose(table.loc[MODELS, "free - based"].to_numpy(), difference, atol=1e-9)
+    assert [bool(reason) for reason in table.loc[MODELS, "excess at bound"]] == at_bound
+    assert (table["n"] == len(both)).all()
 
 
 @pytest.mark.parametrize(("dataset", "setting", "human"), [("rose_llm", "reference_based", "ACU"), ("summeval", "reference_free", "COH")])

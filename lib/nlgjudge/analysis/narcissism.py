@@ -26,8 +26,18 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from nlgjudge.prose import listing
-from nlgjudge.stats import bootstrap_clustered_correlation_ci, bootstrap_correlation_ci, correlation
+from nlgjudge.prose import interval_text, listing
+from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation
+from nlgjudge.stats.claims import (
+    CONTRADICTED,
+    NOT_RESOLVED,
+    NOT_TESTED,
+    SUPPORTED,
+    ClaimVerdict,
+    claim_verdict,
+    contexts_needed_from_values,
+    units_needed_from_interval,
+)
 from nlgjudge.stats.normalisation import min_max_normalise
 from nlgjudge.stats.self_bias import self_bias_bootstrap, self_bias_difference_bootstrap, self_preference_bootstrap
 
@@ -176,18 +186,47 @@ def length_correlation_table(
     cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], n_boot: int = 1000, seed: int = 0,
 ) -> pd.DataFrame:
     """Fig. 5: Spearman between summary length and each evaluator's score over every summary
-    (documents x generators), with a percentile bootstrap interval (summaries resampled)."""
+    (documents x generators), with a percentile bootstrap interval that resamples *documents* (a
+    document's summaries stay together: they share its length budget and difficulty, so resampling
+    single summaries would treat them as independent). ``n`` counts summaries, ``n_documents`` the
+    resampled units."""
     rows = []
     flat_len = lengths.reshape(-1)
+    documents = np.repeat(np.arange(cube.shape[0]), cube.shape[2])  # cube[d, e, :] flattens document by document
     for e, name in enumerate(evaluators):
-        ci = bootstrap_correlation_ci(flat_len, cube[:, e, :].reshape(-1), "spearman", n_boot=n_boot, seed=seed)
-        rows.append({"evaluator": name, "spearman": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "n": flat_len.size})
+        scores = cube[:, e, :].reshape(-1)
+        try:
+            ci = bootstrap_clustered_correlation_ci(flat_len, scores, documents, "spearman", n_boot=n_boot, seed=seed)
+            estimate, low, high = ci.estimate, ci.low, ci.high
+        except ValueError:  # fewer than 3 documents, or degenerate resamples: no interval (NaN, shown as such)
+            estimate, low, high = correlation(flat_len, scores, "spearman"), np.nan, np.nan
+        rows.append({"evaluator": name, "spearman": estimate, "ci_low": low, "ci_high": high, "n": flat_len.size,
+                     "n_documents": cube.shape[0]})
     return pd.DataFrame(rows).set_index("evaluator")
 
 
 def own_generators(evaluators: Sequence[str], generators: Sequence[str]) -> np.ndarray:
     """Index of each evaluator's own generator (the same model name), -1 if it wrote nothing here."""
     return np.array([list(generators).index(e) if e in generators else -1 for e in evaluators], dtype=int)
+
+
+def excess_at_bound(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str]) -> list[str]:
+    """Per evaluator: why its eq. 4 excess is 0 by construction, or "" when it is not.
+
+    When every evaluator, its own included, rates the evaluator's generator lowest (eq. 4's floor, 0)
+    or highest (its ceiling, 1), the excess is 0 however much more the own evaluator likes those
+    summaries than the others do: such a row cannot test the claim (the claim rule's "degenerate")."""
+    normalised = min_max_normalise(cube.mean(axis=0), alpha=1.0, axis=1)
+    reasons = []
+    for e, g in enumerate(own_generators(evaluators, generators)):
+        column = normalised[:, g] if g >= 0 else np.array([0.5])
+        if g >= 0 and (column == 0).all():
+            reasons.append(f"every evaluator rates {generators[g]} lowest: its excess is 0 by construction (eq. 4's floor)")
+        elif g >= 0 and (column == 1).all():
+            reasons.append(f"every evaluator rates {generators[g]} highest: its excess is 0 by construction (eq. 4's ceiling)")
+        else:
+            reasons.append("")
+    return reasons
 
 
 def self_bias_table(
@@ -198,6 +237,7 @@ def self_bias_table(
     95% percentile bootstrap interval over documents, and whether self can be told from family."""
     own = own_generators(evaluators, generators)
     excess = self_bias_bootstrap(cube, own, n_boot=n_boot, seed=seed)
+    bounds = excess_at_bound(cube, evaluators, generators)
     try:
         preference = self_preference_bootstrap(cube, lengths, own, n_boot=n_boot, seed=seed)
         unidentified = ""
@@ -213,8 +253,10 @@ def self_bias_table(
             "evaluator": name,
             "own generator": generators[own[e]] if own[e] >= 0 else "none",
             "excess": excess.estimate[e], "excess_low": excess.low[e], "excess_high": excess.high[e],
+            "excess at bound": bounds[e],
             "gamma": preference.estimate[e], "gamma_low": preference.low[e], "gamma_high": preference.high[e],
             "same family here": ", ".join(relatives) if relatives else "none (self = family)",
+            "n": excess.n_documents,
         })
     table = pd.DataFrame(rows).set_index("evaluator")
     table.attrs.update(n_documents=excess.n_documents, n_boot=n_boot, failed_excess=excess.n_failed,
@@ -247,6 +289,9 @@ def setting_comparison_table(
     first = self_bias_bootstrap(free, own, n_boot=n_boot, seed=seed)
     second = self_bias_bootstrap(based, own, n_boot=n_boot, seed=seed)
     paired = self_bias_difference_bootstrap(free, based, own, n_boot=n_boot, seed=seed)
+    bounds = [" and ".join(f"{setting}: {reason}" for setting, reason in (("reference-free", a), ("reference-based", b)) if reason)
+              for a, b in zip(excess_at_bound(free, evaluators, generators), excess_at_bound(based, evaluators, generators),
+                              strict=True)]
     rows = []
     for e, name in enumerate(evaluators):
         if own[e] < 0:
@@ -256,6 +301,7 @@ def setting_comparison_table(
             "reference-free": first.estimate[e], "free_low": first.low[e], "free_high": first.high[e],
             "reference-based": second.estimate[e], "based_low": second.low[e], "based_high": second.high[e],
             "free - based": paired.estimate[e], "difference_low": paired.low[e], "difference_high": paired.high[e],
+            "excess at bound": bounds[e], "n": len(keep),
         })
     table = pd.DataFrame(rows).set_index("evaluator")
     table.attrs.update(n_documents=len(keep), n_boot=n_boot,
@@ -291,7 +337,7 @@ def family_preference(cube: np.ndarray, evaluators: Sequence[str], generators: S
 
     Per evaluator with a relative among the generators: mean score (nats/token) of its own summaries
     minus its relative's, with a paired t interval over documents (the same documents, both scored
-    by the same evaluator)."""
+    by the same evaluator); ``per_document`` holds the differences the interval is made of."""
     from nlgjudge.stats.intervals import paired_difference_interval
 
     rows = []
@@ -303,8 +349,9 @@ def family_preference(cube: np.ndarray, evaluators: Sequence[str], generators: S
                 g_own, g_rel = list(generators).index(name), list(generators).index(relative)
                 interval = paired_difference_interval(cube[:, e, g_own], cube[:, e, g_rel])
                 rows.append({"evaluator": name, "relative": relative, "own - relative": interval.mean,
-                             "ci_low": interval.low, "ci_high": interval.high, "n": interval.n})
-    return pd.DataFrame(rows, columns=["evaluator", "relative", "own - relative", "ci_low", "ci_high", "n"])
+                             "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
+                             "per_document": cube[:, e, g_own] - cube[:, e, g_rel]})
+    return pd.DataFrame(rows, columns=["evaluator", "relative", "own - relative", "ci_low", "ci_high", "n", "per_document"])
 
 
 def human_score_table(frames: Mapping[str, tuple[pd.DataFrame, str]], systems: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
@@ -415,7 +462,7 @@ def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], con
     third judge has judged is skipped); ``excess`` = own - others with a
     paired t interval over documents (the same documents and pairs on both sides). ``ties`` is the
     judge's share of pairs whose two orders disagree (0.5 outcomes). Only documents every judge judged
-    are used (``n``)."""
+    are used (``n``); ``per_document`` holds the per-document own - others the interval is made of."""
     judges = list(dict.fromkeys(outcomes["judge"]))
     if len(judges) < 2:
         raise ValueError(f"an anchor needs at least two judges (the others' verdicts); got {judges}")
@@ -470,27 +517,158 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
     return {"judge": judge, "opponent": opponent, "own": own_ci.mean, "own_low": own_ci.low, "own_high": own_ci.high,
             "others": anchor_ci.mean, "others_low": anchor_ci.low, "others_high": anchor_ci.high,
             "excess": excess.mean, "excess_low": excess.low, "excess_high": excess.high,
-            "judge ties": ties, "anchor judges": ", ".join(others), "n": excess.n}
+            "judge ties": ties, "anchor judges": ", ".join(others), "n": excess.n, "per_document": own - anchor}
 
 
-def _above(low: float, high: float) -> str:
-    """How an interval reads against 0: above, below, or straddling."""
-    if np.isnan(low) or np.isnan(high):
-        return "undecided"
-    return "above 0" if low > 0 else "below 0" if high < 0 else "straddles 0"
+# --------------------------------------------------------------------------------------------
+# Claims: every verdict of the chapter from the book's claim rule (nlgjudge.stats.claims)
+
+#: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
+CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method"]
+#: How a row's "documents needed" is counted: from its per-document values (a paired t power
+#: calculation) or from its bootstrap interval (the standard error scaled as 1/sqrt(n)).
+FROM_VALUES, FROM_INTERVAL = "paired t", "bootstrap"
+#: A correlation with people counts as strong from this absolute value on (the chapter's reading of Tables 2-3).
+STRONG_CORRELATION = 0.5
 
 
-def interval_readings(table: pd.DataFrame, value: str, low: str, high: str) -> pd.Series:
-    """Per row: "above 0", "below 0", "straddles 0" or "undecided" (no interval)."""
-    return pd.Series([_above(lo, hi) for lo, hi in zip(table[low], table[high], strict=True)], index=table.index, name=f"{value} interval")
+def not_strong_verdict(estimate: float, low: float, high: float, n: int, *, strong: float = STRONG_CORRELATION,
+                       degenerate: str | None = None) -> ClaimVerdict:
+    """"The correlation is not strong" (|rho| < ``strong``) by the claim rule, applied at both ends:
+    supported when the interval lies inside (-strong, strong), contradicted when it lies wholly
+    beyond either end, otherwise not resolved."""
+    upper = claim_verdict(estimate, low, high, n, threshold=strong, direction="below", degenerate=degenerate)
+    if not upper.tested:
+        return upper
+    lower = claim_verdict(estimate, low, high, n, threshold=-strong, direction="above")
+    for side in (upper, lower):
+        if side.verdict == CONTRADICTED:
+            return side
+    if upper.verdict == lower.verdict == SUPPORTED:
+        return ClaimVerdict(SUPPORTED, f"interval inside (-{strong:g}, {strong:g})")
+    return upper if upper.verdict == NOT_RESOLVED else lower
 
 
-def count_readings(tables: Mapping[str, pd.DataFrame], value: str, low: str, high: str) -> dict[str, int]:
-    """Over every dataset's table: how many rows lie above 0, below 0, straddle it or are undecided."""
-    counts = {"above 0": 0, "below 0": 0, "straddles 0": 0, "undecided": 0, "total": 0}
-    for table in tables.values():
-        rows = table[table[value].notna()] if value in table else table
-        for reading in interval_readings(rows, value, low, high):
-            counts[reading] += 1
-            counts["total"] += 1
-    return counts
+def _label(index: object) -> str:
+    return " / ".join(map(str, index)) if isinstance(index, tuple) else str(index)
+
+
+def claim_rows(
+    table: pd.DataFrame, claim: str, value: str, low: str, high: str, n: str = "n", *, threshold: float = 0.0,
+    direction: str = "above", degenerate: str | None = None, per_document: str | None = None,
+    strong: float | None = None,
+) -> pd.DataFrame:
+    """The verdict on ``claim`` for every row of ``table`` (:func:`nlgjudge.stats.claims.claim_verdict`
+    on the row's ``value`` and its interval ``[low, high]`` over ``n`` documents), and for a row
+    that is not resolved, how many documents would resolve it at the observed effect and spread.
+
+    ``degenerate``: a column holding why a row cannot test the claim ("" when it can);
+    ``per_document``: a column holding the per-document values the interval is made of (the count
+    is then :func:`contexts_needed_from_values`; otherwise :func:`units_needed_from_interval` on
+    the bootstrap interval); ``strong``: the claim is "not strong" (:func:`not_strong_verdict`)."""
+    rows = []
+    for index, row in table.iterrows():
+        estimate, lo, hi, units = float(row[value]), float(row[low]), float(row[high]), int(row[n])
+        why = str(row[degenerate]) if degenerate and row[degenerate] else None
+        if strong is None:
+            verdict = claim_verdict(estimate, lo, hi, units, threshold=threshold, direction=direction,  # type: ignore[arg-type]
+                                    degenerate=why)
+            target = threshold
+        else:
+            verdict = not_strong_verdict(estimate, lo, hi, units, strong=strong, degenerate=why)
+            target = strong if estimate >= 0 else -strong
+        needed, method = None, ""
+        if verdict.verdict == NOT_RESOLVED:
+            if per_document:
+                needed, method = contexts_needed_from_values(row[per_document], threshold=target), FROM_VALUES
+            else:
+                needed, method = units_needed_from_interval(estimate, lo, hi, units, threshold=target), FROM_INTERVAL
+        rows.append({"claim": claim, "row": _label(index), "estimate": estimate, "low": lo, "high": hi, "n": units,
+                     "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method})
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def untested_claim(claim: str, reason: str) -> pd.DataFrame:
+    """A claim this run cannot test at all (e.g. it needs an evaluator none of the models is), as one row."""
+    return pd.DataFrame([{"claim": claim, "row": "–", "estimate": np.nan, "low": np.nan, "high": np.nan, "n": 0,
+                          "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": ""}],
+                        columns=CLAIM_COLUMNS)
+
+
+def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
+    """A claim about every row ("every evaluator favours its own summaries") from its rows' verdicts:
+    contradicted when any tested row is; not resolved when any is; supported when every tested row
+    is. Rows that cannot test the claim are named in the reason and set aside, as long as they are
+    fewer than half of the rows: a claim about every evaluator that most evaluators cannot test is
+    not tested (the reason then gives the tested rows' verdicts). The reason names the rows of a
+    verdict when there are at most ``max_names`` of them, and counts them otherwise."""
+    if rows.empty:
+        return ClaimVerdict(NOT_TESTED, "no row in this run")
+    total = len(rows)
+
+    def named(verdict: str) -> list[str]:
+        return rows.loc[rows["verdict"] == verdict, "row"].tolist()
+
+    def which(verdict: str) -> str:
+        names = named(verdict)
+        return listing(names) if len(names) <= max_names else f"{len(names)} row{'s' if len(names) != 1 else ''}"
+
+    untested = named(NOT_TESTED)
+    if len(untested) == total:
+        return ClaimVerdict(NOT_TESTED, listing(sorted(set(rows["reason"]))))
+    aside = f"; not tested: {which(NOT_TESTED)}" if untested else ""
+    supported = len(named(SUPPORTED))
+    if 2 * len(untested) >= total:
+        tested = rows[rows["verdict"] != NOT_TESTED]
+        verdicts = ([f"{r} {v}" for r, v in zip(tested["row"], tested["verdict"], strict=True)] if len(tested) <= max_names
+                    else [f"{k} {v}" for v, k in tested["verdict"].value_counts().items()])
+        return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
+    head = f"supported in {supported} of {total} rows"
+    still_open = f"; not resolved: {which(NOT_RESOLVED)}" if named(NOT_RESOLVED) else ""
+    if named(CONTRADICTED):
+        return ClaimVerdict(CONTRADICTED, f"{head}; contradicted: {which(CONTRADICTED)}{still_open}{aside}")
+    if named(NOT_RESOLVED):
+        return ClaimVerdict(NOT_RESOLVED, f"{head}{still_open}{aside}")
+    return ClaimVerdict(SUPPORTED, head + aside)
+
+
+def claims_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per claim of :func:`claim_rows` frames (concatenated): the range of its rows'
+    estimates, their documents, and the claim's verdict with its reason (:func:`overall_verdict`,
+    counting the rows of each verdict; the rows themselves are in the detailed table)."""
+    out = []
+    for claim, part in rows.groupby("claim", sort=False):
+        verdict = overall_verdict(part, max_names=0 if len(part) > 1 else 1)
+        finite = part["estimate"].dropna()
+        out.append({
+            "claim": claim,
+            "estimates": (f"{finite.min():+.2f} to {finite.max():+.2f}" if len(finite) > 1 else
+                          f"{finite.iloc[0]:+.2f}" if len(finite) else "–"),
+            "n (documents)": listing([str(k) for k in sorted(set(part["n"]), reverse=True)]) if part["n"].any() else "–",
+            "verdict": verdict.verdict, "reason": verdict.reason,
+        })
+    return pd.DataFrame(out).set_index("claim")
+
+
+def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int = 500) -> pd.DataFrame:
+    """The rows that are not resolved, with the documents that would resolve them ("out of reach"
+    beyond :data:`nlgjudge.stats.claims.MAX_UNITS` or at a zero effect), how many more that is,
+    and whether it lies "within" ``horizon`` documents (the paper's scale: 500 documents a dataset;
+    a mapping gives it per claim, e.g. a benchmark's own size)."""
+    open_rows = rows[rows["verdict"] == NOT_RESOLVED]
+    out = []
+    for row in open_rows.to_dict("records"):
+        needed = row["documents needed"]
+        missing = needed is None or needed != needed  # None, or NaN once pandas has seen a None
+        limit = horizon.get(row["claim"], 500) if isinstance(horizon, Mapping) else horizon
+        out.append({"claim": row["claim"], "row": row["row"],
+                    "estimate [95%]": interval_text(row["estimate"], row["low"], row["high"]),
+                    "n now": int(row["n"]), "documents needed": "out of reach" if missing else str(int(needed)),
+                    # a skewed percentile interval can straddle the threshold while its width says n suffices
+                    "more": "–" if missing else (str(int(needed) - int(row["n"])) if needed > row["n"] else
+                                                 "none by this approximation (the interval is skewed)"),
+                    "within": "–" if missing else f"{'yes' if needed <= limit else 'no'} ({limit})",
+                    "method": row["method"]})
+    columns = ["claim", "row", "estimate [95%]", "n now", "documents needed", "more", "within", "method"]
+    return pd.DataFrame(out, columns=columns)
+

@@ -14,6 +14,8 @@ from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, panel_grid, requi
 
 #: Sequential map for eq. 4's [0, 1] scores: darker = the evaluator rates the generator higher (as the paper).
 HEATMAP_CMAP = "Blues"
+#: The colour bar's words: eq. 4 rescales each row (evaluator) on its own, so a shade is a place in that row's order.
+HEATMAP_SCALE_LABEL = "eq. 4, per evaluator (row):\n0 = its least liked, 1 = its favourite"
 
 
 def _short(name: str) -> str:
@@ -26,7 +28,8 @@ def heatmap_panels(
     max_columns: int = 2,
 ) -> Figure:
     """One eq. 4 heatmap per panel (rows: evaluators, columns: generators with their average length in
-    words in brackets, as seed 003 Figs. 2, 3 and 6); the own-model cells are outlined. At most
+    words in brackets, as seed 003 Figs. 2, 3, 4 and 6), each row rescaled on its own (the colour bar says
+    so); the own-model cells are outlined. At most
     ``max_columns`` panels a row, so that the cells stay legible at page width."""
     if not tables:
         raise ValueError("no heatmap to draw")
@@ -38,7 +41,7 @@ def heatmap_panels(
         columns = [f"{_short(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
         last_in_row = k % ncols == ncols - 1 or k == n - 1
         sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
-                    cbar=last_in_row, cbar_kws={"label": "normalised score (eq. 4)", "shrink": 0.8}, ax=ax,
+                    cbar=last_in_row, cbar_kws={"label": HEATMAP_SCALE_LABEL, "shrink": 0.8}, ax=ax,
                     xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 9})
         for i, evaluator in enumerate(table.index):
             if evaluator in table.columns:
