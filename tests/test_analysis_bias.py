@@ -289,3 +289,12 @@ def test_mark_missing_says_not_run_for_ours_and_dash_for_the_paper() -> None:
     assert table.loc[("d", "A"), ("ours", "s")] == "0.25"
     assert table.loc[("e", "A"), ("reported (Table 9)", "p")] == NOT_REPORTED
     assert table.loc[("d", "A"), ("reported (Table 9)", "p")] == "0.12"
+
+
+def test_the_contexts_needed_words_say_when_a_benchmark_is_too_small() -> None:
+    from nlgjudge.analysis.bias import _needed_words
+
+    rows = pd.DataFrame({"dataset": ["summeval", "topicalchat", "webnlg"], "contexts_needed": [54.0, 104.0, np.nan],
+                         "n_contexts": [16, 30, 16]})
+    assert _needed_words(rows) == ("summeval 54 contexts (now 16); topicalchat 104 contexts (now 30, more than the "
+                                   "benchmark's 60); webnlg out of reach (a mean change too close to 0)")

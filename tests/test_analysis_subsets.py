@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from nlgjudge.analysis.subsets import (
@@ -272,3 +273,14 @@ def test_fraction_reached_names_the_cells_that_fall_short(tiny_dataset, syntheti
     values = claims_prose(claims, cells, strict)
     assert values["reached_count"] == "0 of 4" and "tiny COH plain" in values["reached_misses"]
     assert "(n = 3)" in values["c_no_repeat_minus_random"]
+
+
+def test_the_contexts_needed_sentence_names_only_what_the_benchmark_can_give() -> None:
+    from nlgjudge.analysis.subsets import needed_words
+
+    rows = pd.DataFrame({"dataset": ["summeval", "summeval", "topicalchat"], "claim": ["a", "b", "c"],
+                         "contexts_needed": [31.0, 203.0, np.nan], "n": [16, 16, 30]})
+    text = needed_words(rows)
+    assert text == ("within the benchmarks' sizes: summeval 'a' (31 contexts, now 16); 2 more would need more contexts "
+                    "than the benchmark has (the table lists them)")
+    assert needed_words(rows.iloc[0:0]) == "none (every claim is resolved)"

@@ -486,8 +486,16 @@ def _needed_words(rows: pd.DataFrame) -> str:
     """The contexts that the not-resolved datasets of one model would need, in words."""
     if rows.empty:
         return "no dataset is left unresolved"
-    parts = [f"{r.dataset} {int(r.contexts_needed)} contexts (now {r.n_contexts})" if np.isfinite(r.contexts_needed)
-             else f"{r.dataset} out of reach (a mean change too close to 0)" for r in rows.itertuples()]
+    from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS
+
+    parts = []
+    for r in rows.itertuples():
+        if not np.isfinite(r.contexts_needed):
+            parts.append(f"{r.dataset} out of reach (a mean change too close to 0)")
+            continue
+        size = BENCHMARK_CONTEXTS.get(r.dataset)
+        beyond = f", more than the benchmark's {size}" if size is not None and r.contexts_needed > size else ""
+        parts.append(f"{r.dataset} {int(r.contexts_needed)} contexts (now {r.n_contexts}{beyond})")
     return "; ".join(parts)
 
 

@@ -25,6 +25,9 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset
+from nlgjudge.data.summeval import N_ARTICLES
+from nlgjudge.data.topicalchat import N_DIALOGUES
+from nlgjudge.data.webnlg import N_TRIPLE_SETS
 from nlgjudge.prose import interval_text, number, verdict_cell
 from nlgjudge.stats import (
     CONTRADICTED,
@@ -651,7 +654,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
         raise ValueError(f"no comparative correlations of judge {judge!r}")
     n = len(mine)
     count = {v: int((mine["verdict"] == v).sum()) for v in VERDICTS}
-    needed = mine.loc[mine["verdict"] == NOT_RESOLVED, "contexts_needed"]
+    needed = mine.loc[mine["verdict"] == NOT_RESOLVED, ["dataset", "contexts_needed"]]
     return {
         "judge": judge,
         "n_cases": str(n),
@@ -668,21 +671,28 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     }
 
 
-def needed_range(needed: pd.Series) -> str:
-    """The contexts that the not-resolved claims would need, in words: "none is left unresolved",
-    "about 40", "from 25 to 310", with how many are out of reach (no effect, or over 100,000)."""
-    if needed.empty:
+#: The benchmarks' sizes in contexts (the paper's scale): what more contexts can reach at all.
+BENCHMARK_CONTEXTS = {"summeval": N_ARTICLES, "topicalchat": N_DIALOGUES, "webnlg": N_TRIPLE_SETS}
+
+
+def needed_range(rows: pd.DataFrame) -> str:
+    """The contexts that the not-resolved rows (``dataset``, ``contexts_needed``) would need, in
+    words: the range of those within their benchmark's size (:data:`BENCHMARK_CONTEXTS`), and how
+    many need more contexts than the benchmark has (or are out of reach: a gap too close to 0)."""
+    if rows.empty:
         return "none (no claim is left unresolved)"
-    finite = needed.dropna().astype(int)
-    out_of_reach = int(needed.isna().sum())
-    if finite.empty:
-        text = "more than any run could give"
-    elif finite.min() == finite.max():
-        text = f"{int(finite.min())} contexts"
+    sizes = rows["dataset"].map(BENCHMARK_CONTEXTS).fillna(np.inf)
+    needed = rows["contexts_needed"].astype(float)
+    reachable = needed[np.isfinite(needed) & (needed <= sizes)].astype(int)
+    beyond = len(rows) - len(reachable)
+    if reachable.empty:
+        text = "more contexts than the benchmarks have, for every one"
+    elif reachable.min() == reachable.max():
+        text = f"{int(reachable.min())} contexts for {len(reachable)} of them"
     else:
-        text = f"from {int(finite.min())} to {int(finite.max())} contexts"
-    if out_of_reach and not finite.empty:
-        text += f" ({out_of_reach} out of reach: an observed gap too close to 0)"
+        text = f"from {int(reachable.min())} to {int(reachable.max())} contexts for {len(reachable)} of them"
+    if beyond and not reachable.empty:
+        text += f", and more contexts than the benchmark has for the other {beyond}"
     return text
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.comparative import headline_reading as comparative_headline_reading
-from nlgjudge.analysis.comparative import placeholder_candidates
+from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS, placeholder_candidates
 from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
@@ -392,16 +392,31 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
             out[f"fig5_{name}"] = "not computed"
     open_rows = claims[claims["verdict"] == NOT_RESOLVED]
     out["n_not_resolved"] = str(len(open_rows))
-    out["needed"] = listing([
-        f"{row.dataset}, '{row.claim}': {int(row.contexts_needed)} contexts (now {row.n})"
-        if np.isfinite(row.contexts_needed) else f"{row.dataset}, '{row.claim}': out of reach (now {row.n})"
-        for row in open_rows.itertuples()], empty="none (every claim is resolved)")
+    out["needed"] = needed_words(open_rows)
     misses = reached[~reached["reached"]]
     out["reached_count"] = f"{int(reached['reached'].sum())} of {len(reached)}"
     out["reached_misses"] = listing([
         f"{row.dataset} {row.aspect} {'debiased' if row.debiased else 'plain'} ({number(row.at_fraction, 1)} of "
         f"{number(row.full, 1)})" for row in misses.itertuples()], empty="none")
     return out
+
+
+def needed_words(open_rows: pd.DataFrame) -> str:
+    """The contexts the not-resolved claims would need, in words: those within their benchmark's
+    size named with their count, the others counted ("beyond the benchmark")."""
+    from nlgjudge.prose import listing
+
+    if open_rows.empty:
+        return "none (every claim is resolved)"
+    within, beyond = [], 0
+    for row in open_rows.sort_values("contexts_needed").itertuples():
+        size = BENCHMARK_CONTEXTS.get(row.dataset)
+        if np.isfinite(row.contexts_needed) and (size is None or row.contexts_needed <= size):
+            within.append(f"{row.dataset} '{row.claim}' ({int(row.contexts_needed)} contexts, now {row.n})")
+        else:
+            beyond += 1
+    text = ("within the benchmarks' sizes: " + listing(within)) if within else "none within the benchmarks' sizes"
+    return text + (f"; {beyond} more would need more contexts than the benchmark has (the table lists them)" if beyond else "")
 
 
 def tie_prose(plain: pd.DataFrame, broken: pd.DataFrame, dataset: str = "summeval") -> dict[str, str]:
