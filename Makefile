@@ -71,16 +71,16 @@ bench: install-backend
 	$(PY) -m nlgjudge.bench $(BENCH_ARGS)
 
 bench-sharing: install
-	$(PY) -m nlgjudge.bench_sharing $(BENCH_ARGS)
+	$(PY) -m nlgjudge.bench sharing $(BENCH_ARGS)
 
 bench-decoding: install-backend
-	$(PY) -m nlgjudge.bench_decoding $(BENCH_ARGS)
+	$(PY) -m nlgjudge.bench decoding $(BENCH_ARGS)
 
 bench-floating-trunk: install-backend
-	$(PY) -m nlgjudge.bench_floating_trunk $(BENCH_ARGS)
+	$(PY) -m nlgjudge.bench floating-trunk $(BENCH_ARGS)
 
 bench-label-leaves: install-backend
-	$(PY) -m nlgjudge.bench_label_leaves $(BENCH_ARGS)
+	$(PY) -m nlgjudge.bench label-leaves $(BENCH_ARGS)
 
 outputs: install-backend
 	$(PY) -m nlgjudge.studies plan --run

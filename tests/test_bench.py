@@ -1,4 +1,4 @@
-"""The runtime benchmark (``nlgjudge.bench``): its median timing, and ``--compare-backends`` end to end.
+"""The judge-engine benchmark (``nlgjudge.bench.engine``): its median timing, and ``--compare-backends`` end to end.
 
 The end-to-end run uses SmolLM2-135M on a few comparisons (marked slow); it checks the report's
 shape, never a speed.
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from nlgjudge import bench
+from nlgjudge.bench import engine as bench
 
 
 def test_timed_returns_the_median_of_the_runs_and_calls_before_each_untimed(monkeypatch):

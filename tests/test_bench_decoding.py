@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from nlgjudge import bench_decoding
+from nlgjudge.bench import decoding as bench_decoding
 
 pytestmark = pytest.mark.slow
 

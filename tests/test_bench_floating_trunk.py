@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from nlgjudge import bench_floating_trunk
+from nlgjudge.bench import floating_trunk as bench_floating_trunk
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from nlgjudge import bench_label_leaves
+from nlgjudge.bench import label_leaves as bench_label_leaves
 
 pytestmark = pytest.mark.slow
 

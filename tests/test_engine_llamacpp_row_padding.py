@@ -84,17 +84,17 @@ def test_batches_padded_to_8_rows_give_the_bits_of_batches_padded_to_16(judge):
 
 def _draws_by_request(judge: Judge, requests: list[SampleRequest], monkeypatch) -> dict[int, list[bytes]]:
     """Every next-token distribution each request's draws read, in order, keyed by the request's seed."""
-    from nlgjudge.engine import llamacpp
+    from nlgjudge.engine.llamacpp import generation  # the module whose code calls draw
 
     seen: dict[int, list[bytes]] = {}
-    original = llamacpp.draw
+    original = generation.draw
 
     def recording(scores, temperature, generator):
         seen.setdefault(int(generator.bit_generator.seed_seq.entropy), []).append(np.asarray(scores).tobytes())
         return original(scores, temperature, generator)
 
     with monkeypatch.context() as patch:
-        patch.setattr(llamacpp, "draw", recording)
+        patch.setattr(generation, "draw", recording)
         judge.sample(requests)
     return seen
 

@@ -33,7 +33,7 @@ def test_sampled_scores_count_what_they_cannot_parse(tiny_dataset, tmp_path) -> 
 
 def test_run_scoring_shares_prompts_and_matches_separate_calls(tiny_dataset, tmp_path) -> None:
     """The runner computes each prompt once for both readings; the results are those of separate calls."""
-    from nlgjudge.bench_sharing import run_side
+    from nlgjudge.bench.sharing import run_side
     from nlgjudge.studies.scoring import run_scoring
 
     ds = tiny_dataset(1, 2)

@@ -331,6 +331,11 @@ class Judge:
         return list(chosen.values())
 
     # ---- the cache-first driver ---------------------------------------------------------------
+    def request_keys(self, operation: str, requests: Sequence[Any]) -> list[str]:
+        """The cache keys this judge stores the outputs of ``requests`` under (no model is loaded):
+        what a study records so that every request, also one sharing an output, has its line."""
+        return [self._key(operation, keyed) for keyed in _keyed(operation, requests)]
+
     def _key(self, operation: str, request: dict[str, Any]) -> str:
         from nlgjudge.cache import request_key
 

@@ -115,6 +115,22 @@ def list_studies() -> list[Study]:
     return [get_study(name) for name in BUILTIN_STUDIES]
 
 
+def record_requests(study: Study, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> int:
+    """Record in ``judge``'s cache, under ``judge.study``, the meta of every request ``study`` makes on
+    ``ds`` (its coverage checks build them), so that its export has one line per request, also for
+    requests that share an output with another. Returns how many requests were new to the cache."""
+    if getattr(judge, "cache", None) is None or not getattr(judge, "study", None):
+        return 0  # nothing is kept (no cache), or the outputs belong to no study
+    recorded = 0
+    for operation, build in study.checks(judge.handle, ds, options):
+        requests = list(build(ds))
+        keys = judge.request_keys(operation, requests)
+        recorded += judge.cache.record_requests(
+            judge.study, [(key, dict(getattr(r, "meta", {}) or {})) for key, r in zip(keys, requests, strict=True)]
+        )
+    return recorded
+
+
 def run_study(
     study: Study,
     judge: Judge,
@@ -129,11 +145,9 @@ def run_study(
     A study with a ``contexts_per_call`` attribute above 1 gets that many contexts per call (its
     requests are then batched together, e.g. summaries decoded as parallel sequences); the callback
     still follows each context. Every request's meta is recorded with the judge's study
-    (:func:`nlgjudge.studies.released.record_requests`), also for requests that share an output.
+    (:func:`record_requests`), also for requests that share an output.
     Returns each call's result, in order.
     """
-    from nlgjudge.studies.released import record_requests
-
     size = int(getattr(study, "contexts_per_call", 1))
     if size < 1:
         raise ValueError(f"study {study.name!r}: contexts_per_call must be at least 1, got {size}")

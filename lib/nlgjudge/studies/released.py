@@ -91,27 +91,8 @@ class PlannedRequest:
 
 
 def request_keys(judge: Judge, operation: str, requests: Sequence[object]) -> list[str]:
-    """The cache keys ``judge`` gives ``requests`` (no model is loaded; the judge's own key function,
-    so the keys are exactly the ones its outputs are stored under)."""
-    from nlgjudge.engine.judge import _keyed
-
-    return [judge._key(operation, keyed) for keyed in _keyed(operation, requests)]
-
-
-def record_requests(study: Study, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> int:
-    """Record in ``judge``'s cache, under ``judge.study``, the meta of every request ``study`` makes on
-    ``ds`` (its coverage checks build them), so that its export has one line per request, also for
-    requests that share an output with another. Returns how many requests were new to the cache."""
-    if getattr(judge, "cache", None) is None or not getattr(judge, "study", None):
-        return 0  # nothing is kept (no cache), or the outputs belong to no study
-    recorded = 0
-    for operation, build in study.checks(judge.handle, ds, options):
-        requests = list(build(ds))
-        keys = request_keys(judge, operation, requests)
-        recorded += judge.cache.record_requests(
-            judge.study, [(key, dict(getattr(r, "meta", {}) or {})) for key, r in zip(keys, requests, strict=True)]
-        )
-    return recorded
+    """The cache keys ``judge`` gives ``requests`` (:meth:`nlgjudge.engine.Judge.request_keys`)."""
+    return judge.request_keys(operation, requests)
 
 
 def _job_groups(jobs: Iterable[Job]) -> dict[tuple, int | None]:

@@ -20,7 +20,7 @@ layout steering included) and ``llama_decode`` calls each computed, whether (a) 
 label probabilities bit for bit, and last, exactly:
 ``label_leaves_speedup=<median b / median a> same_bits=<True|False> calls_a=<c> calls_b=<c>``.
 
-Run: ``python -m nlgjudge.bench_label_leaves`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick``
+Run: ``python -m nlgjudge.bench label-leaves`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick``
 (SmolLM2-135M, a few prompts).
 """
 
@@ -53,7 +53,7 @@ def _side(judge: Any, requests: list[Any], grouped: bool) -> tuple[float, Any, n
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench_label_leaves", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench label-leaves", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 8 prompts")
     parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct)")
     parser.add_argument("--dataset", default="summeval", choices=("summeval", "topicalchat", "webnlg"), help="dataset (default summeval)")

@@ -18,7 +18,7 @@ scores, bit for bit, in (a), (b) and (c), and last, exactly:
 the largest difference between the runs' draw inputs as log-probabilities (``nan`` when the runs
 drew a different number of times).
 
-Run: ``python -m nlgjudge.bench_decoding`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick`` (SmolLM2-135M).
+Run: ``python -m nlgjudge.bench decoding`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick`` (SmolLM2-135M).
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
     """Seconds, forward statistics and every request's draw inputs (keyed by the request's seed)."""
     from nlgjudge.engine import llamacpp
 
+    # draw is patched where it is called: llamacpp.generation since the runtime became a package
+    # (an engine from before that, which this benchmark may also run against, calls its own)
+    draw_home = getattr(llamacpp, "generation", llamacpp)
     seen: dict[int, list[np.ndarray]] = {}
-    original_draw = llamacpp.draw
+    original_draw = draw_home.draw
     # getattr: the benchmark also runs against an engine from before the switch existed (every group
     # then starts on an empty cache), to measure what the output-row padding changed
     original_keep = getattr(llamacpp.LlamaCppRunner, "keep_trunk_between_groups", None)
@@ -47,7 +50,7 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
 
     model, _ = judge._load()
     model.reset()
-    llamacpp.draw = recording
+    draw_home.draw = recording
     if original_keep is not None:
         llamacpp.LlamaCppRunner.keep_trunk_between_groups = keep_trunk
     try:
@@ -55,7 +58,7 @@ def _recorded_run(judge: Any, requests: list[Any], keep_trunk: bool) -> tuple[fl
         judge.sample(requests)
         seconds = time.perf_counter() - start
     finally:
-        llamacpp.draw = original_draw
+        draw_home.draw = original_draw
         if original_keep is not None:
             llamacpp.LlamaCppRunner.keep_trunk_between_groups = original_keep
     return seconds, judge.last_run.stats, seen
@@ -80,7 +83,7 @@ def _describe(diff: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench_decoding", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench decoding", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 12 prompts (two decoding groups), 2 samples each")
     parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct)")
     parser.add_argument("--prompts", type=int, default=None, help="prompts (default 16; --quick 12)")

@@ -22,7 +22,7 @@ cells lie below that prefix), the median seconds, the tokens and rows (padding a
 each computed, whether (a) and (b) give the same label probabilities bit for bit, and last, exactly:
 ``floating_trunk_speedup=<median b / median a> same_bits=<True|False> rows_a=<r> rows_b=<r>``.
 
-Run: ``python -m nlgjudge.bench_floating_trunk`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick``
+Run: ``python -m nlgjudge.bench floating-trunk`` (Qwen2.5-Coder-1.5B-Instruct) or ``--quick``
 (SmolLM2-135M, a few prompts).
 """
 
@@ -57,7 +57,7 @@ def _side(judge: Any, sampled: list[Any], expected: list[Any], drop: bool) -> tu
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench_floating_trunk", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench floating-trunk", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 12 sampled prompts x 2 samples, 6 label prompts")
     parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct)")
     parser.add_argument("--dataset", default="webnlg", choices=("summeval", "topicalchat", "webnlg"), help="dataset (default webnlg)")

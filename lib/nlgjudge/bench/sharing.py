@@ -9,7 +9,7 @@ alternately, ``--repeats`` times. Prints the median seconds of each side, the to
 computed, whether the samples are identical, and last, exactly:
 ``speedup=<median plain / median shared> same_samples=<True|False> max_abs_diff=<expected scores>``.
 
-Run: ``python -m nlgjudge.bench_sharing`` (Qwen2.5-Coder-1.5B-Instruct, one TopicalChat
+Run: ``python -m nlgjudge.bench sharing`` (Qwen2.5-Coder-1.5B-Instruct, one TopicalChat
 dialogue) or ``--quick`` (SmolLM2-135M).
 """
 
@@ -42,7 +42,7 @@ def run_side(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench_sharing", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.bench sharing", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="SmolLM2-135M instead of Qwen2.5-Coder-1.5B")
     parser.add_argument("--model", default=None, help="any model name resolve_model accepts")
     parser.add_argument("--dataset", default="topicalchat")
