@@ -6,6 +6,7 @@ import pytest
 
 from nlgjudge.data import list_datasets
 from nlgjudge.models import PACKAGED_MODELS
+from nlgjudge.studies import plan
 from nlgjudge.studies.__main__ import _parser, main
 from nlgjudge.studies.plan import (
     BACKEND,
@@ -46,6 +47,9 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
             planned = None  # all 100 documents of each benchmark
         elif job in LARGER_JOBS:
             assert args.n_contexts in (N_CONTEXTS[job.dataset], LARGER_N_CONTEXTS[job.dataset])
+            continue
+        elif job in plan.EXTENDED_JOBS:
+            assert args.n_contexts == plan.EXTENDED_N_CONTEXTS[job.dataset]
             continue
         else:
             planned = N_CONTEXTS.get(job.dataset)
@@ -118,7 +122,7 @@ def test_the_elo_judges_run_after_the_first_chapters_on_every_contest_article_wi
 
 
 def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scored() -> None:
-    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS + LARGER_JOBS
+    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS + LARGER_JOBS + plan.EXTENDED_JOBS
     assert PLAN[-len(tail):] == tail
     assert [j.model for j in SELFPREF_JOBS] == [JUDGE, "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"]
     assert {(j.study, j.dataset, j.model, j.n_contexts) for j in NARCISSISM_BENCHMARK_JOBS} == {
@@ -221,3 +225,20 @@ def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset:
         coverage = available_contexts(judge, ds, get_study(study).checks(judge.handle, ds, options))
         assert coverage.complete, (study, model, coverage.describe())
         assert not judge.handle.is_loaded
+
+
+def test_the_extended_summeval_release_grows_an_article_at_a_time_in_step_and_nests_the_released_one() -> None:
+    """Issue 41: the judge's SummEval release grows from 16 to EXTENDED_N_CONTEXTS articles; each step
+    adds at most one article not computed before, comparative and scoring together."""
+    from nlgjudge.data.base import select_context_ids
+    from nlgjudge.studies.plan import EXTENDED_JOBS, EXTENDED_N_CONTEXTS, LARGER_N_CONTEXTS
+
+    n = EXTENDED_N_CONTEXTS["summeval"]
+    ids = [f"a{k:03d}" for k in range(100)]  # SummEval has 100 articles; the subset depends only on the count
+    extended, released = select_context_ids(ids, n, plan.SEED), set(select_context_ids(ids, LARGER_N_CONTEXTS["summeval"], plan.SEED))
+    assert released <= set(extended)  # nested: the 16 released articles are reused
+    steps = [job.max_contexts or n for job in EXTENDED_JOBS]
+    assert steps == [k for k in range(1, n + 1) for _ in range(2)]
+    assert [job.study for job in EXTENDED_JOBS[:2]] == ["comparative", "scoring"]
+    assert all(job.model == plan.JUDGE and job.backend == plan.BACKEND and job.n_contexts == n for job in EXTENDED_JOBS)
+    assert plan.PLAN[-len(EXTENDED_JOBS):] == EXTENDED_JOBS

@@ -179,3 +179,26 @@ def _larger_jobs() -> tuple[Job, ...]:
 
 LARGER_JOBS: tuple[Job, ...] = _larger_jobs()
 PLAN = PLAN + LARGER_JOBS
+
+#: Issue 41, "what more data would settle": the judge's SummEval release grows to the articles that
+#: the paper's main claim on SummEval needs where more articles can settle it at all (FLU: 30 at 80%
+#: power, at the gap and per-article spread of the 16-article run; the comparative chapter's
+#: "contexts needed" table; the subsets chapter's "debiasing helps with all comparisons" needs 31),
+#: comparative and scoring in step, an article at a time (a step computes at most one new article;
+#: the 16 already released cost nothing). About 31 minutes an article on this CPU, 7 CPU-hours in
+#: all. The chapters keep reading CHAPTER_N_CONTEXTS until the release covers the whole subset.
+EXTENDED_N_CONTEXTS = {"summeval": 30}
+
+
+def _extended_jobs() -> tuple[Job, ...]:
+    n = EXTENDED_N_CONTEXTS["summeval"]
+    return tuple(
+        Job(study, "summeval", JUDGE, n, max_contexts=k if k < n else None, backend=LARGER_BACKEND)
+        for k in range(1, n + 1)
+        for study in ("comparative", "scoring")
+    )
+
+
+EXTENDED_JOBS: tuple[Job, ...] = _extended_jobs()
+PLAN = PLAN + EXTENDED_JOBS
+
