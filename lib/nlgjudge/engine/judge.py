@@ -12,7 +12,10 @@ Two runtimes compute behind the one interface (``backend``):
 - ``"llamacpp"``: llama.cpp runs the packaged GGUF file as shipped (quantised), see
   :mod:`nlgjudge.engine.llamacpp`; the default (``"auto"``) for the packaged GGUF models;
 - ``"torch"``: transformers with fp32 weights (the GGUF de-quantised); the default for hub ids,
-  local folders, in-memory models and encoder-decoder models, and the only runtime for those.
+  local folders, in-memory models and encoder-decoder models, and the only runtime for those;
+- ``"server"``: a model behind an OpenAI-compatible inference server (``server_url`` or
+  ``$NLGJUDGE_SERVER_URL``), named as the server serves it, see :mod:`nlgjudge.engine.server`;
+  its keys use the fingerprint ``served:<model>|runtime=server`` plus what the server reports.
 
 ``"auto"`` depends on the model only, never on what is installed, so the same call always gives
 the same cache keys; when llama-cpp-python is missing, a judge that must compute on llama.cpp
@@ -64,7 +67,7 @@ if TYPE_CHECKING:  # torch and transformers load only when something must be com
 log = logging.getLogger(__name__)
 
 #: The runtimes a judge can compute with ("auto": llama.cpp for packaged GGUF models, else torch).
-BACKENDS = ("auto", "torch", "llamacpp")
+BACKENDS = ("auto", "torch", "llamacpp", "server")
 BACKEND_ENV = "NLGJUDGE_BACKEND"
 
 
@@ -84,6 +87,12 @@ def choose_backend(handle: ModelHandle, backend: str | None = None) -> str:
         source = BACKEND_ENV
     if backend not in BACKENDS:
         raise ValueError(f"{source}={backend!r} is not a runtime; choose one of {', '.join(BACKENDS)}")
+    if backend == "server" or handle.source == "server":
+        if handle.source != "server":
+            raise ValueError(f"{source}='server' takes the model's name as the server serves it (a string), not a {handle.source} model handle")
+        if backend != "server":
+            raise ValueError(f"{source}={backend!r}: a served model runs on backend='server' only")
+        return "server"
     gguf = runs_on_llamacpp(handle)
     if backend == "auto":
         return "llamacpp" if gguf else "torch"
@@ -132,6 +141,10 @@ class Judge:
     ``backend``: "auto" (llama.cpp for the packaged GGUF models, torch otherwise), "torch" or
     "llamacpp" (see the module docstring); ``None`` reads ``$NLGJUDGE_BACKEND`` (default "auto").
     ``threads``: llama.cpp threads (default ``$NLGJUDGE_THREADS``, else the usable cores).
+    ``backend="server"``: ``model`` is the name the server serves; ``server_url`` (default
+    ``$NLGJUDGE_SERVER_URL``), ``server_tokenizer`` (the packaged model whose tokenizer and chat
+    template build the prompts; default ``model``), ``max_concurrency`` requests in flight,
+    ``request_timeout`` seconds per try, ``request_retries`` extra tries on 429/5xx/connection errors.
     """
 
     def __init__(
@@ -148,8 +161,27 @@ class Judge:
         progress: bool = True,
         backend: str | None = None,
         threads: int | None = None,
+        server_url: str | None = None,
+        server_tokenizer: str | None = None,
+        max_concurrency: int = 4,
+        request_timeout: float = 120.0,
+        request_retries: int = 3,
     ) -> None:
-        self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
+        self._server: Any = None
+        wanted = backend if backend is not None else (os.environ.get(BACKEND_ENV, "").strip() or None)
+        if wanted == "server" and not isinstance(model, ModelHandle):
+            from nlgjudge.engine.server import ServerRuntime
+
+            if truncate:
+                raise ValueError("truncate=True is not available with backend='server' (the server reads text, not cut token ids)")
+            name = str(model).strip()
+            self.handle = ModelHandle(name=name, source="server", location=name, _fingerprint=f"served:{name}", _kind="causal")
+            self._server = ServerRuntime(
+                name, server_url, tokenizer=server_tokenizer, max_concurrency=max_concurrency,
+                timeout=request_timeout, retries=request_retries,
+            )
+        else:
+            self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
         self.backend = choose_backend(self.handle, backend)
         if threads is not None:
             from nlgjudge.engine.llamacpp import thread_count
@@ -188,6 +220,8 @@ class Judge:
             from nlgjudge.engine.llamacpp import FINGERPRINT_SUFFIX
 
             return self.handle.fingerprint + FINGERPRINT_SUFFIX
+        if self.backend == "server":
+            return self._server.fingerprint  # asks the server once what it serves
         return self.handle.fingerprint
 
     def runtime_description(self) -> str:
@@ -200,6 +234,8 @@ class Judge:
             except metadata.PackageNotFoundError:
                 return "not installed"
 
+        if self.backend == "server":
+            return self._server.describe()
         spec = PACKAGED_MODELS.get(self.handle.location) if self.handle.source == "packaged" else None
         quant = f"GGUF {spec.quantisation}" if spec is not None and spec.quantisation else "GGUF"
         if self.backend == "llamacpp":
@@ -224,6 +260,9 @@ class Judge:
         """(model, tokenizer) of this judge's runtime: the torch model, or the llama.cpp model."""
         if self.backend == "torch":
             return self.handle.load()
+        if self.backend == "server":
+            self._server.capabilities()  # the one probe: refuses early, with one line, what it cannot do
+            return self._server, self._server.tokenizer()
         if self._llama is None:
             from nlgjudge.engine import llamacpp
             from nlgjudge.models.packaged import gguf_path
@@ -423,6 +462,8 @@ class Judge:
     def window(self, model: Any) -> int | None:
         if self.context_window is not None:
             return self.context_window
+        if self.backend == "server":
+            return None  # the server checks its own window (a too-long prompt gets its one-line refusal)
         if self.backend == "llamacpp":
             return int(model.n_ctx_train) or None
         cfg = model.config
@@ -470,6 +511,8 @@ class Judge:
 
     # ---- computations per operation -------------------------------------------------------------
     def _compute_label_probs(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        if self.backend == "server":
+            return model.compute("label_probs", [p.payload for p in chunk])
         items: list[tuple[list[int], Any]] = []
         spans: list[tuple[int, int]] = []
         for prepared in chunk:
@@ -504,6 +547,8 @@ class Judge:
         ]
 
     def _compute_loglik(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        if self.backend == "server":
+            return model.compute("loglikelihood", [p.payload for p in chunk])
         items: list[Any] = []
         targets: list[list[int]] = []
         for prepared in chunk:
@@ -551,6 +596,8 @@ class Judge:
         return decode_causal(self._causal_runner(model, report), tokenizer, jobs, known=self._shared_prompts)
 
     def _compute_samples(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        if self.backend == "server":
+            return model.compute("sample", [p.payload for p in chunk])
         outputs = self._decode(
             chunk, model, tokenizer, report,
             lambda r, ids: DecodeJob(ids, r.n_samples, float(r.temperature), r.max_new_tokens, r.seed),
@@ -558,6 +605,8 @@ class Judge:
         return [{"texts": [tokenizer.decode(s, skip_special_tokens=True) for s in samples]} for samples in outputs]
 
     def _compute_generate(self, chunk: list[_Prepared], model: Any, tokenizer: Any, report: RunReport, _: Any) -> list[dict[str, Any]]:
+        if self.backend == "server":
+            return model.compute("generate", [p.payload for p in chunk])
         outputs = self._decode(chunk, model, tokenizer, report, lambda r, ids: DecodeJob(ids, 1, 0.0, r.max_new_tokens, 0))
         return [{"text": tokenizer.decode(samples[0], skip_special_tokens=True)} for samples in outputs]
 

@@ -1,0 +1,156 @@
+"""What the server can do, asked once: the model it serves, logprobs, echo alignment, forced tokens.
+
+What it guarantees: before any output is computed the judge knows (a) that the server serves the
+model by the name the judge was given (else one line listing what it serves), (b) whether
+completions return top-k log-probabilities, (c) whether ``echo`` prompt log-probabilities are
+aligned, shifted by one position (llama-cpp-python 0.3.36's server reports, for each prompt token,
+the log-probability of that token under the distribution *after* it) or unusable, (d) whether a
+``logit_bias`` forces a token while the reported log-probability stays the model's own (so any
+token's exact log-probability can be read, in or out of the top-k), and (e) whether ``seed`` makes
+sampling reproducible. Each is measured on the server, not assumed from its name; an operation
+that needs what is missing is refused with one line saying why (:meth:`Capabilities.refuse`).
+The cache-key fingerprint holds the served id plus the revision fields the server reports
+(never the URL or a key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nlgjudge.engine.server.client import ServerClient, ServerError
+
+#: Fields of a /v1/models entry that identify the weights (vLLM: root/parent/max_model_len;
+#: llama.cpp's C++ server: meta). Timestamps ("created") change at every start: never keyed.
+REVISION_FIELDS = ("root", "parent", "revision", "max_model_len", "meta")
+PROBE_TEXT = "The cat sat on the mat"
+PROBE_CUT = len("The cat sat on the")
+#: Two log-probabilities of the same distribution read through two requests agree to this.
+SAME_VALUE = 2e-3
+FORCE_BIAS = 100.0
+
+
+def served_entry(client: ServerClient, model: str) -> dict[str, Any]:
+    """The /v1/models entry of ``model``, or a one-line error naming what the server serves."""
+    data = client.get("/models")
+    entries = data.get("data", []) if isinstance(data, dict) else []
+    ids = [str(e.get("id")) for e in entries if isinstance(e, dict)]
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            return entry
+    raise ServerError(
+        f"{client.where} serves {', '.join(repr(i) for i in ids) or 'no model'}, not {model!r}; "
+        "name the model as the server serves it (or start the server with that alias)"
+    )
+
+
+def fingerprint(model: str, entry: dict[str, Any]) -> str:
+    """``served:<id>|runtime=server`` plus the revision fields the server reports."""
+    parts = [f"served:{model}|runtime=server"]
+    for name in REVISION_FIELDS:
+        value = entry.get(name)
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            value = ",".join(f"{k}={value[k]}" for k in sorted(value))
+        parts.append(f"{name}={value}")
+    return "|".join(parts)
+
+
+@dataclass
+class Capabilities:
+    """What the probe measured on the server (see the module docstring)."""
+
+    logprobs: bool
+    top_k: int
+    echo_shift: int | None  # 0 aligned, 1 shifted by one position, None unusable
+    forced_raw: bool  # logit_bias forces a token and its reported log-probability is the model's own
+    seeded: bool
+    eos_id: int | None
+    notes: tuple[str, ...] = ()
+
+    def refuse(self, operation: str, where: str) -> None:
+        """Raise a one-line :class:`ServerError` if ``operation`` cannot be computed exactly here."""
+        if operation in ("label_probs", "loglikelihood") and not self.logprobs:
+            raise ServerError(f"{where} returns no log-probabilities for completions, so {operation} cannot be computed there")
+        if operation == "loglikelihood" and self.echo_shift is None and not self.forced_raw:
+            raise ServerError(
+                f"{where} neither echoes prompt log-probabilities consistently nor keeps them unbiased under logit_bias, "
+                "so log-likelihoods of a given text cannot be read exactly there"
+            )
+        if operation == "sample" and not self.seeded:
+            raise ServerError(f"{where} ignores the sampling seed, so samples would not be reproducible (their cache keys name the seed)")
+
+    def describe(self) -> str:
+        echo = {0: "aligned", 1: "shifted by one (corrected)", None: "unusable"}[self.echo_shift]
+        return (f"logprobs {'top-' + str(self.top_k) if self.logprobs else 'none'}, echo {echo}, "
+                f"forced tokens {'exact' if self.forced_raw else 'no'}, seed {'honoured' if self.seeded else 'ignored'}")
+
+
+def _completion(client: ServerClient, model: str, prompt: str, **fields: Any) -> dict[str, Any]:
+    body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, **fields}
+    choices = client.post("/completions", body).get("choices") or []
+    if not choices:
+        raise ServerError(f"{client.where}/completions answered without choices")
+    return choices[0]
+
+
+def _same(a: dict[str, float] | None, b: dict[str, float] | None) -> bool:
+    if not a or not b:
+        return False
+    common = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    return len(common) >= 2 and all(abs(a[k] - b[k]) <= SAME_VALUE for k in common)
+
+
+def probe(client: ServerClient, model: str, tokenizer: Any, top_k: int) -> Capabilities:
+    """Measure :class:`Capabilities` with a few one-token completions on :data:`PROBE_TEXT`."""
+    eos = getattr(tokenizer, "eos_token_id", None)
+    eos = eos if isinstance(eos, int) else None
+    notes: list[str] = []
+    # (b) top-k log-probabilities of the next token after the probe's prefix.
+    head = _completion(client, model, PROBE_TEXT[:PROBE_CUT], logprobs=top_k)
+    lp = head.get("logprobs") or {}
+    top = (lp.get("top_logprobs") or [None])[0]
+    if not top:
+        return Capabilities(False, top_k, None, False, False, eos, ("no logprobs",))
+    # (d) logit_bias forcing the second-ranked token: forced, and its value unchanged?
+    ranked = sorted(top.items(), key=lambda kv: -kv[1])
+    forced_raw = False
+    if len(ranked) >= 2:
+        text, value = ranked[1]
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(ids) == 1:
+            try:
+                forced = _completion(client, model, PROBE_TEXT[:PROBE_CUT], logprobs=1,
+                                     logit_bias={str(ids[0]): FORCE_BIAS})
+                got = ((forced.get("logprobs") or {}).get("token_logprobs") or [None])[0]
+                forced_raw = forced.get("text") == text and got is not None and abs(got - value) <= SAME_VALUE
+            except ServerError as err:
+                notes.append(f"logit_bias refused: {err}")
+    # (c) echo: which echoed position carries the distribution measured in (b)?
+    echo_shift: int | None = None
+    try:
+        echoed = _completion(client, model, PROBE_TEXT, logprobs=top_k, echo=True)
+        elp = echoed.get("logprobs") or {}
+        offsets = list(elp.get("text_offset") or [])
+        tops = list(elp.get("top_logprobs") or [])
+        if PROBE_CUT in offsets:
+            at = offsets.index(PROBE_CUT)
+            # D is P(next | "The cat sat on the"): an aligned server lists it as the alternatives of
+            # " mat" (position at); a server shifted by one lists it one position earlier.
+            if at < len(tops) and _same(tops[at], top):
+                echo_shift = 0
+            elif at >= 1 and _same(tops[at - 1], top):
+                echo_shift = 1
+    except ServerError as err:
+        notes.append(f"echo refused: {err}")
+    # (e) seed: the same seed twice gives the same sample?
+    seeded = False
+    try:
+        draws = [_completion(client, model, PROBE_TEXT, max_tokens=6, temperature=1.0, seed=1234, top_p=1.0)
+                 .get("text") for _ in range(2)]
+        other = _completion(client, model, PROBE_TEXT, max_tokens=6, temperature=1.0, seed=4321, top_p=1.0).get("text")
+        seeded = draws[0] == draws[1] and draws[0] is not None and (other is not None)
+    except ServerError as err:
+        notes.append(f"seeded sampling refused: {err}")
+    return Capabilities(True, top_k, echo_shift, forced_raw, seeded, eos, tuple(notes))

@@ -1,0 +1,128 @@
+"""HTTP to an OpenAI-compatible server: one request, retried, timed, with one-line errors.
+
+What it guarantees: a request either returns the server's JSON or raises :class:`ServerError`
+whose message is one line naming the server (scheme, host and port only: never the credentials
+a URL may carry, never the API key) and what went wrong; 429, 5xx, timeouts and connection
+errors are retried with exponential backoff (``retries`` extra tries) before giving up; each
+try has its own timeout; the API key comes only from ``$NLGJUDGE_SERVER_API_KEY`` and is sent
+as a bearer header, never logged or stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
+
+URL_ENV = "NLGJUDGE_SERVER_URL"
+API_KEY_ENV = "NLGJUDGE_SERVER_API_KEY"
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class ServerError(RuntimeError):
+    """The server cannot do what the judge asked (down, wrong model, missing feature, failures)."""
+
+
+class ServerUnavailableError(ServerError):
+    """Nothing answers at the server's address (or it kept failing after the retries)."""
+
+
+def base_url(url: str | None) -> str:
+    """The API root (``.../v1``) from ``url`` or ``$NLGJUDGE_SERVER_URL``; ``/v1`` added when absent."""
+    text = (url or os.environ.get(URL_ENV, "")).strip()
+    if not text:
+        raise ServerError(f"backend='server' needs server_url=... or ${URL_ENV} (e.g. http://127.0.0.1:8000/v1)")
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ServerError(f"server_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact(text)!r}")
+    text = text.rstrip("/")
+    return text if text.endswith("/v1") else text + "/v1"
+
+
+def redact(url: str) -> str:
+    """``url`` without user, password, query or fragment: what may appear in a message."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else "<server>"
+
+
+class ServerClient:
+    """JSON over HTTP to one server; thread-safe (one pooled ``httpx.Client`` shared by the workers)."""
+
+    def __init__(self, url: str | None, *, timeout: float = 120.0, retries: int = 3, backoff: float = 0.5,
+                 pool: int = 8) -> None:
+        import httpx
+
+        self.url = base_url(url)
+        self.where = redact(self.url)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(API_KEY_ENV, "").strip()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
+        self._http = httpx.Client(headers=headers, timeout=self.timeout, limits=limits, trust_env=False)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def get(self, path: str) -> Any:
+        return self._request("GET", path, None)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._request("POST", path, body)
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
+        import httpx
+
+        url = self.url + path
+        problem = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self._http.request(method, url, json=body)
+            except httpx.TimeoutException:
+                problem = f"no answer within the {self.timeout:g} s timeout"
+                continue
+            except httpx.TransportError as err:
+                problem = f"cannot connect ({type(err).__name__})"
+                if attempt == 0 and isinstance(err, httpx.ConnectError):
+                    # Nothing listening: retrying a refused connection only delays the message.
+                    raise ServerUnavailableError(
+                        f"no inference server answers at {self.where} ({err}); start it or fix server_url / ${URL_ENV}"
+                    ) from None
+                continue
+            if response.status_code in RETRY_STATUSES:
+                problem = f"HTTP {response.status_code} {_detail(response)}"
+                log.info("%s %s: %s (try %d of %d)", method, path, problem, attempt + 1, self.retries + 1)
+                continue
+            if response.status_code >= 400:
+                raise ServerError(f"{self.where}{path} refused the request: HTTP {response.status_code} {_detail(response)}")
+            try:
+                return response.json()
+            except ValueError:
+                raise ServerError(f"{self.where}{path} answered with something that is not JSON") from None
+        raise ServerUnavailableError(f"{self.where}{path} failed after {self.retries + 1} tries: {problem}")
+
+
+def _detail(response: Any) -> str:
+    """The server's error message, shortened to one line."""
+    try:
+        data = response.json()
+        message = data.get("error", data) if isinstance(data, dict) else data
+        if isinstance(message, dict):
+            message = message.get("message", message)
+        text = str(message)
+    except ValueError:
+        text = response.text
+    text = " ".join(text.split())
+    return f"({text[:200]})" if text else ""

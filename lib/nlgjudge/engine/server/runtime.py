@@ -1,0 +1,142 @@
+"""The served runtime the judge drives: one model on one server, its tokenizer, requests in flight.
+
+What it guarantees: a request means the same text as on the in-process runtimes (rendered by the
+same Hugging Face tokenizer and chat template, sent raw to ``/v1/completions``); the server is
+asked once what it serves and what it can do (:mod:`~nlgjudge.engine.server.capabilities`) and an
+operation it cannot do exactly is refused with one line before anything is sent; at most
+``max_concurrency`` requests are in flight, submitted in the order the judge gives them (sorted by
+prompt, so neighbours share a prefix and the server's prefix cache can hit); results come back in
+that order whatever order the server answers in.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from nlgjudge.engine.prompting import encode_labels, render_prompt
+from nlgjudge.engine.requests import EngineInputError
+from nlgjudge.engine.server import generation
+from nlgjudge.engine.server.capabilities import Capabilities, fingerprint, probe, served_entry
+from nlgjudge.engine.server.client import ServerClient, ServerError
+from nlgjudge.engine.server.scoring import ServerScorer, piece_texts
+
+DEFAULT_TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs); OpenAI's own API allows 5
+
+
+class ServerRuntime:
+    """One served model: ``model`` as the server names it, prompts built with ``tokenizer``'s tokenizer."""
+
+    def __init__(self, model: str, url: str | None = None, *, tokenizer: str | None = None,
+                 max_concurrency: int = 4, timeout: float = 120.0, retries: int = 3, backoff: float = 0.5,
+                 top_logprobs: int = DEFAULT_TOP_LOGPROBS) -> None:
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be a whole number >= 1, got {max_concurrency!r}")
+        if not (timeout > 0):
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self.model = model
+        self.tokenizer_name = tokenizer
+        self.max_concurrency = max_concurrency
+        self.top_logprobs = int(top_logprobs)
+        self.client = ServerClient(url, timeout=timeout, retries=retries, backoff=backoff, pool=max_concurrency)
+        self._lock = threading.Lock()
+        self._entry: dict[str, Any] | None = None
+        self._caps: Capabilities | None = None
+        self._tokenizer: Any = None
+
+    # ---- what the server serves -----------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        """The cache keys' fingerprint: served id, ``runtime=server``, the server's revision fields."""
+        return fingerprint(self.model, self.entry())
+
+    def entry(self) -> dict[str, Any]:
+        with self._lock:
+            if self._entry is None:
+                self._entry = served_entry(self.client, self.model)
+            return self._entry
+
+    def capabilities(self) -> Capabilities:
+        tokenizer = self.tokenizer()
+        self.entry()
+        with self._lock:
+            if self._caps is None:
+                self._caps = probe(self.client, self.model, tokenizer, self.top_logprobs)
+            return self._caps
+
+    def tokenizer(self) -> Any:
+        """The in-process runtimes' tokenizer of the model (packaged models load it offline)."""
+        if self._tokenizer is None:
+            from nlgjudge.models import PACKAGED_MODELS
+
+            name = self.tokenizer_name or self.model
+            spec = PACKAGED_MODELS.get(name)
+            if spec is None:
+                raise ServerError(
+                    f"no tokenizer for the served model {self.model!r}: pass server_tokenizer= a packaged model name "
+                    f"({', '.join(PACKAGED_MODELS)}) so prompts are built as on the in-process runtimes"
+                )
+            if spec.gguf_file is not None:
+                from nlgjudge.engine.llamacpp.loading import load_tokenizer
+                from nlgjudge.models.packaged import gguf_path
+
+                self._tokenizer = load_tokenizer(spec.name, str(gguf_path(spec)))
+            else:
+                from nlgjudge.models import resolve_model
+
+                self._tokenizer = resolve_model(spec.name).load()[1]
+        return self._tokenizer
+
+    def describe(self) -> str:
+        caps = f"; {self._caps.describe()}" if self._caps is not None else ""
+        return f"an OpenAI-compatible server ({self.client.where}, model {self.model!r} as served{caps})"
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ---- the four operations ----------------------------------------------------------------------
+    def compute(self, operation: str, requests: list[Any]) -> list[dict[str, Any]]:
+        """One output per request, in order; ``requests`` are the judge's request objects."""
+        caps = self.capabilities()
+        caps.refuse(operation, self.client.where)
+        one = {"label_probs": self._label_probs, "loglikelihood": self._loglik,
+               "sample": self._sample, "generate": self._generate}[operation]
+        scorer = ServerScorer(self.client, self.model, caps)
+        if self.max_concurrency == 1 or len(requests) < 2:
+            return [one(r, scorer) for r in requests]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="nlgjudge-server") as pool:
+            return list(pool.map(lambda r: one(r, scorer), requests))
+
+    def _prompt(self, prompt: Any, response_prefix: str) -> tuple[str, int]:
+        tokenizer = self.tokenizer()
+        text, special = render_prompt(tokenizer, prompt, response_prefix)
+        count = len(tokenizer(text, add_special_tokens=special)["input_ids"])
+        if not count:
+            raise EngineInputError("the prompt encodes to no tokens")
+        return text, count
+
+    def _label_probs(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
+        tokenizer = self.tokenizer()
+        text, count = self._prompt(r.prompt, r.response_prefix)
+        labels = encode_labels(tokenizer, r.labels, r.label_end)
+        texts = [piece_texts(tokenizer, ids) for ids in labels]
+        return {"logprobs": scorer.label_logprobs(text, count, labels, texts)}
+
+    def _loglik(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
+        tokenizer = self.tokenizer()
+        condition = list(tokenizer(r.condition, add_special_tokens=True)["input_ids"])
+        target = list(tokenizer(r.target, add_special_tokens=False)["input_ids"])
+        if not condition or not target:
+            raise EngineInputError("condition or target encodes to no tokens")
+        values = scorer.continuation(r.condition, len(condition), target, piece_texts(tokenizer, target))
+        return {"token_logprobs": values, "tokens": tokenizer.convert_ids_to_tokens(target)}
+
+    def _generate(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
+        text, _ = self._prompt(r.prompt, r.response_prefix)
+        return {"text": generation.generate(self.client, self.model, text, r.max_new_tokens)}
+
+    def _sample(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
+        text, _ = self._prompt(r.prompt, r.response_prefix)
+        return {"texts": generation.sample(self.client, self.model, text, r.n_samples, float(r.temperature),
+                                           r.max_new_tokens, r.seed)}
