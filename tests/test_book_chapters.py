@@ -341,3 +341,40 @@ def test_every_chapter_shows_its_parameters_near_its_top(chapter: Chapter) -> No
     shown = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
     for name in chapter.defaults:
         assert f">{name}<" in shown, f"{chapter.name}: the executed table lacks {name}"
+
+
+# --------------------------------------------------------------------------------------------
+# The command line (issue 39): a bad argument is one `error:` line, exit 2, before anything runs
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["chapter", "elo", "-p", "judge_models", "[no-such-judge]"], "parameter 'judge_models': Unknown model 'no-such-judge'"),
+        (["chapter", "rank", "-p", "judge_model", "no-such-judge"], "parameter 'judge_model': Unknown model 'no-such-judge'"),
+        (["chapter", "elo", "-p", "data_dir", "/no/such/folder"], "parameter 'data_dir' '/no/such/folder' is not a folder"),
+        (["chapter", "no-such-chapter"], "no chapter named 'no-such-chapter'"),
+        (["chapter", "elo", "-p", "n_articles", "-3"], "parameter 'n_articles' must be"),
+    ],
+)
+def test_the_book_command_refuses_bad_arguments_before_executing(argv, message, capsys, monkeypatch) -> None:
+    import nlgjudge.book as book
+
+    executed = []
+    monkeypatch.setattr(book, "execute_chapter", lambda *args, **kwargs: executed.append(args))
+    assert book.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert executed == []
+
+
+def test_a_failing_chapter_is_one_error_line(capsys, monkeypatch) -> None:
+    import nlgjudge.book as book
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise book.BookError("chapter 'elo' failed in cell 3: ValueError: boom\n(the partially executed notebook is x)")
+
+    monkeypatch.setattr(book, "execute_chapter", fails)
+    assert book.main(["chapter", "elo", "-p", "seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: chapter 'elo' failed in cell 3: ValueError: boom (the partially executed notebook is x)\n"

@@ -109,3 +109,41 @@ def test_references_are_required_only_when_asked_for() -> None:
         check_user_outputs(frame.assign(reference=["r1", "r9", "r2", "r2"]), with_reference=True)
     with pytest.raises(UserInputError, match="expected a pandas DataFrame"):
         check_user_outputs(ROWS)  # type: ignore[arg-type]
+
+
+# Issue 39: messages that say what to fix
+
+
+def test_a_missing_context_field_names_the_option_that_exists(tmp_path: Path) -> None:
+    rows = [{k: v for k, v in r.items() if k != "context_id"} for r in ROWS]
+    with pytest.raises(UserInputError, match="line 1: missing field 'context_id'") as caught:
+        read_user_outputs(write_jsonl(tmp_path / "o.jsonl", rows))
+    assert "with --context-field" in str(caught.value) and "--context-id-field" not in str(caught.value)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_a_byte_order_mark_is_accepted_in_both_text_formats(tmp_path: Path, suffix: str) -> None:
+    plain = tmp_path / f"plain{suffix}"
+    if suffix == ".jsonl":
+        write_jsonl(plain, ROWS)
+    else:
+        pd.DataFrame(ROWS).to_csv(plain, index=False)
+    marked = tmp_path / f"marked{suffix}"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    pd.testing.assert_frame_equal(read_user_outputs(marked), read_user_outputs(plain))
+
+
+def test_a_lone_surrogate_names_its_line_and_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "o.jsonl", ROWS[:2])
+    # json.dumps writes "\ud800" as an escape that json.loads turns back into a lone surrogate.
+    path.write_text(path.read_text() + json.dumps({**ROWS[2], "output": "It rained \ud800 hard."}) + "\n" + json.dumps(ROWS[3]) + "\n")
+    with pytest.raises(UserInputError, match=r"o\.jsonl, line 3: field 'output' holds '\\ud800' at character 11") as caught:
+        read_user_outputs(path)
+    assert "valid Unicode" in str(caught.value)
+
+
+def test_rows_remember_where_they_were_read(tmp_path: Path) -> None:
+    from nlgjudge.data.user_outputs import row_place
+
+    frame = read_user_outputs(write_jsonl(tmp_path / "o.jsonl", ROWS))
+    assert row_place(frame, "c2", "beta") == f"{tmp_path / 'o.jsonl'}, line 4"

@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from nlgjudge.chapters import Chapter, ParameterError, UnknownChapterError, get_chapter, list_chapters
+from nlgjudge.chapters import Chapter, ParameterError, UnknownChapterError, get_chapter, list_chapters, yaml_text
 from nlgjudge.config import REPO_ROOT
 
 KERNEL_NAME = "nlgjudge"
@@ -382,10 +382,6 @@ def rerun_overrides(chapter: Chapter, overrides: Mapping[str, Any]) -> dict[str,
     return merged
 
 
-def _format_parameters(parameters: Mapping[str, Any]) -> str:
-    return ", ".join(f"{name}={value!r}" for name, value in parameters.items())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nlgjudge.book", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -398,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="override a parameter; VALUE is read as YAML (10, null, true, \"[summeval, webnlg]\")",
     )
     commands.add_parser("html", help="build the HTML book from the executed chapters")
-    commands.add_parser("list", help="list the chapters, their default parameters and their types")
+    commands.add_parser("list", help="list the chapters and their parameters: default, type and meaning")
     args = parser.parse_args(argv)
 
     try:
@@ -407,25 +403,44 @@ def main(argv: Sequence[str] | None = None) -> int:
                 state = "up to date" if is_up_to_date(chapter) else "stale or executed with other parameters"
                 print(f"{chapter.name:<14} {chapter.title}  [{state}]")
                 print(f"{'':<14} notebooks/{chapter.notebook} -> book/{chapter.name}.ipynb")
-                print(f"{'':<14} defaults: {_format_parameters(chapter.defaults)}")
-                print(f"{'':<14} types:")
+                print(f"{'':<14} parameters (default; type; meaning):")
                 for name, kind in chapter.describe_types().items():
-                    print(f"{'':<14}   {name}: {kind}")
+                    print(f"{'':<14}   {name} = {yaml_text(chapter.defaults[name])}; {kind}; {chapter.meanings[name]}")
         elif args.command == "chapter":
             chapter = get_chapter(args.name)
             overrides = parse_overrides(args.parameter)
             # Names, types and n_contexts vs datasets are checked before anything is printed,
             # executed or overwritten: a wrong value fails here in one line, not inside the notebook.
-            chapter.parameters(overrides)
+            _check_values(chapter, chapter.parameters(overrides), overrides)
             execute_chapter(chapter, rerun_overrides(chapter, overrides))
         elif args.command == "html":
             build_html()
         elif args.command == "build":
             build(force=args.force)
     except (BookError, ParameterError, UnknownChapterError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        # One line: a failing cell's message and where its notebook is are joined, not stacked.
+        print(f"error: {' '.join(line.strip() for line in str(error).splitlines() if line.strip())}", file=sys.stderr)
         return 2
     return 0
+
+
+def _check_values(chapter: Chapter, parameters: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
+    """What the parameter types cannot see, checked before anything runs: the models a reader names
+    exist, and a data directory given is a folder (otherwise the notebook fails minutes later)."""
+    from nlgjudge.models import ModelError, resolve_model
+
+    for name in overrides:
+        value = parameters[name]
+        if "model" in name or "judge" in name:
+            for model in [value] if isinstance(value, str) else list(value or []):
+                try:
+                    resolve_model(model)
+                except (ModelError, ValueError) as error:
+                    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                    raise ParameterError(f"chapter {chapter.name!r}: parameter {name!r}: {first}") from None
+        elif name == "data_dir" and value is not None and not Path(str(value)).is_dir():
+            raise ParameterError(f"chapter {chapter.name!r}: parameter 'data_dir' {value!r} is not a folder; pass the "
+                                 "data directory (the one NLGJUDGE_DATA_DIR names) or null")
 
 
 if __name__ == "__main__":

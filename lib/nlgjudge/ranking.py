@@ -13,13 +13,23 @@ makes that fraction of the comparisons, chosen by active selection (:mod:`nlgjud
 
 Output folder: ``leaderboard.csv`` (system, rank, score, ci_low, ci_high, wins, comparisons, ...),
 ``judgments.jsonl`` (every context and pair with both orders' P(A)), ``win_matrix.png`` and
-``report.md`` (judge, prompt, P(A) before and after debiasing, budget used, warnings). The files are
-written only after every judgment is made, each replaced whole; judgments go through the output
-cache, so a run killed half-way and started again computes nothing twice.
+``report.md`` (judge, prompt, P(A) before and after debiasing, budget used, warnings). The four
+files are one set: written only after every judgment is made, into a staging folder inside
+``--out``, then the old set is removed (``leaderboard.csv`` first) and the new one moved in
+(``leaderboard.csv`` last). A kill leaves the old complete set, the new complete set, or an
+incomplete one without ``leaderboard.csv`` (whose presence means the set is whole), never files of
+two runs; the next run removes a killed run's leftovers. Judgments reach the output cache after
+every context (or every few seconds, :mod:`nlgjudge.studies.rank`), so a run killed half-way and
+started again judges none of the finished contexts twice.
 
-Bad input (missing file, bad JSON, missing field, non-text output, empty file, a repeated
-(context, system), a context with one system, a budget outside (0, 1], an unknown model) is one
-``error:`` line naming the file, line and fix, exit status 2, and nothing written.
+Every argument is checked before the model loads, and the ``--out`` folder is created and written
+to (a test file, removed) then too. Bad input (missing file, bad JSON, missing field, non-text
+output, empty file, a repeated (context, system), a context with one system, a budget outside
+(0, 1], a negative seed, an unknown model, an unwritable ``--out``...) is one ``error:`` line naming
+the option, file, line and fix, exit status 2, and nothing written. Before judging, the command
+prints how many comparisons it will make and, from the rate measured on this machine (by an earlier
+run of the same model; then again on the first comparisons of this one), how long they should take,
+suggesting ``--budget`` for a long run.
 """
 
 from __future__ import annotations
@@ -27,18 +37,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from nlgjudge.data.user_outputs import FieldNames, UserInputError, check_user_outputs, read_user_outputs
+from nlgjudge.data.user_outputs import FieldNames, UserInputError, check_user_outputs, read_user_outputs, row_place
 
 OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
+#: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
+STAGING_PREFIX = ".nlgjudge-staging-"
+#: A run expected to take longer than this (from the measured rate) is told about ``--budget``.
+LONG_RUN_SECONDS = 15 * 60
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,38 @@ def _check_budget(budget: float) -> float:
     return value
 
 
+def _check_seed(seed: Any, option: str = "--seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UserInputError(f"{option} {seed!r}: must be a non-negative integer (it seeds the active selection and "
+                             f"the bootstrap), e.g. {option} 0")
+    return seed
+
+
+def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | None, with_reference: bool,
+                 *, cli: bool = False) -> Any:
+    """The run's :class:`nlgjudge.prompts.ranking.RankPrompt`; every problem is a :class:`UserInputError`
+    naming the option (``--noun`` with ``cli``) or the argument (``noun``) it comes from."""
+    from nlgjudge.prompts.ranking import RankPrompt, prompt_from_file
+
+    def option(name: str) -> str:
+        return f"--{name}" if cli else name
+
+    if not isinstance(noun, str) or not noun.strip() or noun != noun.strip() or "\n" in noun:
+        raise UserInputError(f"{option('noun')} {noun!r}: what an output is called in the prompt must be words without "
+                             f"surrounding spaces, e.g. {option('noun')} summary")
+    if prompt_file is not None:
+        if Path(prompt_file).is_dir():
+            raise UserInputError(f"{option('prompt') if cli else 'prompt_file'} {prompt_file}: is a folder, not a prompt "
+                                 "file; pass a text file with {output_a} and {output_b}")
+        return prompt_from_file(prompt_file, noun=noun, with_reference=with_reference)
+    try:
+        prompt = RankPrompt(aspect=aspect, noun=noun, with_reference=with_reference)
+        prompt.question  # noqa: B018 - an aspect with no comparative question fails here, not at the first prompt
+    except ValueError as error:
+        raise UserInputError(f"{option('aspect')} {aspect!r}: {error}") from None
+    return prompt
+
+
 def rank_outputs(
     outputs: pd.DataFrame | str | os.PathLike[str],
     model: str | None = None,
@@ -80,56 +128,89 @@ def rank_outputs(
     fields: FieldNames = FieldNames(),
     cache: Any = None,
     backend: str | None = None,
+    truncate: bool = False,
     allow_compute: bool = True,
     progress: bool = True,
     n_boot: int = 500,
     out: str | os.PathLike[str] | None = None,
+    on_step: Callable[[Any], None] | None = None,
 ) -> RankResult:
     """Rank the systems of ``outputs`` (a frame or a file path) with the judge ``model``.
 
     ``judge`` may be passed instead of ``model`` (an :class:`nlgjudge.engine.Judge`). ``cache`` is the
     output cache (default: the user's). ``allow_compute=False`` uses cached judgments only and raises
     :class:`nlgjudge.studies.rank.NotCachedError` if one is missing (the book's chapter does this).
-    ``out``: a folder to write the four files to (see the module docstring).
+    ``truncate``: cut prompts too long for the judge from the left (only where ``model`` is given; a
+    ``judge`` keeps its own setting); the report counts them. ``out``: a folder to write the four
+    files to (see the module docstring); it is checked (created, written to) before any judging.
+    ``on_step``: called after every step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`).
     """
     from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
-    from nlgjudge.prompts.ranking import RankPrompt, prompt_from_file
-    from nlgjudge.studies.rank import context_plans, judge_comparisons, planned_counts
+    from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
 
     budget = _check_budget(budget)
+    seed = _check_seed(seed, "seed")
     if isinstance(outputs, pd.DataFrame):
         frame = check_user_outputs(outputs, fields, with_reference=with_reference)
     else:
         frame = read_user_outputs(outputs, fields, with_reference=with_reference)
-    prompt = (prompt_from_file(prompt_file, noun=noun, with_reference=with_reference) if prompt_file is not None
-              else RankPrompt(aspect=aspect, noun=noun, with_reference=with_reference))
-    if out is not None:
-        _check_out(Path(out))
-    if judge is None:
-        if model is None:
-            raise UserInputError("no judge: pass model= (a packaged short name, hub id or local folder)")
-        from nlgjudge.engine import Judge
+    prompt = build_prompt(aspect, noun, prompt_file, with_reference)
+    created = prepare_out(out, "out") if out is not None else []
+    try:
+        if judge is None:
+            if model is None:
+                raise UserInputError("no judge: pass model= (a packaged short name, hub id or local folder)")
+            from nlgjudge.engine import Judge
 
-        judge = Judge(model, cache=cache, study="rank", backend=backend, progress=progress and budget == 1.0)
-    systems = list(dict.fromkeys(frame["system"]))
-    plans = context_plans(frame, systems)
-    planned = sum(planned_counts(plans, budget).values())
-    possible = sum(len(p.judged_pairs()) for p in plans)
-    judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed, allow_compute=allow_compute,
-                                  progress=progress)
-    analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
-    spec_family = _family(judge.handle)
-    family_notes = family_warnings(judge.handle.name, spec_family, systems)
-    runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
-    report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(), budget=budget,
-                             planned=planned, possible=possible, extra_warnings=family_notes)
-    result = RankResult(
-        leaderboard=analysis.leaderboard, pairs=pair_records(analysis, systems), analysis=analysis, report=report,
-        judge=judge.handle.name, runtime=runtime, warnings=family_notes + analysis.warnings,
-    )
-    if out is not None:
-        result.written.extend(write_outputs(result, Path(out)))
+            judge = Judge(model, cache=cache, study="rank", backend=backend, truncate=truncate, progress=False)
+        systems = list(dict.fromkeys(frame["system"]))
+        plans = context_plans(frame, systems)
+        planned = sum(planned_counts(plans, budget).values())
+        possible = sum(len(p.judged_pairs()) for p in plans)
+        last: list[JudgingProgress] = []
+
+        def step(state: JudgingProgress) -> None:
+            last[:] = [state]
+            if on_step is not None:
+                on_step(state)
+
+        try:
+            judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed,
+                                          allow_compute=allow_compute, progress=progress, on_step=step)
+        except ComparisonTooLongError as error:
+            raise UserInputError(_too_long_message(frame, error, judge)) from None
+        analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
+        notes = family_warnings(judge.handle.name, _family(judge.handle), systems)
+        truncated = last[0].truncated if last else 0
+        if truncated:
+            notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
+                         f"judge's context window and were cut from the left (their oldest tokens, the start of the "
+                         "source, dropped); those judgments saw only part of the text")
+        runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
+        report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
+                                 budget=budget, planned=planned, possible=possible, extra_warnings=notes)
+        result = RankResult(
+            leaderboard=analysis.leaderboard, pairs=pair_records(analysis, systems), analysis=analysis, report=report,
+            judge=judge.handle.name, runtime=runtime, warnings=notes + analysis.warnings,
+        )
+        if out is not None:
+            result.written.extend(write_outputs(result, Path(out)))
+    except BaseException:
+        _remove_created(created)
+        raise
     return result
+
+
+def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
+    """One line for a comparison whose prompt does not fit the judge: where its texts are, and the fixes."""
+    first = row_place(frame, error.context_id, error.first)
+    second = row_place(frame, error.context_id, error.second).rsplit(", ", 1)[-1]
+    detail = error.detail.split(";")[0]
+    fix = "pass --truncate to cut such prompts from the left (counted in report.md)"
+    if getattr(judge, "truncate", False):
+        fix = "even cut from the left it does not fit: shorten the texts"
+    return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
+            f"{detail}; shorten that context's source or outputs, or {fix}")
 
 
 def rank(outputs: pd.DataFrame | str | os.PathLike[str], model: str | None = None, **options: Any) -> pd.DataFrame:
@@ -148,50 +229,222 @@ def _family(handle: Any) -> str:
     return word
 
 
-def _check_out(folder: Path) -> None:
-    if folder.exists() and not folder.is_dir():
-        raise UserInputError(f"{folder}: exists and is not a folder; pass --out a folder (it is created if missing)")
-    parent = folder if folder.exists() else folder.parent
-    if parent.exists() and not os.access(parent, os.W_OK):
-        raise UserInputError(f"{folder}: cannot write there; pass --out a folder you can write to")
+def prepare_out(out: str | os.PathLike[str], option: str = "--out") -> list[Path]:
+    """Check the output folder before any work: refuse an empty name or a path through a file, create
+    it, and write and remove a test file there (writing is the only test that holds for every user:
+    root ignores permission bits, an immutable folder or ``/proc`` refuses root too). Returns the
+    folders it created, for :func:`_remove_created` to take back if the run fails."""
+    if not str(os.fspath(out)).strip():  # Path("") would be the current folder
+        raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
+                             f"e.g. {option} ranking")
+    folder = Path(out)
+    for part in [folder, *folder.parents]:
+        if part.exists() and not part.is_dir():
+            where = "exists and is not a folder" if part == folder else f"goes through {part}, which is a file, not a folder"
+            raise UserInputError(f"{option} {folder}: {where}; pass {option} a folder (it is created if missing)")
+    missing = [part for part in [folder, *folder.parents] if not part.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        _remove_created(missing)
+        raise UserInputError(f"{option} {folder}: cannot create the folder ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
+    test = folder / f".nlgjudge-write-test-{os.getpid()}"
+    try:
+        with open(test, "x", encoding="utf-8") as stream:
+            stream.write("test")
+        test.unlink()
+    except OSError as error:
+        _remove_created(missing)
+        raise UserInputError(f"{option} {folder}: cannot write there ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
+    return missing
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def _remove_created(folders: list[Path]) -> None:
+    """Remove the folders :func:`prepare_out` created, deepest first, if they are still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+def _clean_leftovers(folder: Path) -> None:
+    """Remove what killed runs left in ``folder``: staging folders, and the hidden half-written
+    ``.<file>.<random>`` files of earlier versions. Nothing else is touched."""
+    for entry in folder.iterdir():
+        name = entry.name
+        if name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.is_file() and any(name.startswith(f".{output}.") for output in OUTPUT_FILES):
+            entry.unlink(missing_ok=True)
 
 
 def write_outputs(result: RankResult, folder: Path) -> list[Path]:
-    """Write the four files into ``folder`` (created if missing), each replaced whole (written beside
-    and renamed), so a killed write leaves the previous complete file or none. Other files in the
-    folder are left alone."""
+    """Write the four files into ``folder`` (created if missing) as one set: each is written into a
+    staging folder first, then the old set is removed (``leaderboard.csv`` first) and the new one
+    moved in (``leaderboard.csv`` last), so a kill leaves either set whole or one without
+    ``leaderboard.csv``, never files of two runs. The files get the user's umask; other files in
+    the folder are left alone."""
     from nlgjudge.plotting.rank import save_win_matrix
 
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-
-    def replace(name: str, write: Any) -> None:
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-        os.close(handle)
-        try:
-            write(Path(temporary))
-            os.replace(temporary, folder / name)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-        written.append(folder / name)
-
-    def judgments(path: Path) -> None:
-        with path.open("w", encoding="utf-8") as stream:
+    _clean_leftovers(folder)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
+    try:
+        with (staging / "judgments.jsonl").open("w", encoding="utf-8") as stream:
             for record in result.pairs.to_dict("records"):
                 clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
                 stream.write(json.dumps(clean, ensure_ascii=False, sort_keys=False) + "\n")
-
-    def figure(path: Path) -> None:
         order = list(result.leaderboard["system"])
-        save_win_matrix(result.analysis.win_rates, order, path, title=f"Pairwise win rates, judge {result.judge} (debiased)")
+        save_win_matrix(result.analysis.win_rates, order, staging / "win_matrix.png",
+                        title=f"Pairwise win rates, judge {result.judge} (debiased)")
+        (staging / "report.md").write_text(result.report, encoding="utf-8")
+        result.leaderboard.to_csv(staging / "leaderboard.csv", index=False, float_format="%.6g")
+        # The leaderboard's presence means the set is whole: it goes first and comes back last.
+        for name in ("leaderboard.csv", "report.md", "win_matrix.png", "judgments.jsonl"):
+            (folder / name).unlink(missing_ok=True)
+        for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv"):
+            os.replace(staging / name, folder / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [folder / name for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv")]
 
-    replace("judgments.jsonl", judgments)
-    replace("win_matrix.png", figure)
-    replace("report.md", lambda path: path.write_text(result.report, encoding="utf-8"))
-    # The leaderboard last: its presence means the run finished.
-    replace("leaderboard.csv", lambda path: result.leaderboard.to_csv(path, index=False, float_format="%.6g"))
-    return written
+
+# --------------------------------------------------------------------------------------------
+# How long a run will take, from the rate measured on this machine
+
+
+def rates_path() -> Path:
+    """Where measured rates are kept: beside the output cache (one machine's cache, one machine's rates)."""
+    from nlgjudge.config import output_cache_path
+
+    return output_cache_path("outputs.sqlite").parent / "rank-rates.json"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+
+
+class RunEstimate:
+    """What the command line says about a run's size and duration: before judging, the number of
+    comparisons and (if this model's rate was measured on this machine by an earlier run) the time
+    they should take; once the first comparisons are made, the time the rest should take at the rate
+    measured on them. Over :data:`LONG_RUN_SECONDS` it suggests ``--budget``. The run's own rate is
+    stored at the end, for the next run's estimate."""
+
+    #: The rate of this run is reported once this many comparisons, or this many seconds, are measured.
+    MEASURE_COMPARISONS, MEASURE_SECONDS = 8, 5.0
+
+    def __init__(self, judge: Any, frame: pd.DataFrame, prompt: Any, budget: float, stream: Any = None) -> None:
+        import platform
+
+        from nlgjudge.studies.prompting import prompt_style
+        from nlgjudge.studies.rank import comparison_request, context_plans, planned_counts
+
+        self.stream = stream if stream is not None else sys.stderr
+        self.budget = budget
+        # A rate holds for one model on one runtime with one thread setting on one machine.
+        threads = getattr(judge, "threads", None) or "auto"
+        self.key = f"{judge.handle.name} | {getattr(judge, 'backend', '?')} | threads {threads} | {platform.node()}"
+        self.name = judge.handle.name
+        systems = list(dict.fromkeys(frame["system"]))
+        self.plans = context_plans(frame, systems)
+        self.planned = sum(planned_counts(self.plans, budget).values())
+        self.cached = 0
+        if budget == 1.0 and self.planned:
+            style = prompt_style(judge.handle, "auto")
+            requests = [comparison_request(plan, i, j, prompt, style, systems)
+                        for plan in self.plans for i, j in plan.judged_pairs()]
+            self.cached = int(sum(judge.cached_mask("label_probs", requests)))
+        stored = self._read().get(self.key)
+        valid = isinstance(stored, dict) and isinstance(stored.get("seconds_per_comparison"), (int, float)) \
+            and stored["seconds_per_comparison"] > 0
+        self.stored = stored if valid else None
+        self.measured_shown = False
+        self.last: Any = None
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(rates_path().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def _advice(self, seconds: float, rate: float) -> str:
+        if seconds <= LONG_RUN_SECONDS:
+            return ""
+        from nlgjudge.studies.rank import planned_counts
+
+        for budget in (0.5, 0.25, 0.1, 0.05, 0.02, 0.01):
+            count = sum(planned_counts(self.plans, budget).values())
+            if budget < self.budget and count * rate <= LONG_RUN_SECONDS:
+                break
+        return (f" That is long: --budget {budget:g} judges {count} of the comparisons, chosen by active selection "
+                f"(about {_duration(count * rate)}); a run stopped with Ctrl-C keeps the judgments made so far.")
+
+    def announce(self) -> None:
+        todo = self.planned - self.cached
+        what = f"rank: {self.planned} comparisons to make ({len(self.plans)} contexts"
+        what += f"; {self.cached} already in the output cache)." if self.budget == 1.0 else f", budget {self.budget:g})."
+        if not todo:
+            self._say(what)
+        elif self.stored:
+            rate = float(self.stored["seconds_per_comparison"])
+            self._say(f"{what} At {rate:.3g} s per comparison (measured on this machine by an earlier run of {self.name}, "
+                      f"over {self.stored['comparisons']} comparisons on {self.stored['measured_on']}) they should take "
+                      f"about {_duration(todo * rate)}.{self._advice(todo * rate, rate)}")
+        else:
+            self._say(f"{what} How long they take is printed after the first ones (no rate of {self.name} measured "
+                      "on this machine yet).")
+
+    def step(self, state: Any) -> None:
+        """After each step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`)."""
+        self.last = state
+        left = state.total - state.done
+        # Told even after a stored rate's estimate: this run's texts may be longer or shorter.
+        if self.measured_shown or not state.computed or not left:
+            return
+        if state.computed < self.MEASURE_COMPARISONS and state.computed_seconds < self.MEASURE_SECONDS:
+            return
+        self.measured_shown = True
+        rate = state.seconds_per_comparison
+        self._say(f"rank: measured {rate:.3g} s per comparison over the first {state.computed} on this machine: the "
+                  f"other {left} should take about {_duration(left * rate)}.{self._advice(left * rate, rate)}")
+
+    def store(self) -> None:
+        """Keep this run's measured rate for the next run's estimate (best effort: an estimate is optional)."""
+        state = self.last
+        if state is None or not state.computed:
+            return
+        from datetime import date
+
+        data = self._read()
+        data[self.key] = {"seconds_per_comparison": state.computed_seconds / state.computed,
+                          "comparisons": state.computed, "measured_on": date.today().isoformat()}
+        path = rates_path()
+        temporary = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".rank-rates.", dir=path.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(data, stream, indent=1, sort_keys=True)
+            os.replace(temporary, path)
+        except OSError:
+            if temporary is not None and os.path.exists(temporary):
+                os.unlink(temporary)
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,6 +473,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.set_defaults(with_reference=False)
     parser.add_argument("--backend", default=None, choices=("auto", "torch", "llamacpp"), help="model runtime (default: auto)")
     parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples of contexts (default 500)")
+    parser.add_argument("--truncate", action="store_true",
+                        help="cut prompts longer than the judge's context window from the left (default: refuse them); "
+                        "report.md and the warnings count the cut prompts")
     for name in ("context", "source", "system", "output", "reference"):
         column = "context_id" if name == "context" else name
         parser.add_argument(f"--{name}-field", default=column, help=f"input field holding the {name} (default {column})")
@@ -235,26 +491,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     from nlgjudge.prompts.ranking import PromptFileError
 
     fields = FieldNames(args.context_field, args.source_field, args.system_field, args.output_field, args.reference_field)
+    created: list[Path] = []
     try:
         if args.bootstrap < 2:
             raise UserInputError(f"--bootstrap {args.bootstrap}: needs at least 2 resamples (e.g. 500)")
         budget = _check_budget(args.budget)
+        _check_seed(args.seed)
         from nlgjudge.models import resolve_model
-        from nlgjudge.prompts.ranking import prompt_from_file
 
         resolve_model(args.model)  # an unknown name fails first, before anything is read
         # Everything about the input is checked before the model is loaded (which takes a while).
         frame = read_user_outputs(args.input, fields, with_reference=args.with_reference)
-        if args.prompt is not None:
-            prompt_from_file(args.prompt, noun=args.noun, with_reference=args.with_reference)
-        _check_out(Path(args.out))
-        judge = _load_judge(args.model, args.backend, budget)
+        prompt = build_prompt(args.aspect, args.noun, args.prompt, args.with_reference, cli=True)
+        created = prepare_out(args.out)
+        judge = _load_judge(args.model, args.backend, args.truncate)
+        estimate = RunEstimate(judge, frame, prompt, budget)
+        estimate.announce()
         result = rank_outputs(
             frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=args.prompt, budget=budget,
             seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=args.out,
+            on_step=estimate.step,
         )
+        estimate.store()
     except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ValueError, ImportError, OSError) as error:
+        _remove_created(created)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if isinstance(error, OSError) and not isinstance(error, UserInputError):
+            message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
         print(f"error: {message}", file=sys.stderr)
         return 2
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
@@ -265,12 +528,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _load_judge(model: str, backend: str | None, budget: float) -> Any:
+def _load_judge(model: str, backend: str | None, truncate: bool) -> Any:
     """The judge for the command line: built and loaded before any judging, so that a model that
-    cannot be loaded (unknown hub id offline, missing runtime) is one clear error, not a failure mid-run."""
+    cannot be loaded (unknown hub id offline, missing runtime) is one clear error, not a failure mid-run.
+    Its own progress bar is off: judging shows one bar for the whole run (:mod:`nlgjudge.studies.rank`)."""
     from nlgjudge.engine import Judge
 
-    judge = Judge(model, study="rank", backend=backend, progress=budget == 1.0)
+    judge = Judge(model, study="rank", backend=backend, truncate=truncate, progress=False)
     try:
         judge.load()
     except (OSError, ValueError, ImportError) as error:  # a ModelError (RuntimeError) passes through as it is

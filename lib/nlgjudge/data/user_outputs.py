@@ -24,6 +24,11 @@ import pandas as pd
 
 #: Columns of the checked frame, in this order.
 COLUMNS = ("context_id", "source", "system", "output", "reference")
+#: Our column -> the command-line option naming the user's field for it (``nlgjudge rank --help``).
+FIELD_OPTIONS = {"context_id": "--context-field", "source": "--source-field", "system": "--system-field",
+                 "output": "--output-field", "reference": "--reference-field"}
+#: ``frame.attrs`` key of a checked frame: (context_id, system) -> "file, line N" of its row.
+PLACES_ATTR = "places"
 READERS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -80,7 +85,8 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
 def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     records, lines = [], []
     try:
-        text = file.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (as some editors write) is read as nothing, as it is in CSV.
+        text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise UserInputError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start}); save the file as UTF-8") from None
     for number, line in enumerate(text.splitlines(), 1):
@@ -97,6 +103,9 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
             raise UserInputError(
                 f"{name}, line {number}: a JSON {type(value).__name__}, not an object; each line must be one JSON object"
             )
+        for field, item in value.items():  # before the frame is built: its string storage refuses them
+            if isinstance(item, str):
+                _check_encodable(item, field, f"{name}, line {number}")
         records.append(value)
         lines.append(number)
     if not records:
@@ -150,7 +159,26 @@ def check_user_outputs(
     checked = pd.DataFrame(rows)
     _check_duplicates(checked, origin)
     _check_contexts(checked, origin, with_reference)
-    return checked[list(COLUMNS)].reset_index(drop=True)
+    result = checked[list(COLUMNS)].reset_index(drop=True)
+    # Where each row came from, for messages about a row found later (a text too long for the model);
+    # a frame checked again (the command line's, in rank_outputs) keeps the file's places.
+    known = frame.attrs.get(PLACES_ATTR)
+    result.attrs[PLACES_ATTR] = known if where is None and isinstance(known, _Places) else _Places(
+        {(c, s): f"{origin}, {p}" for c, s, p in zip(checked["context_id"], checked["system"], checked["_place"], strict=True)})
+    return result
+
+
+class _Places(dict):  # type: ignore[type-arg]
+    """(context_id, system) -> "file, line N". Never changed once made, so pandas' copies of a frame's
+    ``attrs`` (a deep copy on every operation) share it instead of copying it row by row."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Places:
+        return self
+
+
+def row_place(frame: pd.DataFrame, context_id: str, system: str) -> str:
+    """``"outputs.jsonl, line 7"``: where the row of (``context_id``, ``system``) of a checked frame was read."""
+    return frame.attrs.get(PLACES_ATTR, {}).get((context_id, system), f"context {context_id!r}, system {system!r}")
 
 
 def _absent(value: Any) -> bool:
@@ -161,7 +189,7 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
     if field not in record or _absent(record[field]):
         present = ", ".join(repr(k) for k, v in record.items() if not _absent(v)) or "none"
         raise UserInputError(f"{where}: missing field {field!r} (fields present: {present}); every row needs it, "
-                             f"or name the field that holds the {column.replace('_', ' ')} with --{column.replace('_', '-')}-field")
+                             f"or name the field that holds the {column.replace('_', ' ')} with {FIELD_OPTIONS[column]}")
     value = record[field]
     if column in ("context_id", "system") and isinstance(value, numbers.Integral) and not isinstance(value, bool):
         value = str(int(value))  # integer ids (also numpy's, from Parquet) are common and unambiguous
@@ -170,11 +198,22 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
             f"{where}: field {field!r} is a {type(value).__name__} ({_short(value)}), not a string; "
             f"write the {column.replace('_', ' ')} as text"
         )
+    _check_encodable(value, field, where)
     if column == "output":
         return value  # an empty output is a real output (a system that wrote nothing) and is judged as such
     if not value.strip():
         raise UserInputError(f"{where}: field {field!r} is empty; every row needs a non-empty {column.replace('_', ' ')}")
     return value
+
+
+def _check_encodable(value: str, field: str, where: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate ("\\ud800" in JSON) is no text a model can read
+        raise UserInputError(
+            f"{where}: field {field!r} holds {value[error.start]!r} at character {error.start + 1}, half of a UTF-16 "
+            "surrogate pair and not a character; write the text as valid Unicode (the whole pair, or remove it)"
+        ) from None
 
 
 def _short(value: Any) -> str:

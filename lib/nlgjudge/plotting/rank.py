@@ -13,11 +13,25 @@ from matplotlib.figure import Figure
 from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, require_columns, set_style
 
 
+def drawable(text: str) -> str:
+    """``text`` with every character the figures' fonts cannot draw (an emoji in a system's name)
+    written as its code point, ``<U+1F600>``: a legible label instead of a box, and no glyph warning."""
+    from matplotlib import font_manager
+
+    families = plt.rcParams["font.family"]
+    charmaps = [font_manager.get_font(font_manager.findfont(font_manager.FontProperties(family=[family]))).get_charmap()
+                for family in ([families] if isinstance(families, str) else families)]
+    return "".join(ch if ch.isspace() or any(ord(ch) in charmap for charmap in charmaps) else f"<U+{ord(ch):04X}>"
+                   for ch in text)
+
+
 def win_matrix(win_rates: pd.DataFrame, order: list[str] | None = None, title: str | None = None) -> Figure:
     """Heatmap of pairwise win rates (row system beats column system, debiased), systems in ``order``
     (best first); blank where two systems were never compared."""
     order = list(win_rates.index) if order is None else list(order)
     matrix = win_rates.loc[order, order].astype(float)
+    labels_of = [drawable(str(name)) for name in order]
+    matrix = pd.DataFrame(matrix.to_numpy(), index=labels_of, columns=labels_of)
     labels = matrix.map(lambda v: "" if np.isnan(v) else f"{v:.2f}")
     side = max(3.4, 0.75 * len(order) + 2.0)
     fig, ax = plt.subplots(figsize=(side + 1.0, side), layout="constrained")
@@ -28,7 +42,7 @@ def win_matrix(win_rates: pd.DataFrame, order: list[str] | None = None, title: s
     ax.set_ylabel("system (row) wins")
     ax.tick_params(axis="x", rotation=30)
     ax.tick_params(axis="y", rotation=0)
-    ax.set_title(title or "Pairwise win rates (debiased)")
+    ax.set_title(drawable(title or "Pairwise win rates (debiased)"))
     return fig
 
 
@@ -52,11 +66,12 @@ def leaderboard_intervals(leaderboard: pd.DataFrame, title: str | None = None, r
     fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(board) + 1.4), layout="constrained")
     ax.hlines(y, board["ci_low"], board["ci_high"], color=blue, linewidth=1.6)
     ax.plot(board["score"], y, "o", color=blue, markersize=5)
-    names = list(board["system"])
+    names = [drawable(str(s)) for s in board["system"]]
     if reference is not None:
-        names = [f"{s} (people: #{int(reference[s])})" if s in reference.index and np.isfinite(reference[s]) else s for s in names]
+        names = [f"{n} (people: #{int(reference[s])})" if s in reference.index and np.isfinite(reference[s]) else n
+                 for s, n in zip(board["system"], names, strict=True)]
     ax.set_yticks(y, names)
     ax.axvline(0, color="grey", linewidth=0.6, linestyle="--")
     ax.set_xlabel("Bradley-Terry score (log-strength, mean 0)")
-    ax.set_title(title or "Leaderboard with intervals")
+    ax.set_title(drawable(title or "Leaderboard with intervals"))
     return fig

@@ -18,8 +18,14 @@ import logging
 import sys
 import time
 
+from typing import TYPE_CHECKING
+
 from nlgjudge.studies.plan import N_SAMPLES
-from nlgjudge.studies.registry import StudyOptions, get_study, list_studies, released_folder, run_study, study_names
+from nlgjudge.studies.registry import Study, StudyOptions, get_study, list_studies, released_folder, run_study, study_names
+
+if TYPE_CHECKING:
+    from nlgjudge.data import JudgeDataset
+    from nlgjudge.models import ModelHandle
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,15 +57,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class UsageError(ValueError):
+    """A bad argument, found before anything is loaded or written (the message names the option)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; a known failure (bad data directory, unknown model, damaged cache,
-    missing runtime) is one ``error:`` line on stderr and exit status 2, never a traceback."""
+    """Run the command line; a bad argument or a known failure (bad data directory, unknown model,
+    damaged cache, missing runtime) is one ``error:`` line on stderr and exit status 2, never a
+    traceback. Every argument is checked before the cache is opened or the model loaded."""
     from nlgjudge.cache import CacheError, OutputsFormatError, StaleExportError
     from nlgjudge.data import DataNotFoundError, DataValidationError
     from nlgjudge.engine import EngineInputError
     from nlgjudge.models import ModelError
 
-    known = (CacheError, OutputsFormatError, StaleExportError, DataNotFoundError, DataValidationError,
+    known = (UsageError, CacheError, OutputsFormatError, StaleExportError, DataNotFoundError, DataValidationError,
              EngineInputError, ModelError, ImportError)
     try:
         return _main(argv)
@@ -82,8 +93,11 @@ def _main(argv: list[str] | None = None) -> int:
 def _run_study(argv: list[str]) -> int:
     """One study job: ``STUDY --dataset ... --model ...`` (the parser's arguments)."""
     args = _parser().parse_args(argv)
-    if args.max_contexts is not None and args.max_contexts < 1:
-        raise SystemExit(f"--max-contexts must be at least 1, got {args.max_contexts}")
+    for option, value, least in (("--n-contexts", args.n_contexts, 1), ("--max-contexts", args.max_contexts, 1),
+                                 ("--samples", args.samples, 1), ("--seed", args.seed, 0)):
+        if value is not None and value < least:
+            raise UsageError(f"{option} {value}: must be at least {least}"
+                             + (" (or left out: every context)" if option.endswith("contexts") else ""))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     from nlgjudge.cache import OutputCache
@@ -93,11 +107,24 @@ def _run_study(argv: list[str]) -> int:
 
     from nlgjudge.models import resolve_model
 
-    resolve_model(args.model)  # an unknown name fails now, before data and cache are read
+    handle = resolve_model(args.model)  # an unknown name fails now, before data and cache are read
     study = get_study(args.study)
-    ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
+    try:
+        ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
+    except ValueError:
+        if args.n_contexts is None:
+            raise
+        available = load_dataset(args.dataset, data_dir=args.data_dir).n_contexts
+        raise UsageError(f"--n-contexts {args.n_contexts}: {args.dataset} has {available} contexts; pass at most "
+                         f"{available}, or leave --n-contexts out for all of them") from None
     if args.max_contexts is not None:
         ds = ds.first_contexts(min(args.max_contexts, ds.n_contexts))
+    options = StudyOptions(
+        aspects=args.aspects, templates=None if args.templates is None else tuple(args.templates),
+        n_samples=args.samples, seed=args.seed,
+        data_dir=args.data_dir,
+    )
+    _check_requests(study, handle, ds, options)
     folder = released_folder(study, ds.info.name)
     cache = OutputCache(args.db)
     imported = import_released(folder, cache)
@@ -105,11 +132,6 @@ def _run_study(argv: list[str]) -> int:
         import_released(released_folder(dependency, ds.info.name), cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
     judge = Judge(args.model, cache=cache, study=folder, backend=args.backend)
-    options = StudyOptions(
-        aspects=args.aspects, templates=None if args.templates is None else tuple(args.templates),
-        n_samples=args.samples, seed=args.seed,
-        data_dir=args.data_dir,
-    )
     started = time.time()
     done = 0
 
@@ -124,6 +146,25 @@ def _run_study(argv: list[str]) -> int:
     run_study(study, judge, ds, options, on_context_done=exported)
     print(judge.cache_stats.summary(), flush=True)
     return 0
+
+
+def _check_requests(study: Study, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> None:
+    """Build one context's requests (no model loaded, nothing written): ``--aspects`` the dataset does
+    not have, or ``--templates`` the study does not have, fail here as a :class:`UsageError`."""
+    info = ds.info
+    if options.aspects is not None:
+        unknown = [a for a in options.aspects if a not in info.aspects]
+        if unknown or not options.aspects:
+            raise UsageError(f"--aspects {' '.join(options.aspects) or '(none)'}: {info.name}'s aspects are "
+                             f"{', '.join(info.aspects)}; pass some of them, or leave --aspects out for all")
+    one = ds.first_contexts(1)
+    try:
+        for _, build in study.checks(handle, one, options):
+            build(one)
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        option = f"--templates {' '.join(map(str, options.templates))}" if options.templates is not None else "the options"
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"{option}: the {study.name} study cannot build its prompts with them ({first})") from None
 
 
 def run_plan(argv: list[str]) -> int:

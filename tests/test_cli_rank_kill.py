@@ -1,0 +1,81 @@
+"""A real `nlgjudge rank` (packaged SmolLM2-135M on llama.cpp) killed with SIGKILL after its first
+context keeps what it judged, and the rerun judges only the rest (issue 39; marked slow)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nlgjudge.cache import OutputCache
+from nlgjudge.engine import Judge
+from nlgjudge.ranking import rank_outputs
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = ("lead", "short", "odd")
+N_CONTEXTS = 12
+PER_CONTEXT = len(SYSTEMS) * (len(SYSTEMS) - 1)  # ordered pairs of different texts
+
+
+def summaries() -> pd.DataFrame:
+    rows = []
+    for c in range(N_CONTEXTS):
+        source = " ".join(f"Sentence {k} of article {c}: the council of town {c} met on day {k} and voted on the budget ."
+                          for k in range(12))
+        texts = {"lead": f"The council of town {c} met and voted on the budget .", "short": f"Town {c} voted .",
+                 "odd": f"A storm closed the schools of town {c} for {c + 2} days ."}
+        rows += [{"context_id": f"article-{c}", "source": source, "system": s, "output": texts[s]} for s in SYSTEMS]
+    return pd.DataFrame(rows)
+
+
+def stored(db: Path) -> int:
+    """Outputs committed to the cache, read the way another process sees them (0 before the table exists)."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM outputs").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the_rest(
+    tmp_path: Path, smollm2_on_llamacpp: str
+) -> None:
+    path = tmp_path / "outputs.csv"
+    summaries().to_csv(path, index=False)
+    db, out = tmp_path / "outputs.sqlite", tmp_path / "ranking"
+    env = {**os.environ, "NLGJUDGE_OUTPUT_CACHE": str(db)}
+    run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", smollm2_on_llamacpp,
+                            "--out", str(out), "--bootstrap", "20", "--backend", "llamacpp"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 50
+    try:
+        while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert run.poll() is None, (f"the run ended ({run.returncode}) with {stored(db)} of {N_CONTEXTS * PER_CONTEXT} "
+                                    f"judgments stored and none stored before: {run.stderr.read() if run.stderr else ''}")
+        assert stored(db) >= PER_CONTEXT, "no context reached the cache within 50 s"
+        os.kill(run.pid, signal.SIGKILL)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        run.wait(timeout=30)
+    assert run.returncode == -signal.SIGKILL
+    kept = stored(db)
+    assert PER_CONTEXT <= kept < N_CONTEXTS * PER_CONTEXT
+    assert OutputCache(db).check() == []  # the kill damaged nothing
+    assert not (out / "leaderboard.csv").exists()  # and no set was written before judging ended
+
+    judge = Judge(smollm2_on_llamacpp, cache=OutputCache(db), study="rank", backend="llamacpp", progress=False)
+    result = rank_outputs(path, judge=judge, out=out, n_boot=20, progress=False)
+    assert judge.cache_stats.from_cache == kept  # what the killed run judged is not judged again
+    assert judge.cache_stats.computed == N_CONTEXTS * PER_CONTEXT - kept
+    assert stored(db) == N_CONTEXTS * PER_CONTEXT and OutputCache(db).check() == []
+    assert sorted(result.leaderboard["system"]) == sorted(SYSTEMS) and (out / "leaderboard.csv").exists()
