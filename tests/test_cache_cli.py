@@ -124,7 +124,7 @@ def test_check(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     capsys.readouterr()
     missing = tmp_path / "missing.sqlite"
     assert main(["check", "--db", str(missing)]) == 2
-    assert "does not exist; there is no cache to check" in capsys.readouterr().err
+    assert f"no output cache at {missing}: it does not exist" in capsys.readouterr().err
     assert not missing.exists()
 
 
@@ -141,3 +141,33 @@ def test_import_refuses_files_without_manifest_unless_asked(
     assert "has no MANIFEST.json beside it" in error and "--allow-unverified" in error
     assert main(["import", str(out), "--allow-unverified", "--db", str(fresh)]) == 0
     assert "imported 4 new outputs" in capsys.readouterr().out
+
+
+def test_a_missing_cache_is_refused_and_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 39: `stats` on a cache that does not exist used to create an empty one and report 0 outputs."""
+    missing = tmp_path / "no" / "such.sqlite"
+    for command in (["stats"], ["check"], ["export", "demo"]):
+        assert main([*command, "--db", str(missing)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: no output cache at {missing}") and err.count("\n") == 1
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_an_unwritable_export_folder_is_refused_before_the_export_naming_out(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for out in (str(blocker / "inside"), "/proc/self/not-a-folder"):  # a parent that is a file; /proc (root too)
+        assert main(["export", "demo", "--out", out, "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out {out}: cannot write there") and err.count("\n") == 1
+
+
+def test_an_empty_db_or_out_is_refused_naming_the_option(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["stats", "--db", ""])
+    assert stopped.value.code == 2 and "argument --db: is empty" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["export", "demo", "--out", " ", "--db", str(db)])
+    assert stopped.value.code == 2 and "argument --out: is empty" in capsys.readouterr().err

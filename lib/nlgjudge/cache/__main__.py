@@ -20,6 +20,19 @@ EXIT_ERROR = 2
 EXIT_DAMAGED = 1
 
 
+def _db_path(text: str) -> Path:
+    """``--db``: a non-empty path (an empty one would silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name the cache file, e.g. ~/.cache/nlgjudge/outputs.sqlite")
+    return Path(text)
+
+
+def _out_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name the folder to write, or leave --out out for data/outputs/STUDY")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nlgjudge.cache",
@@ -30,8 +43,8 @@ def _parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="write a study's outputs as deterministic JSONL files")
     export.add_argument("study", help="study name, e.g. comparative-summeval")
-    export.add_argument("--out", type=Path, default=None, help="folder to write (default: data/outputs/STUDY)")
-    export.add_argument("--db", type=Path, default=None, help=db_help)
+    export.add_argument("--out", type=_out_path, default=None, help="folder to write (default: data/outputs/STUDY)")
+    export.add_argument("--db", type=_db_path, default=None, help=db_help)
 
     imported = commands.add_parser("import", help="import released outputs (a study folder or a .jsonl file)")
     imported.add_argument("path", type=Path)
@@ -41,16 +54,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also import .jsonl files that have no MANIFEST.json beside them (their content is not checked)",
     )
-    imported.add_argument("--db", type=Path, default=None, help=db_help)
+    imported.add_argument("--db", type=_db_path, default=None, help=db_help)
 
     stats = commands.add_parser("stats", help="count cached outputs by study, model and operation")
-    stats.add_argument("--db", type=Path, default=None, help=db_help)
+    stats.add_argument("--db", type=_db_path, default=None, help=db_help)
 
     check = commands.add_parser(
         "check", help="run SQLite's integrity check on the cache (exit 0 when sound, 1 when damaged)"
     )
     check.add_argument("--quick", action="store_true", help="PRAGMA quick_check instead of the full integrity_check")
-    check.add_argument("--db", type=Path, default=None, help=db_help)
+    check.add_argument("--db", type=_db_path, default=None, help=db_help)
     return parser
 
 
@@ -58,9 +71,48 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split("\n"))
 
 
+def _check_before(args: argparse.Namespace, cache: OutputCache) -> None:
+    """What can be refused before any work: a cache that does not exist for a command that only
+    reads it (opening it would create an empty one and report 0 outputs), and an ``--out`` folder
+    that cannot be written (found by creating it and writing a file, not by permission bits: root
+    ignores them)."""
+    if args.command != "import" and not cache.path.is_file():
+        raise CacheError(
+            f"no output cache at {cache.path}: it does not exist (nothing has been computed or imported there); run a study, or "
+            "`nlgjudge cache import data/outputs/STUDY`, or name another cache with --db"
+        )
+    if args.command == "export" and args.out is not None:
+        cache.count(args.study)  # a foreign or damaged cache is refused before anything is written
+        out = args.out.expanduser()
+        created = [p for p in (out, *out.parents) if not p.exists()]
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            probe = out / f".nlgjudge-write-test-{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as error:
+            _remove_empty(created)
+            raise CacheError(f"--out {args.out}: cannot write there ({error.strerror or error}); choose another folder") from None
+        args.created = created
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    """Remove the folders this run created (innermost first) if they are still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def _run(args: argparse.Namespace, cache: OutputCache) -> int:
+    _check_before(args, cache)
     if args.command == "export":
-        paths = cache.export_study(args.study, args.out)
+        try:
+            paths = cache.export_study(args.study, args.out)
+        except BaseException:
+            _remove_empty(getattr(args, "created", []))  # nothing written: no empty folder left behind
+            raise
         records = cache.count(args.study)
         print(f"exported {records} outputs of study {args.study!r} from {cache.path}:")
         for path in paths:

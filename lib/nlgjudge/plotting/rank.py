@@ -51,7 +51,7 @@ def save_win_matrix(win_rates: pd.DataFrame, order: list[str], path: str | os.Pa
     set_style()
     fig = win_matrix(win_rates, order, title)
     try:
-        fig.savefig(path, format="png", dpi=150)
+        fig.savefig(path, format="png", dpi=150, bbox_inches="tight")  # long titles and labels are not clipped
     finally:
         plt.close(fig)
 
