@@ -92,7 +92,8 @@ def _toy_root(tmp_path: Path, cells: list[str]) -> tuple[Path, Chapter]:
     )
     nbformat.write(notebook, root / "notebooks" / "toy.ipynb")
     chapter = Chapter(
-        name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x"}, inputs=("data/outputs/toy",)
+        name="toy", title="Toy", notebook="toy.ipynb", defaults={"count": 3, "label": "x"}, inputs=("data/outputs/toy",),
+        meanings={"count": "how many", "label": "a label"},
     )
     return root, chapter
 
