@@ -275,5 +275,6 @@ def test_runtime_label_names_each_runtime_in_the_prose_words_and_rejects_others(
     assert runtime_label("llamacpp") == "llama.cpp"
     assert runtime_label("torch") == "torch"
     assert runtime_label("auto") == "llama.cpp (packaged models) or torch (other models)"
+    assert runtime_label("server") == "inference-server"  # every chapter's backend parameter accepts it
     with pytest.raises(ValueError, match="'gpu' is not a runtime"):
         runtime_label("gpu")

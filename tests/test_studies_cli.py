@@ -18,6 +18,13 @@ BAD = [
     (["--max-contexts", "0"], "--max-contexts 0: must be at least 1"),
     (["--samples", "0"], "--samples 0: must be at least 1"),
     (["--seed", "-1"], "--seed -1: must be at least 0"),
+    (["--server-url", "http://127.0.0.1:9/v1"], "--server-url is for a judge on a server: pass --backend server too"),
+    (["--backend", "server"], "--server-url: backend='server' needs server_url=... or $NLGJUDGE_SERVER_URL"),
+    (["--backend", "server", "--server-url", "ftp://host"], "--server-url: server_url must be an http(s) URL"),
+    (["--backend", "server", "--server-url", "http://127.0.0.1:9/v1", "--max-concurrency", "0"],
+     "--max-concurrency 0: must be at least 1"),
+    (["--backend", "server", "--server-url", "http://127.0.0.1:9/v1", "--server-tokenizer", "nope"],
+     "--server-tokenizer nope: the prompts for a served model are built with a packaged model's tokenizer"),
 ]
 
 
@@ -55,3 +62,19 @@ def test_good_arguments_still_reach_the_judge(tmp_path: Path, monkeypatch: pytes
         cli_main(["studies", "comparative", "--dataset", "summeval", "--model", "smollm2-135m-instruct",
                   "--data-dir", str(tmp_path / "data"), "--db", str(tmp_path / "c.sqlite"), "--no-export",
                   "--n-contexts", "100", "--aspects", "COH", "FLU", "--templates", "2", "--samples", "1"])
+
+
+def test_a_server_that_is_not_running_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_engine_server import free_port
+
+    monkeypatch.setattr("nlgjudge.studies.released.import_released", lambda *a, **k: 0)
+    write_summeval(tmp_path / "data")
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    status = cli_main(["studies", "comparative", "--dataset", "summeval", "--model", "smollm2-135m-instruct",
+                       "--data-dir", str(tmp_path / "data"), "--db", str(tmp_path / "c.sqlite"), "--no-export",
+                       "--backend", "server", "--server-url", url])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert status == 2 and "Traceback" not in err and len(errors) == 1, err
+    assert errors[0].startswith(f"error: no inference server answers at {url}")

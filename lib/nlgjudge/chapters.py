@@ -309,7 +309,9 @@ FRACTION_TYPE = ParamType(
     lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1,
 )
 #: Model runtimes of :class:`nlgjudge.engine.Judge` (outputs of different runtimes never mix).
-BACKEND_TYPE = choice(("auto", "torch", "llamacpp"), "model runtimes")
+BACKEND_TYPE = choice(("auto", "torch", "llamacpp", "server"), "model runtimes")
+#: The URL of the OpenAI-compatible server for backend "server" (None: $NLGJUDGE_SERVER_URL).
+SERVER_URL_TYPE = NONE | STRING
 #: Two different runtimes, the reference first (the runtime chapter compares them).
 RUNTIME_PAIR_TYPE = ParamType(
     "a list of two different runtimes from 'torch', 'llamacpp'", "pairs of runtimes",
@@ -325,6 +327,7 @@ BUDGETED_DATASETS = tuple(DATASET_BUDGETS)
 _JUDGE_TYPES: dict[str, ParamType] = {
     "model": STRING,
     "backend": BACKEND_TYPE,
+    "server_url": SERVER_URL_TYPE,
     "datasets": DATASETS_TYPE,
     "n_contexts": N_CONTEXTS_TYPE,
     "aspects": ASPECTS_TYPE,
@@ -354,7 +357,8 @@ MEANINGS: dict[str, str] = {
     "article": "which article of the subset the example follows (0: the first)",
     "n_samples": "answers sampled per prompt-scoring prompt (the paper's K)",
     "seed": "the seed of every random choice (subsets of contexts, draws, bootstraps)",
-    "backend": "the runtime of the outputs read or computed: llamacpp, torch or auto",
+    "backend": "the runtime of the outputs read or computed: llamacpp, torch, auto or server (an inference server)",
+    "server_url": "with backend server: the server's URL, e.g. http://host:8000/v1 (None: NLGJUDGE_SERVER_URL)",
     "backends": "the two runtimes compared, the reference first",
     "released_only": "true: read only the released outputs (no model); false: compute what is missing",
     "data_dir": "the data directory (None: the NLGJUDGE_DATA_DIR environment variable)",
@@ -415,6 +419,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "template": 1,
             "seed": SEED,
             "backend": BACKEND,
+            "server_url": None,
             "released_only": True,
             "data_dir": None,
         },
@@ -424,7 +429,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         types={
             "model": STRING, "small_model": STRING, "dataset": DATASET_TYPE, "n_contexts": integer(minimum=1),
             "article": integer(minimum=0), "aspect": STRING, "template": choice((1, 2), "prompt templates"),
-            "seed": SEED_TYPE, "backend": BACKEND_TYPE, "released_only": BOOLEAN, "data_dir": DATA_DIR_TYPE,
+            "seed": SEED_TYPE, "backend": BACKEND_TYPE, "server_url": SERVER_URL_TYPE, "released_only": BOOLEAN,
+            "data_dir": DATA_DIR_TYPE,
         },
     ),
     # The three chapters of the first paper (Liusie et al. 2024) read the same released outputs
@@ -447,6 +453,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
             "backend": BACKEND,
+            "server_url": None,
             "data_dir": None,
         },
         ci={
@@ -477,6 +484,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
             "backend": BACKEND,
+            "server_url": None,
             "data_dir": None,
         },
         ci={
@@ -508,6 +516,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
             "backend": BACKEND,
+            "server_url": None,
             "data_dir": None,
         },
         ci={
@@ -558,7 +567,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         inputs=("data/outputs",),
         meanings={"model": "the judge whose two runtimes are compared", "n_contexts": "contexts per dataset: the torch release's subset, which both runtimes computed"},
         types={
-            **{name: kind for name, kind in _JUDGE_TYPES.items() if name != "backend"},
+            **{name: kind for name, kind in _JUDGE_TYPES.items() if name not in ("backend", "server_url")},
             "n_samples": integer(minimum=1),
             "backends": RUNTIME_PAIR_TYPE,
         },
@@ -573,6 +582,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             # The judge and both small judges: their Elo judgements are released for all 99 articles.
             "judge_models": [JUDGE, *SMALL_JUDGES],
             "backend": ELO_BACKEND,
+            "server_url": None,
             "templates": [1],
             "n_articles": None,
             "n_orders": 200,
@@ -595,6 +605,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "contestants": list_of(choice(CONTEST_CONTESTANTS, "contestants of the cnndm_contest dataset"), min_length=2),
             "judge_models": MODELS_TYPE,
             "backend": BACKEND_TYPE,
+            "server_url": SERVER_URL_TYPE,
             "templates": TEMPLATES_TYPE,
             "n_articles": NONE | integer(minimum=1),
             "n_orders": integer(minimum=2),
@@ -620,6 +631,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "selfpref_judges": [JUDGE, *SMALL_JUDGES],
             "selfpref_dataset": SELFPREF_DATASET,
             "backend": ELO_BACKEND,
+            "server_url": None,
             "n_boot": 1000,
             "seed": SEED,
             "released_only": True,
@@ -649,6 +661,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "selfpref_judges": list_of(STRING),
             "selfpref_dataset": NONE | choice(BUDGETED_DATASETS, "datasets with a summary length budget"),
             "backend": BACKEND_TYPE,
+            "server_url": SERVER_URL_TYPE,
             "n_boot": integer(minimum=10),
             "seed": SEED_TYPE,
             "released_only": BOOLEAN,
@@ -663,6 +676,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         defaults={
             "judge_model": JUDGE,
             "backend": ELO_BACKEND,
+            "server_url": None,
             "contestants": list(CONTEST_CONTESTANTS),
             "n_articles": None,
             "budgets": [0.5, 0.25],
@@ -683,6 +697,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         types={
             "judge_model": STRING,
             "backend": BACKEND_TYPE,
+            "server_url": SERVER_URL_TYPE,
             "contestants": list_of(choice(CONTEST_CONTESTANTS, "contestants of the cnndm_contest dataset"), min_length=2),
             "n_articles": NONE | integer(minimum=1),
             "budgets": list_of(FRACTION_TYPE, min_length=1),
@@ -696,7 +711,7 @@ CHAPTERS: tuple[Chapter, ...] = (
 
 
 #: Static pages listed in ``_toc.yml`` after the chapters (Markdown, not executed).
-STATIC_PAGES: tuple[str, ...] = ("book/glossary", "book/references")
+STATIC_PAGES: tuple[str, ...] = ("book/gpu", "book/glossary", "book/references")
 
 
 def list_chapters() -> tuple[Chapter, ...]:

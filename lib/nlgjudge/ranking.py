@@ -128,6 +128,9 @@ def rank_outputs(
     fields: FieldNames = FieldNames(),
     cache: Any = None,
     backend: str | None = None,
+    server_url: str | None = None,
+    server_tokenizer: str | None = None,
+    max_concurrency: int = 4,
     truncate: bool = False,
     allow_compute: bool = True,
     progress: bool = True,
@@ -144,6 +147,9 @@ def rank_outputs(
     ``judge`` keeps its own setting); the report counts them. ``out``: a folder to write the four
     files to (see the module docstring); it is checked (created, written to) before any judging.
     ``on_step``: called after every step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`).
+    ``server_url`` (implies ``backend="server"``; or ``backend="server"`` with ``$NLGJUDGE_SERVER_URL``):
+    judge with ``model`` as an inference server serves it, prompts built by the packaged model
+    ``server_tokenizer`` (default ``model``), at most ``max_concurrency`` requests in flight.
     """
     from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
     from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
@@ -162,7 +168,8 @@ def rank_outputs(
                 raise UserInputError("no judge: pass model= (a packaged short name, hub id or local folder)")
             from nlgjudge.engine import Judge
 
-            judge = Judge(model, cache=cache, study="rank", backend=backend, truncate=truncate, progress=False)
+            judge = Judge(model, cache=cache, study="rank", truncate=truncate, progress=False,
+                          **judge_runtime(backend, server_url, server_tokenizer, max_concurrency))
         systems = list(dict.fromkeys(frame["system"]))
         plans = context_plans(frame, systems)
         planned = sum(planned_counts(plans, budget).values())
@@ -211,6 +218,36 @@ def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
         fix = "even cut from the left it does not fit: shorten the texts"
     return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
             f"{detail}; shorten that context's source or outputs, or {fix}")
+
+
+def judge_runtime(backend: str | None, server_url: str | None = None, server_tokenizer: str | None = None,
+                  max_concurrency: int = 4, *, cli: bool = False) -> dict[str, Any]:
+    """The Judge's runtime arguments, checked before any model or server work (a :class:`UserInputError`
+    naming the option otherwise): ``server_url`` implies ``backend="server"``; the server options need it."""
+    def option(name: str) -> str:
+        return f"--{name.replace('_', '-')}" if cli else name
+
+    if server_url is not None:
+        if backend not in (None, "server"):
+            raise UserInputError(f"{option('server_url')} judges on a server: drop {option('backend')} {backend} "
+                                 f"(or pass {option('backend')} server)")
+        backend = "server"
+    if backend == "server":
+        from nlgjudge.engine.server import ServerError
+        from nlgjudge.engine.server.client import base_url
+
+        try:
+            base_url(server_url)  # a missing or malformed URL fails here, before anything is read
+        except ServerError as error:
+            raise UserInputError(f"{option('server_url')}: {error}") from None
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise UserInputError(f"{option('max_concurrency')} {max_concurrency!r}: must be a whole number >= 1 "
+                                 f"(requests in flight), e.g. {option('max_concurrency')} 4")
+        return {"backend": "server", "server_url": server_url, "server_tokenizer": server_tokenizer,
+                "max_concurrency": max_concurrency}
+    if server_tokenizer is not None:
+        raise UserInputError(f"{option('server_tokenizer')} is for a judge on a server: pass {option('server_url')} too")
+    return {"backend": backend}
 
 
 def rank(outputs: pd.DataFrame | str | os.PathLike[str], model: str | None = None, **options: Any) -> pd.DataFrame:
@@ -471,7 +508,14 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--with-reference", dest="with_reference", action="store_true", help="show each context's reference to the judge")
     # Reference-free unless asked (store_false's own default would be True).
     parser.set_defaults(with_reference=False)
-    parser.add_argument("--backend", default=None, choices=("auto", "torch", "llamacpp"), help="model runtime (default: auto)")
+    parser.add_argument("--backend", default=None, choices=("auto", "torch", "llamacpp", "server"),
+                        help="model runtime (default: auto; server with --server-url)")
+    parser.add_argument("--server-url", default=None,
+                        help="judge on an OpenAI-compatible server at this URL (e.g. http://127.0.0.1:8000/v1); "
+                        "--model is the name it serves (default with --backend server: $NLGJUDGE_SERVER_URL)")
+    parser.add_argument("--server-tokenizer", default=None,
+                        help="the packaged model whose tokenizer and chat template build the prompts (default: --model)")
+    parser.add_argument("--max-concurrency", type=int, default=4, help="requests in flight to the server (default 4)")
     parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples of contexts (default 500)")
     parser.add_argument("--truncate", action="store_true",
                         help="cut prompts longer than the judge's context window from the left (default: refuse them); "
@@ -487,36 +531,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     from nlgjudge.cache import CacheError
     from nlgjudge.engine import EngineInputError
+    from nlgjudge.engine.server import ServerError
     from nlgjudge.models import ModelError
     from nlgjudge.prompts.ranking import PromptFileError
 
     fields = FieldNames(args.context_field, args.source_field, args.system_field, args.output_field, args.reference_field)
     created: list[Path] = []
+    judging = False  # once judging starts, what was judged is in the output cache
     try:
         if args.bootstrap < 2:
             raise UserInputError(f"--bootstrap {args.bootstrap}: needs at least 2 resamples (e.g. 500)")
         budget = _check_budget(args.budget)
         _check_seed(args.seed)
-        from nlgjudge.models import resolve_model
+        runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency, cli=True)
+        from nlgjudge.models import PACKAGED_MODELS, resolve_model
 
-        resolve_model(args.model)  # an unknown name fails first, before anything is read
+        if runtime["backend"] != "server":
+            resolve_model(args.model)  # an unknown name fails first, before anything is read
+        elif (args.server_tokenizer or args.model) not in PACKAGED_MODELS:
+            what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
+            raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
+                                 f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
         # Everything about the input is checked before the model is loaded (which takes a while).
         frame = read_user_outputs(args.input, fields, with_reference=args.with_reference)
         prompt = build_prompt(args.aspect, args.noun, args.prompt, args.with_reference, cli=True)
         created = prepare_out(args.out)
-        judge = _load_judge(args.model, args.backend, args.truncate)
+        judge = _load_judge(args.model, runtime, args.truncate)
         estimate = RunEstimate(judge, frame, prompt, budget)
         estimate.announce()
+        judging = True
         result = rank_outputs(
             frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=args.prompt, budget=budget,
             seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=args.out,
             on_step=estimate.step,
         )
         estimate.store()
-    except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ValueError, ImportError, OSError) as error:
+    except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ServerError, ValueError, ImportError,
+            OSError) as error:
         _remove_created(created)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        if isinstance(error, OSError) and not isinstance(error, UserInputError):
+        if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
             message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
         print(f"error: {message}", file=sys.stderr)
         return 2
@@ -528,15 +582,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _load_judge(model: str, backend: str | None, truncate: bool) -> Any:
+def _load_judge(model: str, runtime: dict[str, Any], truncate: bool) -> Any:
     """The judge for the command line: built and loaded before any judging, so that a model that
     cannot be loaded (unknown hub id offline, missing runtime) is one clear error, not a failure mid-run.
     Its own progress bar is off: judging shows one bar for the whole run (:mod:`nlgjudge.studies.rank`)."""
     from nlgjudge.engine import Judge
 
-    judge = Judge(model, study="rank", backend=backend, truncate=truncate, progress=False)
+    judge = Judge(model, study="rank", truncate=truncate, progress=False, **runtime)
     try:
-        judge.load()
+        judge.load()  # on a server: the one probe (what it serves, what it can do); a ServerError passes through
     except (OSError, ValueError, ImportError) as error:  # a ModelError (RuntimeError) passes through as it is
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UserInputError(f"cannot load the model {model!r}: {first}; pass a packaged short name, "

@@ -49,14 +49,18 @@ KEYS = ["model", "dataset", "context_id", "template", "aspect", "i", "j"]
 REFERENCE, OTHER = "torch", "llama.cpp"
 #: The label of each ``Judge(backend=...)`` runtime.
 RUNTIME_LABELS = {"torch": REFERENCE, "llamacpp": OTHER}
+#: How the prose names a judge behind an inference server (``Judge(backend="server")``).
+SERVER_LABEL = "inference-server"
 
 
 def runtime_label(backend: str) -> str:
     """The runtime a chapter's ``backend`` parameter names, in the words its prose uses."""
     if backend == "auto":
         return f"{OTHER} (packaged models) or {REFERENCE} (other models)"
+    if backend == "server":
+        return SERVER_LABEL
     if backend not in RUNTIME_LABELS:
-        raise ValueError(f"backend {backend!r} is not a runtime: use one of {['auto', *RUNTIME_LABELS]}")
+        raise ValueError(f"backend {backend!r} is not a runtime: use one of {['auto', *RUNTIME_LABELS, 'server']}")
     return RUNTIME_LABELS[backend]
 
 

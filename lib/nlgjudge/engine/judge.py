@@ -104,6 +104,19 @@ def choose_backend(handle: ModelHandle, backend: str | None = None) -> str:
     return backend
 
 
+def served_handle(name: str, tokenizer: str | None = None) -> ModelHandle:
+    """The handle of a model served as ``name`` whose prompts are built by the packaged model
+    ``tokenizer`` (default ``name``). When that model is packaged the handle is its packaged entry
+    under the served name (so prompt style, answer end, family and kind are the in-process ones,
+    known without loading anything) with the served fingerprint; its weights are never loaded here.
+    Otherwise a ``server`` handle: the runtime refuses it with one line at the first computation."""
+    prompt_model = PACKAGED_MODELS.get(tokenizer or name)
+    if prompt_model is not None:
+        return ModelHandle(name=name, source="packaged", location=prompt_model.name, _fingerprint=f"served:{name}",
+                           _kind=prompt_model.kind)
+    return ModelHandle(name=name, source="server", location=name, _fingerprint=f"served:{name}", _kind="causal")
+
+
 @dataclass
 class RunReport:
     """What the last call did: outputs computed vs read from the cache, truncations, compute."""
@@ -175,14 +188,15 @@ class Judge:
             if truncate:
                 raise ValueError("truncate=True is not available with backend='server' (the server reads text, not cut token ids)")
             name = str(model).strip()
-            self.handle = ModelHandle(name=name, source="server", location=name, _fingerprint=f"served:{name}", _kind="causal")
+            self.handle = served_handle(name, server_tokenizer)
             self._server = ServerRuntime(
                 name, server_url, tokenizer=server_tokenizer, max_concurrency=max_concurrency,
                 timeout=request_timeout, retries=request_retries,
             )
         else:
             self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
-        self.backend = choose_backend(self.handle, backend)
+        # A served handle may describe its packaged prompt model (source "packaged"): the runtime is the server's.
+        self.backend = "server" if self._server is not None else choose_backend(self.handle, backend)
         if threads is not None:
             from nlgjudge.engine.llamacpp import thread_count
 

@@ -48,9 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--templates", nargs="*", type=int, default=None, help="prompt templates (default: the study's)")
     parser.add_argument("--samples", type=int, default=N_SAMPLES, help=f"sampled readings: samples per prompt (K; default {N_SAMPLES})")
     parser.add_argument(
-        "--backend", default=None, choices=("auto", "torch", "llamacpp"),
+        "--backend", default=None, choices=("auto", "torch", "llamacpp", "server"),
         help="model runtime (default: $NLGJUDGE_BACKEND or auto: llama.cpp for packaged GGUF models)",
     )
+    parser.add_argument("--server-url", default=None,
+                        help="with --backend server: the OpenAI-compatible server's URL (default $NLGJUDGE_SERVER_URL); "
+                        "--model is the name it serves")
+    parser.add_argument("--server-tokenizer", default=None,
+                        help="with --backend server: the packaged model whose tokenizer and chat template build the "
+                        "prompts (default: --model)")
+    parser.add_argument("--max-concurrency", type=int, default=4, help="with --backend server: requests in flight (default 4)")
     parser.add_argument("--data-dir", default=None, help="data directory (default: $NLGJUDGE_DATA_DIR)")
     parser.add_argument("--db", default=None, help="cache database (default: the user cache)")
     parser.add_argument("--no-export", action="store_true", help="do not write data/outputs")
@@ -68,10 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     from nlgjudge.cache import CacheError, OutputsFormatError, StaleExportError
     from nlgjudge.data import DataNotFoundError, DataValidationError
     from nlgjudge.engine import EngineInputError
+    from nlgjudge.engine.server import ServerError
     from nlgjudge.models import ModelError
 
     known = (UsageError, CacheError, OutputsFormatError, StaleExportError, DataNotFoundError, DataValidationError,
-             EngineInputError, ModelError, ImportError)
+             EngineInputError, ModelError, ServerError, ImportError)
     try:
         return _main(argv)
     except known as error:
@@ -98,6 +106,7 @@ def _run_study(argv: list[str]) -> int:
         if value is not None and value < least:
             raise UsageError(f"{option} {value}: must be at least {least}"
                              + (" (or left out: every context)" if option.endswith("contexts") else ""))
+    runtime = _runtime_options(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     from nlgjudge.cache import OutputCache
@@ -105,9 +114,13 @@ def _run_study(argv: list[str]) -> int:
     from nlgjudge.engine import Judge
     from nlgjudge.studies.released import export_released, import_released
 
+    from nlgjudge.engine.judge import served_handle
     from nlgjudge.models import resolve_model
 
-    handle = resolve_model(args.model)  # an unknown name fails now, before data and cache are read
+    if runtime["backend"] == "server":  # the packaged model that builds the prompts stands for the served one
+        handle = served_handle(args.model, args.server_tokenizer)
+    else:
+        handle = resolve_model(args.model)  # an unknown name fails now, before data and cache are read
     study = get_study(args.study)
     try:
         ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
@@ -131,7 +144,9 @@ def _run_study(argv: list[str]) -> int:
     for dependency in study.depends_on:  # e.g. the likelihood study scores the released summaries
         import_released(released_folder(dependency, ds.info.name), cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
-    judge = Judge(args.model, cache=cache, study=folder, backend=args.backend)
+    judge = Judge(args.model, cache=cache, study=folder, **runtime)
+    if runtime["backend"] == "server":
+        judge.load()  # the one probe of the server: a server that is down or cannot do it fails here, in one line
     started = time.time()
     done = 0
 
@@ -146,6 +161,38 @@ def _run_study(argv: list[str]) -> int:
     run_study(study, judge, ds, options, on_context_done=exported)
     print(judge.cache_stats.summary(), flush=True)
     return 0
+
+
+def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
+    """The Judge's runtime arguments, checked before anything is loaded (a :class:`UsageError` otherwise)."""
+    import os
+
+    from nlgjudge.engine.judge import BACKEND_ENV
+
+    backend = args.backend or os.environ.get(BACKEND_ENV, "").strip() or None
+    server_only = [name for name, value in (("--server-url", args.server_url), ("--server-tokenizer", args.server_tokenizer))
+                   if value is not None]
+    if backend != "server":
+        if server_only:
+            raise UsageError(f"{server_only[0]} is for a judge on a server: pass --backend server too")
+        return {"backend": args.backend}
+    from nlgjudge.engine.server import ServerError
+    from nlgjudge.engine.server.client import base_url
+    from nlgjudge.models import PACKAGED_MODELS
+
+    try:
+        base_url(args.server_url)
+    except ServerError as error:
+        raise UsageError(f"--server-url: {error}") from None
+    if args.max_concurrency < 1:
+        raise UsageError(f"--max-concurrency {args.max_concurrency}: must be at least 1 (requests in flight)")
+    prompt_model = args.server_tokenizer or args.model
+    if prompt_model not in PACKAGED_MODELS:
+        what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
+        raise UsageError(f"{what}: the prompts for a served model are built with a packaged model's tokenizer and "
+                         f"chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
+    return {"backend": "server", "server_url": args.server_url, "server_tokenizer": args.server_tokenizer,
+            "max_concurrency": args.max_concurrency}
 
 
 def _check_requests(study: Study, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> None:

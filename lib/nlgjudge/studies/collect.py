@@ -40,6 +40,7 @@ def collect_comparisons(
     released_only: bool,
     answer_suffix: bool = False,
     backend: str | None = None,
+    server_url: str | None = None,
 ) -> CollectedComparisons:
     """Run (or read from the cache) every model's comparisons on every dataset.
 
@@ -67,7 +68,8 @@ def collect_comparisons(
         ending = comparative_ending(Wording.for_dataset(ds.info), user_suffix=ANSWER_SUFFIX if answer_suffix else "")
         collected.endings[name] = ending.describe()
         for model in models:
-            judge = Judge(model, cache=cache, study=released_folder("comparative", name), backend=backend)
+            judge = Judge(model, cache=cache, study=released_folder("comparative", name), backend=backend,
+                          server_url=server_url)
             style = prompt_style(judge.handle, "auto")
             collected.styles[judge.handle.name] = style
             use = ds
@@ -121,13 +123,15 @@ def collect_comparative_and_scoring(
     released_only: bool,
     data_dir: str | None = None,
     backend: str | None = None,
+    server_url: str | None = None,
 ) -> ChapterRuns:
     """Comparative and scoring outputs of every model on every dataset, with the coverage rule.
 
     ``models`` maps each dataset to the models run on it; ``aspects`` each dataset to its aspects.
     With ``released_only`` each (study, dataset, model) uses only the contexts whose every output
     is cached (a note says how many), so no model is loaded; otherwise missing outputs are computed.
-    ``backend`` is the runtime (:class:`nlgjudge.engine.Judge`); outputs of different runtimes never
+    ``backend`` is the runtime (:class:`nlgjudge.engine.Judge`; ``server_url`` for ``backend="server"``,
+    default ``$NLGJUDGE_SERVER_URL``); outputs of different runtimes never
     mix, so it must be the one the released outputs were computed with to find them.
     """
     from nlgjudge.engine import Judge
@@ -141,14 +145,16 @@ def collect_comparative_and_scoring(
         options = StudyOptions(aspects=aspects[name], templates=tuple(templates), n_samples=n_samples, seed=seed,
                                data_dir=data_dir)
         for model_name in models.get(name, ()):
-            judge = Judge(model_name, cache=cache, study=released_folder("comparative", name), backend=backend)
+            judge = Judge(model_name, cache=cache, study=released_folder("comparative", name), backend=backend,
+                          server_url=server_url)
             part, note = study_subset("comparative", judge, ds, options, released_only=released_only,
                                       what=f"comparative, {name}, {model_name}")
             runs.notes.append(note)
             if part is not None:
                 runs.comparisons[(name, model_name)] = run_comparative(judge, part, aspects=aspects[name], templates=templates)
                 runs.used[(name, model_name)] = part.context_ids()
-            judge = Judge(model_name, cache=cache, study=released_folder("scoring", name), backend=backend)
+            judge = Judge(model_name, cache=cache, study=released_folder("scoring", name), backend=backend,
+                          server_url=server_url)
             part, note = study_subset("scoring", judge, ds, options, released_only=released_only,
                                       what=f"scoring, {name}, {model_name}")
             runs.notes.append(note)
@@ -186,6 +192,7 @@ def prepare_comparisons(
     templates: Sequence[int],
     released_only: bool,
     backend: str | None = None,
+    server_url: str | None = None,
 ) -> PreparedComparisons:
     """The shared set-up of the chapters that analyse comparisons (bias, subsets).
 
@@ -201,7 +208,7 @@ def prepare_comparisons(
     unique_models = list(dict.fromkeys(models))
     collected = collect_comparisons(
         unique_models, datasets, cache=cache, aspects=aspects, templates=templates, released_only=released_only,
-        backend=backend,
+        backend=backend, server_url=server_url,
     )
     if collected.frame.empty:
         raise RuntimeError(
@@ -219,6 +226,7 @@ def collect_elo_judgements(
     templates: Sequence[int],
     released_only: bool,
     backend: str | None = None,
+    server_url: str | None = None,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Every LLM judge's P(A) for every ordered pair of contestants (the ``elo`` study), with the
     coverage rule: with ``released_only`` a judge is used only on the articles whose every judgement
@@ -232,7 +240,8 @@ def collect_elo_judgements(
     frames: dict[str, pd.DataFrame] = {}
     notes: list[str] = []
     for model in dict.fromkeys(models):
-        judge = Judge(model, cache=cache, study=released_folder("elo", ds.info.name), backend=backend)
+        judge = Judge(model, cache=cache, study=released_folder("elo", ds.info.name), backend=backend,
+                          server_url=server_url)
         part, note = study_subset("elo", judge, ds, StudyOptions(templates=tuple(templates)), released_only=released_only,
                                   what=f"elo, {ds.info.name}, {judge.handle.name} ({judge.backend})")
         notes.append(note)
@@ -260,6 +269,7 @@ def collect_narcissism(
     cache: object,
     released_only: bool,
     backend: str | None = None,
+    server_url: str | None = None,
     data_dir: str | None = None,
 ) -> CollectedNarcissism:
     """Every generator's summaries and every evaluator's scores of them on every dataset.
@@ -281,7 +291,8 @@ def collect_narcissism(
         use: JudgeDataset | None = ds
         kept_generators = []
         for generator in dict.fromkeys(generators):
-            judge = Judge(generator, cache=cache, study=released_folder("generation", name), backend=backend)
+            judge = Judge(generator, cache=cache, study=released_folder("generation", name), backend=backend,
+                          server_url=server_url)
             part, note = study_subset("generation", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
                                       what=f"generation, {name}, {judge.handle.name} ({judge.backend})")
             out.notes.append(note)
@@ -297,7 +308,8 @@ def collect_narcissism(
         generations = pd.concat([run_generation(judge, use, data_dir=data_dir) for judge in kept_generators], ignore_index=True)
         hyps_all = hypotheses(use, generations)
         for evaluator in dict.fromkeys(evaluators):
-            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend)
+            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend,
+                          server_url=server_url)
             row = evaluator_row(judge.handle)
 
             def build(one: JudgeDataset, row: str = row) -> list[object]:
@@ -328,6 +340,7 @@ def collect_benchmark_likelihood(
     cache: object,
     released_only: bool,
     backend: str | None = None,
+    server_url: str | None = None,
     data_dir: str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Every evaluator's scores of the human-annotated benchmarks' own systems (``likelihood.BENCHMARKS``).
@@ -342,7 +355,8 @@ def collect_benchmark_likelihood(
     frames, notes = [], []
     for name, ds in datasets.items():
         for evaluator in dict.fromkeys(evaluators):
-            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend)
+            judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend,
+                          server_url=server_url)
             part, note = study_subset("likelihood", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
                                       what=f"likelihood, {name}, {judge.handle.name} ({judge.backend})")
             notes.append(note)
@@ -359,6 +373,7 @@ def collect_selfpref(
     cache: object,
     released_only: bool,
     backend: str | None = None,
+    server_url: str | None = None,
     data_dir: str | None = None,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Every judge's P(A) between every two generators' summaries (``generations``) of the documents
@@ -375,7 +390,8 @@ def collect_selfpref(
     frames: dict[str, pd.DataFrame] = {}
     notes: list[str] = []
     for model in dict.fromkeys(judges):
-        judge = Judge(model, cache=cache, study=released_folder("selfpref", ds.info.name), backend=backend)
+        judge = Judge(model, cache=cache, study=released_folder("selfpref", ds.info.name), backend=backend,
+                          server_url=server_url)
         style = prompt_style(judge.handle)
 
         def build(one: JudgeDataset, style: str = style) -> list[object]:
