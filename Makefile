@@ -22,7 +22,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding bench-floating-trunk bench-label-leaves outputs clean
+.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding bench-floating-trunk bench-label-leaves bench-server outputs clean
 
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-decoding [BENCH_ARGS=--quick] llama.cpp sampling: groups keeping their prefix; same bits in any chunking"
 	@echo "make bench-floating-trunk [BENCH_ARGS=--quick] llama.cpp label probabilities after sampling: trunk recomputed vs reused"
 	@echo "make bench-label-leaves [BENCH_ARGS=--quick]   llama.cpp score-word continuations: side by side in one call vs one call each"
+	@echo "make bench-server [BENCH_ARGS=--quick]  a llama.cpp server vs the in-process llama.cpp runtime on identical prompts"
 	@echo "make outputs                           compute the released model outputs (hours; resumable)"
 
 $(STAMP): environment.yml pyproject.toml .ci/install.py
@@ -81,6 +82,9 @@ bench-floating-trunk: install-backend
 
 bench-label-leaves: install-backend
 	$(PY) -m nlgjudge.bench label-leaves $(BENCH_ARGS)
+
+bench-server: install-backend
+	$(PY) -m nlgjudge.bench server $(BENCH_ARGS)
 
 outputs: install-backend
 	$(PY) -m nlgjudge.studies plan --run

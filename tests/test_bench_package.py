@@ -22,7 +22,7 @@ LIBRARY = Path(nlgjudge.__file__).resolve().parent
 MAKEFILE = LIBRARY.parents[1] / "Makefile"
 #: make target -> the benchmark it runs
 TARGETS = {"bench": "engine", "bench-sharing": "sharing", "bench-decoding": "decoding",
-           "bench-floating-trunk": "floating-trunk", "bench-label-leaves": "label-leaves"}
+           "bench-floating-trunk": "floating-trunk", "bench-label-leaves": "label-leaves", "bench-server": "server"}
 
 
 def test_no_benchmark_module_on_the_top_floor():
@@ -36,6 +36,14 @@ def test_each_name_runs_its_own_module_with_the_rest_of_the_arguments(name, modu
     monkeypatch.setattr(importlib.import_module(module), "main", lambda argv: seen.append(argv) or 0)
     assert bench.main([name, "--quick", "--threads", "1"]) == 0
     assert seen == [["--quick", "--threads", "1"]]
+
+
+@pytest.mark.parametrize(("spelling", "name"), [("--gpu-check", "gpu-check"), ("--server", "server")])
+def test_the_issues_option_spellings_name_their_benchmark(spelling, name, monkeypatch):
+    seen = []
+    monkeypatch.setattr(importlib.import_module(bench.BENCHMARKS[name]), "main", lambda rest: seen.append(rest) or 0)
+    assert bench.main([spelling, "--quick"]) == 0
+    assert seen == [["--quick"]]
 
 
 @pytest.mark.parametrize("argv", [["--quick"], ["--compare-backends", "--quick", "--repeats", "3"], []])

@@ -14,12 +14,17 @@ NAME                 what it times (each module's docstring says what it prints 
                      from cell 0 or reused where it lies (:mod:`nlgjudge.bench.floating_trunk`)
 ``label-leaves``     llama.cpp score-word continuations side by side in one call or one call each
                      (:mod:`nlgjudge.bench.label_leaves`)
+``gpu-check``        the torch runtime's P(A) and speed on a GPU against the CPU, 20 prompts
+                     (:mod:`nlgjudge.bench.gpu_check`; exits 2 without a CUDA device)
+``server``           a llama.cpp server against the in-process llama.cpp runtime on identical
+                     prompts (:mod:`nlgjudge.bench.server`)
 ===================  ============================================================================
 
 Without a NAME (the first argument an option, or none) it is the ``engine`` benchmark, so
 ``python -m nlgjudge.bench --quick`` and ``python -m nlgjudge.bench --compare-backends`` (and
 ``make bench BENCH_ARGS=...``, ``nlgjudge bench ...``) mean what they meant before the benchmarks
-became a package. The ``make bench*`` targets call this entry point.
+became a package; ``--gpu-check`` and ``--server`` as a first argument are the ``gpu-check`` and
+``server`` benchmarks (the issue's spelling). The ``make bench*`` targets call this entry point.
 """
 
 from __future__ import annotations
@@ -35,14 +40,20 @@ BENCHMARKS: dict[str, str] = {
     "decoding": "nlgjudge.bench.decoding",
     "floating-trunk": "nlgjudge.bench.floating_trunk",
     "label-leaves": "nlgjudge.bench.label_leaves",
+    "gpu-check": "nlgjudge.bench.gpu_check",
+    "server": "nlgjudge.bench.server",
 }
 DEFAULT = "engine"
+#: Option spellings of a first argument that name a benchmark (not options of the engine benchmark).
+OPTION_NAMES = {"--gpu-check": "gpu-check", "--server": "server"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run benchmark NAME with the rest of the arguments; no NAME (an option first, or nothing): ``engine``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and not args[0].startswith("-"):
+    if args and args[0] in OPTION_NAMES:
+        name, rest = OPTION_NAMES[args[0]], args[1:]
+    elif args and not args[0].startswith("-"):
         name, rest = args[0], args[1:]
         if name not in BENCHMARKS:
             print(f"python -m nlgjudge.bench: unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)} "

@@ -11,8 +11,10 @@ Two runtimes compute behind the one interface (``backend``):
 
 - ``"llamacpp"``: llama.cpp runs the packaged GGUF file as shipped (quantised), see
   :mod:`nlgjudge.engine.llamacpp`; the default (``"auto"``) for the packaged GGUF models;
-- ``"torch"``: transformers with fp32 weights (the GGUF de-quantised); the default for hub ids,
-  local folders, in-memory models and encoder-decoder models, and the only runtime for those;
+- ``"torch"``: transformers with the GGUF de-quantised; the default for hub ids, local folders,
+  in-memory models and encoder-decoder models, and the only runtime for those; fp32 on the CPU, or
+  on a GPU when there is one (``device``/``$NLGJUDGE_DEVICE``, bf16 or fp16, see
+  :mod:`nlgjudge.models.device`), whose keys append ``|device=cuda|dtype=<dtype>``;
 - ``"server"``: a model behind an OpenAI-compatible inference server (``server_url`` or
   ``$NLGJUDGE_SERVER_URL``), named as the server serves it, see :mod:`nlgjudge.engine.server`;
   its keys use the fingerprint ``served:<model>|runtime=server`` plus what the server reports.
@@ -58,6 +60,8 @@ from nlgjudge.engine.requests import (
 from nlgjudge.engine.stats import ForwardStats
 from nlgjudge.engine.tree import DecodeJob
 from nlgjudge.models import PACKAGED_MODELS, ModelHandle, resolve_model
+from nlgjudge.models.device import Placement
+from nlgjudge.models.handle import DEFAULT_PLACEMENT
 
 if TYPE_CHECKING:  # torch and transformers load only when something must be computed
     from nlgjudge.engine.llamacpp import LlamaCppRunner
@@ -158,6 +162,8 @@ class Judge:
     ``$NLGJUDGE_SERVER_URL``), ``server_tokenizer`` (the packaged model whose tokenizer and chat
     template build the prompts; default ``model``), ``max_concurrency`` requests in flight,
     ``request_timeout`` seconds per try, ``request_retries`` extra tries on 429/5xx/connection errors.
+    ``device``/``dtype`` (torch only; defaults ``$NLGJUDGE_DEVICE``/``$NLGJUDGE_DTYPE``, else CUDA
+    when available with bf16 or fp16, else the CPU in fp32): see :mod:`nlgjudge.models.device`.
     """
 
     def __init__(
@@ -179,6 +185,8 @@ class Judge:
         max_concurrency: int = 4,
         request_timeout: float = 120.0,
         request_retries: int = 3,
+        device: str | None = None,
+        dtype: str | None = None,
     ) -> None:
         self._server: Any = None
         wanted = backend if backend is not None else (os.environ.get(BACKEND_ENV, "").strip() or None)
@@ -202,6 +210,10 @@ class Judge:
 
             thread_count(threads)  # validate now, not at the first computation
         self.threads = threads
+        if (device is not None or dtype is not None) and self.backend != "torch":
+            raise ValueError(f"device/dtype choose where the torch runtime computes; this judge runs on {self.backend}")
+        self._device_setting, self._dtype_setting = device, dtype
+        self._placement: Placement | None = None
         self._llama: Any = None  # the llama.cpp model, loaded on the first computation
         self._llama_tokenizer: Any = None
         if cache is None:
@@ -236,7 +248,19 @@ class Judge:
             return self.handle.fingerprint + FINGERPRINT_SUFFIX
         if self.backend == "server":
             return self._server.fingerprint  # asks the server once what it serves
-        return self.handle.fingerprint
+        # CPU fp32 adds nothing: the keys of every earlier release.
+        return self.handle.fingerprint + self.placement.fingerprint_suffix
+
+    @property
+    def placement(self) -> Placement:
+        """Where the torch runtime computes (device and dtype), chosen once per judge."""
+        if self.backend != "torch":
+            return DEFAULT_PLACEMENT
+        if self._placement is None:
+            from nlgjudge.models.device import choose_placement
+
+            self._placement = choose_placement(self._device_setting, self._dtype_setting)
+        return self._placement
 
     def runtime_description(self) -> str:
         """Which runtime computes this judge's outputs, for chapters to state under their numbers."""
@@ -264,7 +288,8 @@ class Judge:
                 version = PINNED_VERSION
             return f"llama.cpp (llama-cpp-python {version}, {quant} as shipped)"
         weights = f", de-quantised {quant}" if spec is not None and spec.gguf_file else ""
-        return f"transformers (transformers {installed('transformers')}, torch {installed('torch')} fp32{weights})"
+        where = "fp32" if self.placement.is_default else f"{self.placement.dtype} on {self.placement.device}"
+        return f"transformers (transformers {installed('transformers')}, torch {installed('torch')} {where}{weights})"
 
     def load(self) -> None:
         """Load this judge's runtime now (otherwise it loads at the first computation)."""
@@ -273,7 +298,7 @@ class Judge:
     def _load(self) -> tuple[Any, Any]:
         """(model, tokenizer) of this judge's runtime: the torch model, or the llama.cpp model."""
         if self.backend == "torch":
-            return self.handle.load()
+            return self.handle.load(self.placement)
         if self.backend == "server":
             self._server.capabilities()  # the one probe: refuses early, with one line, what it cannot do
             return self._server, self._server.tokenizer()
@@ -512,14 +537,23 @@ class Judge:
             return LlamaCppRunner(model, stats=report.stats)
         from nlgjudge.engine.prefix_tree import CausalRunner
 
-        runner = CausalRunner(model, token_budget=self.token_budget, state_budget=self.state_budget)
+        token_budget, state_budget = self._budgets(model)
+        runner = CausalRunner(model, token_budget=token_budget, state_budget=state_budget)
         runner.stats = report.stats
         return runner
+
+    def _budgets(self, model: Any) -> tuple[int, int]:
+        """(token_budget, state_budget): the judge's own on the CPU, grown to the GPU's free memory there."""
+        if self.placement.device_type == "cpu":
+            return self.token_budget, self.state_budget
+        from nlgjudge.models.device import batch_budgets
+
+        return batch_budgets(self.placement, self.token_budget, self.state_budget, _kv_bytes_per_token(model))
 
     def _seq2seq_runner(self, model: Any, report: RunReport) -> Seq2SeqRunner:
         from nlgjudge.engine.seq2seq import Seq2SeqRunner
 
-        runner = Seq2SeqRunner(model, token_budget=max(self.token_budget, 512))
+        runner = Seq2SeqRunner(model, token_budget=max(self._budgets(model)[0], 512))
         runner.stats = report.stats
         return runner
 
@@ -606,6 +640,11 @@ class Judge:
         from nlgjudge.engine.decoding import decode_causal, decode_seq2seq
 
         if self.handle.kind == "seq2seq":
+            if self.placement.device_type != "cpu":
+                raise EngineInputError(
+                    f"sampling and generation with the encoder-decoder {self.handle.name!r} run on the CPU only; "
+                    f"create the Judge with device='cpu' (label probabilities and log-likelihoods run on {self.placement.device})"
+                )
             return decode_seq2seq(self._seq2seq_runner(model, report), tokenizer, jobs)
         return decode_causal(self._causal_runner(model, report), tokenizer, jobs, known=self._shared_prompts)
 

@@ -12,6 +12,10 @@ the positions whose next-token distribution is wanted go through the output laye
 
 This reproduces a plain forward pass over each whole sequence (the same tokens, positions and
 attended keys); differences are floating-point reassociation only (tested below 1e-5).
+
+The runner computes on the model's device (CPU or GPU): inputs are built on the CPU and moved
+once per pass, and only the wanted log-probabilities (and the kept prompts' last distributions,
+which sampling draws from with CPU generators) come back to the CPU.
 """
 
 from __future__ import annotations
@@ -59,7 +63,11 @@ class CausalRunner:
         progress: Callable[[int], None] | None = None,
     ) -> None:
         self.model = model
-        self.base = model.base_model  # decoder stack without the output layer (GPT-2, Llama, Qwen, ...)
+        parameter = next(model.parameters())
+        self.device = parameter.device
+        # decoder stack without the output layer (GPT-2, Llama, Qwen, ...); on a GPU a thin wrapper
+        # moves the CPU-built inputs of every caller (the decoding loop too) to the model's device
+        self.base = model.base_model if self.device.type == "cpu" else _OnDevice(model.base_model, self.device)
         self.head = model.get_output_embeddings()
         self.softcap = getattr(model.config, "final_logit_softcapping", None)
         self.token_budget = token_budget  # new tokens per forward pass (rows x padded segment)
@@ -77,6 +85,10 @@ class CausalRunner:
         self.sliding_window: int | None = int(sliding) if sliding else None
 
     def logits_from_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
+        """fp32 logits on the CPU (the decoding loop draws from them with CPU generators)."""
+        return self._device_logits(hidden).cpu()
+
+    def _device_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         logits = self.head(hidden).float()
         if self.softcap:  # Gemma-style final logit soft-capping, as the model's own forward does
             logits = torch.tanh(logits / self.softcap) * self.softcap
@@ -165,6 +177,7 @@ class CausalRunner:
                 allowed[row, q, past_max + q] = True
         dtype = next(self.model.parameters()).dtype
         mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+        input_ids, positions, mask = (t.to(self.device) for t in (input_ids, positions, mask))
         if past_max > 0:
             layers = []
             n_layers = len(next(pack.state for pack in batch if pack.state is not None))
@@ -224,7 +237,7 @@ class CausalRunner:
     def _run_unshared(self, tree: PrefixTree) -> None:
         """One plain forward pass per distinct sequence (no prefix sharing)."""
         for seq, path in tree.distinct_paths():
-            out = self.base(input_ids=torch.tensor([seq]), use_cache=any(n.keep_state for n in path))
+            out = self.base(input_ids=torch.tensor([seq], device=self.device), use_cache=any(n.keep_state for n in path))
             hidden = out.last_hidden_state[0]
             self.stats.forward_calls += 1
             self.stats.tokens_computed += len(seq)
@@ -237,13 +250,14 @@ class CausalRunner:
                     rows.append(n.end - 1)
                 if not rows:
                     continue
-                logprobs = torch.log_softmax(self.logits_from_hidden(hidden[torch.tensor(rows)]), dim=-1)
+                logprobs = torch.log_softmax(self._device_logits(hidden[torch.tensor(rows, device=self.device)]), dim=-1)
                 self.stats.output_rows += len(rows)
-                for i, off in enumerate(wanted):
-                    for target in n.wanted[off]:
-                        n.logprobs[(off, target)] = float(logprobs[i, target])
+                pairs = [(i, target) for i, off in enumerate(wanted) for target in n.wanted[off]]
+                values = _pick(logprobs, pairs)
+                for (i, target), value in zip(pairs, values, strict=True):
+                    n.logprobs[(wanted[i], target)] = value
                 if n.keep_state:
-                    n.last_logprobs = logprobs[-1].clone()
+                    n.last_logprobs = logprobs[-1].cpu().clone()
                     if n.end == len(seq):
                         # Keep the model's own cache object (its sliding layers hold only the window).
                         n.state = out.past_key_values  # type: ignore[assignment]
@@ -267,12 +281,36 @@ class CausalRunner:
                     owners.append((node, -1))
         if not rows_idx:
             return
-        picked = hidden[torch.tensor(rows_idx), torch.tensor(cols_idx)]
-        logprobs = torch.log_softmax(self.logits_from_hidden(picked), dim=-1)
+        picked = hidden[torch.tensor(rows_idx, device=self.device), torch.tensor(cols_idx, device=self.device)]
+        logprobs = torch.log_softmax(self._device_logits(picked), dim=-1)
         self.stats.output_rows += len(owners)
+        pairs = [(i, target) for i, (node, offset) in enumerate(owners) if offset != -1 for target in node.wanted[offset]]
+        values = iter(_pick(logprobs, pairs))
         for i, (node, offset) in enumerate(owners):
             if offset == -1:
-                node.last_logprobs = logprobs[i].clone()
+                node.last_logprobs = logprobs[i].cpu().clone()
                 continue
             for target in node.wanted[offset]:
-                node.logprobs[(offset, target)] = float(logprobs[i, target])
+                node.logprobs[(offset, target)] = next(values)
+
+
+def _pick(logprobs: torch.Tensor, pairs: list[tuple[int, int]]) -> list[float]:
+    """``logprobs[row, target]`` for each (row, target), gathered on the device and copied once."""
+    if not pairs:
+        return []
+    index = torch.tensor(pairs, device=logprobs.device)
+    return logprobs[index[:, 0], index[:, 1]].tolist()
+
+
+class _OnDevice:
+    """A model stack whose tensor arguments are moved to its device first (CPU-built inputs)."""
+
+    def __init__(self, module: Any, device: torch.device) -> None:
+        self.module = module
+        self.device = device
+
+    def __call__(self, **kwargs: Any) -> Any:
+        return self.module(**{k: v.to(self.device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.module, name)

@@ -3,6 +3,7 @@
 Encoder inputs are sorted by length and batched under a token budget (right padding with an
 attention mask); every (encoder input, target) pair then runs through the decoder with the
 encoder states selected by row, so labels or hypotheses sharing a source share its encoding.
+Inputs are built on the CPU and moved to the model's device (CPU or GPU) once per pass.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nlgjudge.engine.stats import ForwardStats
 class Seq2SeqRunner:
     def __init__(self, model: Any, token_budget: int = 4096, progress: Callable[[int], None] | None = None) -> None:
         self.model = model
+        self.device = next(model.parameters()).device
         self.encoder = model.get_encoder()
         self.start_id = model.config.decoder_start_token_id
         if self.start_id is None:
@@ -52,6 +54,7 @@ class Seq2SeqRunner:
         for row, source in enumerate(sources):
             ids[row, : len(source)] = torch.tensor(source)
             mask[row, : len(source)] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
         hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
         real = sum(len(s) for s in sources)
         self.stats.forward_calls += 1
@@ -89,7 +92,7 @@ class Seq2SeqRunner:
         results: list[list[float]],
         width: int,
     ) -> None:
-        select = torch.tensor([pos for pos, _ in chunk])
+        select = torch.tensor([pos for pos, _ in chunk], device=self.device)
         dec_in = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
         dec_mask = torch.zeros((len(chunk), width), dtype=torch.long)
         for row, (_, item) in enumerate(chunk):
@@ -100,8 +103,8 @@ class Seq2SeqRunner:
         out = self.model(
             encoder_outputs=BaseModelOutput(last_hidden_state=hidden.index_select(0, select)),
             attention_mask=mask.index_select(0, select),
-            decoder_input_ids=dec_in,
-            decoder_attention_mask=dec_mask,
+            decoder_input_ids=dec_in.to(self.device),
+            decoder_attention_mask=dec_mask.to(self.device),
             use_cache=False,
         )
         logprobs = torch.log_softmax(out.logits.float(), dim=-1)
@@ -109,7 +112,17 @@ class Seq2SeqRunner:
         self.stats.tokens_computed += int(dec_mask.sum())
         self.stats.padded_tokens += dec_in.numel()
         self.stats.output_rows += int(dec_mask.sum())
+        rows, steps, targets = [], [], []
         for row, (_, item) in enumerate(chunk):
             target = list(items[item][1])
-            picked = logprobs[row, torch.arange(len(target)), torch.tensor(target)]
-            results[item] = [float(x) for x in picked]
+            rows += [row] * len(target)
+            steps += range(len(target))
+            targets += target
+        # One gather on the device and one copy back, instead of a transfer per value.
+        picked = logprobs[torch.tensor(rows, device=self.device), torch.tensor(steps, device=self.device),
+                          torch.tensor(targets, device=self.device)].tolist()
+        start = 0
+        for _, item in chunk:
+            count = len(items[item][1])
+            results[item] = picked[start : start + count]
+            start += count

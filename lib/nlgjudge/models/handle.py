@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nlgjudge import config
+from nlgjudge.models.device import Placement, place_model
 from nlgjudge.models.errors import UnknownModelError
 from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, assemble, cached_file_sha256, check_sha256, part_files, sha256_of_files, write_atomically
 
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt")
 _CONVERTED_MARK = "SOURCE_SHA256"
 _LOAD_LOCK = threading.Lock()
+DEFAULT_PLACEMENT = Placement("cpu", "float32")  # what load() gives: the released outputs' runtime
 
 
 def list_packaged_models() -> list[str]:
@@ -54,6 +56,7 @@ class ModelHandle:
     _loaded: tuple[Any, Any] | None = field(default=None, repr=False)
     _loader: Callable[[], tuple[Any, Any]] | None = field(default=None, repr=False)
     load_count: int = 0  # how many times weights were actually loaded (tests check cache hits with it)
+    _placement: Placement = field(default_factory=lambda: DEFAULT_PLACEMENT, repr=False)  # where the loaded model is
 
     # ---- identity -------------------------------------------------------------------------
     @property
@@ -93,9 +96,18 @@ class ModelHandle:
         return self._loaded is not None
 
     # ---- loading --------------------------------------------------------------------------
-    def load(self) -> tuple[Any, Any]:
-        """(model, tokenizer): fp32, eval mode, all CPU threads. Loaded once per handle."""
+    def load(self, placement: Placement | None = None) -> tuple[Any, Any]:
+        """(model, tokenizer): fp32 on the CPU, eval mode, all CPU threads; loaded once per handle.
+
+        ``placement`` moves the model to another device and dtype (:mod:`nlgjudge.models.device`).
+        Going back to fp32 from a half-precision copy reloads the weights from their files (a cast
+        back would not restore them); an in-memory model cannot be reloaded and is refused."""
         with _LOAD_LOCK:
+            if placement is not None and self._loaded is not None and self._placement.dtype != "float32" and placement != self._placement:
+                if self.source == "memory":
+                    raise ValueError(f"the in-memory model {self.name!r} is already cast to {self._placement.dtype}; "
+                                     "it cannot be moved to another dtype (build it again)")
+                self._loaded = None
             if self._loaded is None:
                 import torch
 
@@ -108,7 +120,11 @@ class ModelHandle:
                     model, tokenizer = _load_pretrained(self.location, self.revision, self.kind)
                 model.eval()
                 self._loaded = (model, tokenizer)
+                self._placement = DEFAULT_PLACEMENT
                 self.load_count += 1
+            if placement is not None and placement != self._placement:
+                place_model(self._loaded[0], placement)
+                self._placement = placement
             return self._loaded
 
     def unload(self) -> None:

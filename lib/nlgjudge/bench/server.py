@@ -1,0 +1,185 @@
+"""The served runtime against the in-process llama.cpp runtime on identical comparative prompts.
+
+Starts llama-cpp-python's OpenAI-compatible server on a free 127.0.0.1 port serving the packaged
+GGUF file, and judges the same comparative prompts of one SummEval article twice: in-process
+(``backend="llamacpp"``) and through the server (``backend="server"``). One model process at a
+time: the in-process model is freed before the server starts, and the server is stopped before
+anything else; each side writes to its own fresh output cache, so nothing is read from a cache.
+Prints each side's time and rate, the server's prefix-cache reuse where it reports any, and ends
+with exactly ``server_vs_inprocess=<r> max_abs_diff=<d>`` (r: the server's comparison rate over
+the in-process rate; d: the largest |P(A)| difference).
+
+Run: ``python -m nlgjudge.bench server [--quick]`` (or ``--server``); ``--quick``: SmolLM2-135M and
+the article's first 5 candidates, coherence only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROG = "python -m nlgjudge.bench server"
+
+
+def final_line(inprocess_seconds: float, server_seconds: float, p_inprocess: np.ndarray, p_server: np.ndarray) -> str:
+    """``server_vs_inprocess=<r> max_abs_diff=<d>``: rate ratio on the same requests, largest |P(A) diff|."""
+    if len(p_inprocess) != len(p_server) or len(p_server) == 0:
+        raise ValueError(f"the two runtimes judged {len(p_inprocess)} and {len(p_server)} comparisons")
+    ratio = inprocess_seconds / server_seconds  # same count on both sides: rate ratio = inverse time ratio
+    return f"server_vs_inprocess={ratio:.2f} max_abs_diff={float(np.max(np.abs(p_server - p_inprocess))):.2e}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(model: str, threads: int, port: int, timeout: float = 90.0) -> tuple[subprocess.Popen[bytes], str]:
+    """llama-cpp-python's server on 127.0.0.1:``port`` serving the packaged ``model`` under its name."""
+    import httpx
+
+    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(PACKAGED_MODELS[model])),
+         "--model_alias", model, "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
+         "--n_ctx", "4096", "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url + "/models", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_server(proc)
+            raise SystemExit(f"{PROG}: llama_cpp.server did not start on port {port} (is the server extra installed?)")
+        time.sleep(0.3)
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def prefix_cache_report(url: str) -> str:
+    """What the server says about prefix-cache reuse (llama-cpp-python's server: nothing, said so)."""
+    import httpx
+
+    root = url.removesuffix("/v1")
+    try:
+        response = httpx.get(root + "/metrics", timeout=5)
+    except httpx.TransportError:
+        response = None
+    if response is not None and response.status_code == 200:
+        lines = [x for x in response.text.splitlines() if "cache" in x.lower() and not x.startswith("#")]
+        if lines:
+            return "server prefix-cache counters: " + "; ".join(lines)
+    return ("server prefix-cache reuse: not reported (llama-cpp-python's server exposes no cache counters; "
+            "it keeps the previous prompt's key/values, so requests sent in shared-prefix order reuse them)")
+
+
+def run_inprocess(model: str, requests: Sequence[Any], threads: int, cache_path: Path) -> tuple[float, np.ndarray]:
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.engine import Judge
+
+    cache = OutputCache(cache_path)
+    judge = Judge(model, cache=cache, progress=False, backend="llamacpp", threads=threads)
+    judge.load()
+    start = time.perf_counter()
+    results = judge.label_probs(list(requests))
+    seconds = time.perf_counter() - start
+    assert judge.last_run.from_cache == 0
+    cache.close()
+    del judge
+    gc.collect()  # the in-process model leaves before the server's arrives
+    return seconds, np.array([r.probs[0] for r in results])
+
+
+def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Path, port: int | None) -> tuple[float, np.ndarray, str]:
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.engine import Judge
+
+    proc, url = start_server(model, threads, port or free_port())
+    try:
+        cache = OutputCache(cache_path)
+        judge = Judge(model, cache=cache, progress=False, backend="server", server_url=url)
+        judge.load()  # the one capabilities probe, untimed as the in-process load is
+        start = time.perf_counter()
+        results = judge.label_probs(list(requests))
+        seconds = time.perf_counter() - start
+        assert judge.last_run.from_cache == 0
+        cache.close()
+        reuse = prefix_cache_report(url)
+    finally:
+        stop_server(proc)
+    return seconds, np.array([r.probs[0] for r in results]), reuse
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="SmolLM2-135M, 5 candidates, coherence only")
+    parser.add_argument("--model", default=None, help="a packaged GGUF model (default: qwen2.5-coder-1.5b-instruct; --quick: smollm2-135m-instruct)")
+    parser.add_argument("--context", type=int, default=0, help="index of the SummEval article")
+    parser.add_argument("--candidates", type=int, default=None, help="the article's first N candidates only (--quick: 5)")
+    parser.add_argument("--aspects", nargs="*", default=None, help="SummEval aspects (default: all four; --quick: COH)")
+    parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
+    parser.add_argument("--port", type=int, default=None, help="the server's port on 127.0.0.1 (default: a free one)")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.candidates is not None and args.candidates < 2:
+        parser.error(f"--candidates must be at least 2, got {args.candidates}")
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads must be at least 1, got {args.threads}")
+
+    from nlgjudge.bench.engine import _article
+    from nlgjudge.data import load_dataset
+    from nlgjudge.engine.llamacpp import thread_count
+    from nlgjudge.models import PACKAGED_MODELS, resolve_model
+    from nlgjudge.studies.comparative import comparative_requests
+    from nlgjudge.studies.prompting import prompt_style
+
+    model = args.model or ("smollm2-135m-instruct" if args.quick else "qwen2.5-coder-1.5b-instruct")
+    spec = PACKAGED_MODELS.get(model)
+    if spec is None or spec.gguf_file is None or spec.kind != "causal":
+        parser.error(f"--model must be a packaged GGUF model ({', '.join(n for n, m in PACKAGED_MODELS.items() if m.gguf_file)}), got {model!r}")
+    candidates = args.candidates if args.candidates is not None else (5 if args.quick else None)
+    aspects = args.aspects if args.aspects is not None else (["COH"] if args.quick else None)
+    threads = thread_count(args.threads)
+    one = _article(load_dataset("summeval"), args.context, candidates)
+    requests, _ = comparative_requests(one, aspects=aspects, templates=[1], style=prompt_style(resolve_model(model)))
+    print(f"model {model}; SummEval article {one.context_ids()[0]}: {len(one.frame)} candidates, {len(requests)} comparisons; "
+          f"{threads} threads on each side; one model process at a time, each side on a fresh cache")
+
+    with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
+        t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite")
+        t_srv, p_srv, reuse = run_served(model, requests, threads, Path(tmp) / "server.sqlite", args.port)
+    n = len(requests)
+    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
+    print(f"{'llama.cpp in-process':<40} {t_in:>8.1f} {n / t_in:>14.3f}")
+    print(f"{'llama.cpp server (HTTP, same GGUF)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print(reuse)
+    print("caveat: CPU time is shared with other processes on this machine; time it on a quiet machine")
+    print(final_line(t_in, t_srv, p_in, p_srv))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
