@@ -298,3 +298,14 @@ def test_the_contexts_needed_words_say_when_a_benchmark_is_too_small() -> None:
                          "n_contexts": [16, 30, 16]})
     assert _needed_words(rows) == ("summeval 54 contexts (now 16); topicalchat 104 contexts (now 30, more than the "
                                    "benchmark's 60); webnlg out of reach (a mean change too close to 0)")
+
+
+def test_p_a_intervals_stay_within_zero_and_one(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.bias import debiasing_gain_intervals
+
+    ds = tiny_dataset(n_contexts=4, n_candidates=4)
+    frame = synthetic_comparisons(ds, pull=3.0, sharpness=0.5)  # P(A) = 1 in every context ...
+    last = frame.index[frame["context_id"] == ds.context_ids()[-1]][:3]
+    frame.loc[last, "p_a"] = 0.1  # ... but one: [1, 1, 1, 0.75], whose t interval reaches above 1
+    rows = debiasing_gain_intervals(frame, {"tiny": ds})
+    assert (rows["p_a_low"] >= 0).all() and (rows["p_a_high"] == 1.0).any() and (rows["p_a_high"] <= 1).all()

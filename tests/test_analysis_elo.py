@@ -248,8 +248,8 @@ def test_convergence_is_an_ordering_over_visiting_orders() -> None:
     close = _bt_outcomes({"GPT-4": 2.0, "ChatGPT": 0.0, "BRIO": 0.0}, 40, "close", seed=1)
     table = convergence({"apart": apart, "close": close}, SYSTEMS, n_orders=40,
                         paper={"apart": "Fig. 2"}).set_index("judge")
-    assert table.loc["apart", "verdict"] == "supported" and table.loc["apart", "paper"] == "Fig. 2"
-    assert table.loc["close", "verdict"] == "not resolved" and "ChatGPT" in table.loc["close", "reason"]
+    assert table.loc["apart", "verdict"] == "converged" and table.loc["apart", "paper"] == "Fig. 2"
+    assert table.loc["close", "verdict"] == "order-dependent" and "ChatGPT" in table.loc["close", "reason"]
     assert table.loc["close", "smallest_gap"] < table.loc["apart", "smallest_gap"]
 
 
@@ -285,3 +285,16 @@ def test_kappa_from_a_2x2_table_is_scikit_learns_kappa() -> None:
         np.add.at(table, (a, b), 1.0)
         assert _kappa_from_table(table) == pytest.approx(cohen_kappa(a, b))
     assert np.isnan(_kappa_from_table(np.array([[5.0, 0.0], [0.0, 0.0]])))  # one same label: undefined
+
+
+def test_the_articles_needed_sentence_says_when_the_contest_is_too_small() -> None:
+    from nlgjudge.analysis.elo import needed_sentence
+
+    table = pd.DataFrame({"verdict": ["not resolved", "not resolved", "supported", "not resolved"],
+                          "claim": ["LLMs above", "tau below 0", "ref", "zero effect"],
+                          "articles_needed": [698.0, 80.0, np.nan, np.nan], "n": [99, 40, 99, 99]})
+    text = needed_sentence(table, available=99)
+    assert "about 698 articles (7 times the 99 here; the contest has only 99, so no run on it can)" in text
+    assert "about 80 articles (2 times the 40 here, within the contest's 99)" in text
+    assert '"zero effect" is out of reach' in text and "ref" not in text
+    assert needed_sentence(table[table["verdict"] == "supported"], 99).startswith("Every claim is resolved")

@@ -41,7 +41,7 @@ def test_identical_runtimes_agree_exactly(setup) -> None:
     assert len(bias) == 4 and (bias["difference"] == 0).all() and (bias["reference"] == bias["other"]).all()
     values = rt.summary_values(rt.difference_table(paired), rt.decision_agreement_table(paired),
                                rt.ranking_agreement_table(paired), humans, bias)
-    assert values["n_human_changed"] == "0" and "does not change" in values["verdict"]
+    assert values["n_human_changed"] == "0" and "no change is detected" in values["verdict"]
     assert values["flips"] == "no decision flipped" and values["ranking_spearman_min"] == "1.00"
 
 
@@ -260,7 +260,7 @@ def test_summary_counts_scoring_changes_in_the_verdict(six) -> None:
     paired = rt.pair_runtimes(frame, frame.copy())
     tables = (rt.difference_table(paired), rt.decision_agreement_table(paired), rt.ranking_agreement_table(paired),
               rt.human_agreement_table(paired, {"tiny": ds}), rt.bias_comparison_table(paired))
-    assert "does not change these numbers" in rt.summary_values(*tables)["verdict"]
+    assert "no change is detected here" in rt.summary_values(*tables)["verdict"]
     table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
     worse, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): _scores(ds, noise=6.0, seed=2)}, ds)
     scoring = rt.method_agreement_table(table, worse, ["prompt scoring (expected)"])

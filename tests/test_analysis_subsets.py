@@ -233,7 +233,7 @@ def test_strategy_claims_take_contexts_as_the_unit_and_read_the_claim_rule() -> 
     assert few["verdict"] == "not tested"
 
 
-def test_the_about_one_point_claim_is_read_near_one() -> None:
+def test_the_about_one_point_claim_is_a_band_around_one() -> None:
     import pandas as pd
 
     from nlgjudge.analysis.subsets import strategy_claims
@@ -243,7 +243,11 @@ def test_the_about_one_point_claim_is_read_near_one() -> None:
     assert strategy_claims(frame).iloc[0]["verdict"] == "supported"
     frame["first_x100"] = frame["second_x100"] - 4.0 + np.array([0.9, 1.1, 1.0, 0.8, 1.2, 1.0])
     row = strategy_claims(frame).iloc[0]
-    assert row["verdict"] == "contradicted" and row["reason"] == "interval below 1"
+    assert row["verdict"] == "contradicted" and row["reason"] == "interval below 1 +- 1"
+    # a band claim: an interval that overlaps the band is not a contradiction
+    frame["first_x100"] = frame["second_x100"] + np.array([1.5, 2.5, 2.0, 3.5, 1.0, 3.0])
+    row = strategy_claims(frame).iloc[0]
+    assert row["verdict"] == "not resolved" and row["low"] < 2.0 < row["high"]
     assert isinstance(frame, pd.DataFrame)
 
 

@@ -66,6 +66,8 @@ def test_bad_settings_fail_loudly() -> None:
         claim_verdict(1, 0, 2, 5, direction="sideways")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="margin"):
         claim_verdict(1, 0, 2, 5, direction="near")
+    with pytest.raises(ValueError, match="'within' claim needs a positive"):
+        claim_verdict(1, 0, 2, 5, direction="within")
     with pytest.raises(ValueError, match="margin goes only"):
         claim_verdict(1, 0, 2, 5, margin=0.1)
     with pytest.raises(ValueError, match="low end"):
@@ -122,3 +124,15 @@ def test_a_test_without_an_interval_reads_its_p_value_as_the_interval() -> None:
 def test_an_interval_that_still_contains_the_threshold_needs_more_units_than_now() -> None:
     # skewed: the estimate is far from 0 in standard errors, but the interval's low end reaches below 0
     assert units_needed_from_interval(0.5, -0.01, 0.6, 40) == 41
+
+
+def test_a_band_claim_is_contradicted_only_by_an_interval_wholly_outside_the_band() -> None:
+    """'About 1 point': no-repeat minus symmetric within 1 +- 1. An interval overlapping the band is not
+    a contradiction (the 'near' rule would call [1.3, 4.5] contradicted because it excludes 1)."""
+    band = dict(threshold=1.0, direction="within", margin=1.0)
+    assert claim_verdict(1.2, 0.5, 1.8, 30, **band).verdict == SUPPORTED
+    assert claim_verdict(2.9, 1.3, 4.5, 30, **band).verdict == NOT_RESOLVED
+    assert claim_verdict(1.5, 1.1, 1.9, 30, **band).verdict == SUPPORTED
+    assert claim_verdict(-3.9, -6.0, -1.7, 16, **band).verdict == CONTRADICTED
+    assert claim_verdict(4.0, 2.5, 5.5, 16, **band).verdict == CONTRADICTED
+    assert claim_verdict(2.9, 1.3, 4.5, 30, threshold=1.0, direction="near", margin=1.0).verdict == CONTRADICTED

@@ -691,6 +691,25 @@ def claims(
     return pd.DataFrame(rows).assign(short=lambda f: f["key"].map(CLAIM_SHORT))[CLAIM_COLUMNS]
 
 
+def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
+    """The "articles needed" of one judge's not-resolved claims in words, for the prose: how many
+    articles would give an 80% chance to resolve each, and whether the contest (``available``
+    articles) has that many."""
+    open_rows = claims_table[claims_table["verdict"] == NOT_RESOLVED]
+    if open_rows.empty:
+        return "Every claim is resolved (or not tested) for this judge: no more articles are needed."
+    parts = []
+    for r in open_rows.itertuples(index=False):
+        if r.articles_needed != r.articles_needed:
+            parts.append(f"\"{r.claim}\" is out of reach at the observed effect")
+            continue
+        beyond = (f"; the contest has only {available}, so no run on it can" if r.articles_needed > available
+                  else f", within the contest's {available}")
+        parts.append(f"about {int(r.articles_needed)} articles ({r.articles_needed / r.n:.0f} times the {r.n} here{beyond}) "
+                     f"would give an 80% chance to resolve \"{r.claim}\"")
+    return "For this judge, " + "; ".join(parts) + "."
+
+
 def articles_needed(claims_table: pd.DataFrame) -> pd.DataFrame:
     """The "articles needed" table: each "not resolved" claim with the articles that would resolve it
     at the observed effect (NaN: out of reach). Columns: short, claim, estimate, ci_low, ci_high, n,
@@ -710,6 +729,14 @@ PAPER_CONVERGENCE = {
 }
 
 
+#: Convergence is a property of one pass of Elo over fixed encounters, not a claim more articles or
+#: orders could settle, so it is not read with the claim rule's words: every neighbouring pair's
+#: order fixed over the visiting orders is "converged", a pair whose order the visiting order decides
+#: makes the judge "order-dependent".
+CONVERGED, ORDER_DEPENDENT = "converged", "order-dependent"
+CONVERGENCE_WORDS = {SUPPORTED: CONVERGED, NOT_RESOLVED: ORDER_DEPENDENT, CONTRADICTED: ORDER_DEPENDENT}
+
+
 def convergence(
     outcomes: Mapping[str, pd.DataFrame], contestants: Sequence[str], n_orders: int = 200, seed: int = 0,
     paper: Mapping[str, str] | None = None,
@@ -723,7 +750,8 @@ def convergence(
     not settle it (they describe the same spread better). ``paper`` maps a judge to the paper's
     reading of it (e.g. :data:`PAPER_CONVERGENCE`), shown beside ours. Columns: judge, paper,
     contestants, order_sd (largest SD of a final Elo over orders), smallest_gap (smallest gap between
-    neighbours' median final Elo), verdict, reason, n_orders."""
+    neighbours' median final Elo), verdict (:data:`CONVERGED` or :data:`ORDER_DEPENDENT`; "not
+    tested" without pairs), reason, n_orders."""
     rows = []
     for judge, frame in outcomes.items():
         judged = _judged(frame)
@@ -741,6 +769,7 @@ def convergence(
         verdict = ordering_verdict(pairs)
         rows.append({"judge": judge, "paper": (paper or {}).get(judge, "–"), "contestants": len(present), "order_sd": float(finals.std(axis=0, ddof=1).max()),
                      "smallest_gap": float(min(median[i] - median[j] for i, j in zip(order, order[1:]))),
-                     "verdict": verdict.verdict, "reason": verdict.reason, "n_orders": n_orders})
+                     "verdict": CONVERGENCE_WORDS.get(verdict.verdict, verdict.verdict), "reason": verdict.reason,
+                     "n_orders": n_orders})
     return pd.DataFrame(rows, columns=["judge", "paper", "contestants", "order_sd", "smallest_gap", "verdict", "reason",
                                        "n_orders"])

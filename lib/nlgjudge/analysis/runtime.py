@@ -528,8 +528,8 @@ def summary_values(
               "chance alone if the runtime changed nothing.") if tested else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
-                   "positional bias changes by more than its paired interval can resolve: the runtime does not "
-                   "change these numbers here." + chance)
+                   "positional bias changes by more than its paired interval can resolve: no change is detected "
+                   "here (which is not evidence of none: the intervals bound how large a change could hide)." + chance)
     else:
         verdict = (f"On these contexts {n_changed} comparative and {n_scoring_changed} prompt-scoring agreement(s) "
                    f"with the human scores and {n_bias_changed} positional bias(es) change by more than their paired "

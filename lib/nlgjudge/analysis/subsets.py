@@ -488,7 +488,7 @@ STRATEGY_CLAIMS = {
     "no_repeat_minus_random": StrategyClaim("1", "no-repeat above random (R <= N(N-1)/2)"),
     "no_repeat_minus_symmetric_equal_r": StrategyClaim(
         "2", "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)",
-        threshold=1.0, direction="near", margin=1.0),
+        threshold=1.0, direction="within", margin=1.0),
     "symmetric_minus_no_repeat_equal_pairs": StrategyClaim(
         "2 (ours)", "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders"),
     "debias_gain_tiny_budgets": StrategyClaim("3", "debiasing helps at R < N"),
@@ -504,10 +504,10 @@ CLAIM_INTERVAL_METHOD = (
     "(and over the prompt templates and aspects grouped in the row, which share the contexts); then a paired "
     "Student t interval (95%) of the difference over the contexts, the independent unit"
 )
-#: How the "near" claim's contexts needed are counted (the rest: CONTEXTS_NEEDED_METHOD).
+#: How the band claim's contexts needed are counted (the rest: CONTEXTS_NEEDED_METHOD).
 NEAR_NEEDED_METHOD = (
-    "for finding 2 (no-repeat - symmetric within 1 +- 1), the same test against the nearer end of 1 +- 1 when the "
-    "mean lies inside it, against 1 when outside"
+    "for finding 2 (no-repeat - symmetric within 1 +- 1, a band claim), the same test against the end of the band "
+    "nearer the mean (the end the interval straddles)"
 )
 
 
@@ -540,7 +540,7 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         needed = np.nan
         if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
             threshold = spec.threshold
-            if spec.direction == "near" and spec.margin is not None and abs(interval.mean - threshold) <= spec.margin:
+            if spec.direction == "within" and spec.margin is not None:  # the band end the interval straddles
                 ends = (threshold - spec.margin, threshold + spec.margin)
                 threshold = min(ends, key=lambda end: abs(interval.mean - end))
             found = contexts_needed_from_values(differences, threshold=threshold)

@@ -11,9 +11,12 @@ is only as strong as its interval says, the same way in every chapter:
   no interval, or a degenerate judge or ranking (one that ties everything, or answers by position).
 
 A claim has a direction: ``"above"`` (the estimate exceeds the threshold: a gap above 0),
-``"below"`` (it falls short of it), or ``"near"`` (it is indistinguishable from the threshold and
+``"below"`` (it falls short of it), ``"near"`` (it is indistinguishable from the threshold and
 the interval rules out departures larger than ``margin``: "agreement as bad as random" is kappa
-near 0). An ordering claim ("X above Y", "the LLMs above the fine-tuned systems") is
+near 0, and an interval that excludes 0 is a different finding), or ``"within"`` (a band claim:
+the quantity lies in ``threshold +- margin``, "about 1 point": supported when the interval lies
+inside the band, contradicted when it lies wholly outside it, not resolved when it straddles an
+end of the band). An ordering claim ("X above Y", "the LLMs above the fine-tuned systems") is
 :func:`ordering_verdict`: supported only when every pair it involves is resolved in its direction
 by a paired interval.
 
@@ -37,8 +40,8 @@ NOT_TESTED = "not tested"
 #: The four verdicts, in the order the book lists them.
 VERDICTS = (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)
 
-Direction = Literal["above", "below", "near"]
-DIRECTIONS: tuple[str, ...] = ("above", "below", "near")
+Direction = Literal["above", "below", "near", "within"]
+DIRECTIONS: tuple[str, ...] = ("above", "below", "near", "within")
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,8 @@ def claim_verdict(
     interval ``[low, high]`` over ``n`` units (contexts, articles, documents).
 
     ``degenerate`` (a reason in words, e.g. "the judge ties every candidate") or ``n < min_n``
-    make it "not tested", as does a missing estimate or interval. With ``direction="near"``,
-    ``margin`` (> 0) is required: supported when the interval contains ``threshold`` and lies
+    make it "not tested", as does a missing estimate or interval. ``direction="within"`` is a band
+    claim (see the module's docstring). With ``direction="near"``, ``margin`` (> 0) is required: supported when the interval contains ``threshold`` and lies
     within ``threshold +- margin``; contradicted when it excludes ``threshold`` (the reason says on
     which side: a different finding); not resolved when it contains ``threshold`` but reaches
     beyond the margin.
@@ -86,11 +89,11 @@ def claim_verdict(
         raise ValueError(f"threshold must be finite; got {threshold}")
     if int(min_n) != min_n or min_n < 1:
         raise ValueError(f"min_n must be a positive integer; got {min_n}")
-    if direction == "near":
+    if direction in ("near", "within"):
         if margin is None or not math.isfinite(margin) or margin <= 0:
-            raise ValueError(f"a 'near' claim needs a positive, finite margin; got {margin}")
+            raise ValueError(f"a {direction!r} claim needs a positive, finite margin; got {margin}")
     elif margin is not None:
-        raise ValueError("margin goes only with direction='near'")
+        raise ValueError("margin goes only with direction='near' or 'within'")
     if degenerate:
         return ClaimVerdict(NOT_TESTED, degenerate)
     if n < min_n:
@@ -100,6 +103,16 @@ def claim_verdict(
     if low > high:
         raise ValueError(f"the interval's low end {low} lies above its high end {high}")
     t = _fmt(threshold)
+    if direction == "within":
+        assert margin is not None
+        band = f"{t} +- {_fmt(margin)}"
+        if low >= threshold - margin and high <= threshold + margin:
+            return ClaimVerdict(SUPPORTED, f"interval inside {band}")
+        if low > threshold + margin:
+            return ClaimVerdict(CONTRADICTED, f"interval above {band}")
+        if high < threshold - margin:
+            return ClaimVerdict(CONTRADICTED, f"interval below {band}")
+        return ClaimVerdict(NOT_RESOLVED, f"interval straddles an end of {band}")
     if direction == "near":
         assert margin is not None
         if low > threshold:
