@@ -132,6 +132,8 @@ def test_execute_chapter_injects_typed_parameters_and_stamps_the_output(tmp_path
     assert "result 10 X" in printed  # 5 arrived as an int, not the string "5"
     assert notebook.metadata["nlgjudge"]["parameters"] == {"count": 5, "label": "x"}
     assert notebook.metadata["nlgjudge"]["defaults"] is False
+    injected = [c for c in notebook.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "remove-cell" in injected[0].metadata["tags"]  # the page's table shows the values
     assert not is_up_to_date(chapter, root)  # executed, but not with the defaults
 
     execute_chapter(chapter, root=root, progress_bar=False)

@@ -341,6 +341,9 @@ def test_every_chapter_shows_its_parameters_near_its_top(chapter: Chapter) -> No
     shown = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
     for name in chapter.defaults:
         assert f">{name}<" in shown, f"{chapter.name}: the executed table lacks {name}"
+    assert "..." not in shown  # nothing is cut
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert all("remove-cell" in c.metadata["tags"] for c in injected)  # the table replaces the injected cell
 
 
 # --------------------------------------------------------------------------------------------

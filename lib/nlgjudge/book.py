@@ -208,6 +208,10 @@ def execute_chapter(
             f"(the partially executed notebook is {scratch}; {target} was left as it was)"
         ) from None
     notebook = nbformat.read(scratch, as_version=4)
+    for cell in notebook.cells:  # the values are on the page in "Parameters of this chapter", with their meanings
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
     notebook.metadata[STAMP_KEY] = {
         "chapter": chapter.name,
         "parameters": json.loads(json.dumps(parameters, default=str)),

@@ -720,12 +720,17 @@ def list_chapters() -> tuple[Chapter, ...]:
 
 
 def parameters_table(name: str, values: Mapping[str, Any]) -> Any:
-    """Chapter ``name``'s "Parameters of this chapter" table for this build (a pandas DataFrame,
-    one row per parameter: value, meaning, the ``-p`` option that changes it), read from
-    ``values`` (a notebook passes its ``globals()``, where papermill injected the run's values)."""
+    """Chapter ``name``'s "Parameters of this chapter" table for this build (a pandas Styler over
+    one row per parameter: value, meaning, the ``-p`` option that changes it; never cut with
+    "..."), read from ``values`` (a notebook passes its ``globals()``, where papermill injected the
+    run's values)."""
     import pandas as pd  # imported here: ``python -m nlgjudge.book`` stays quick
 
-    return pd.DataFrame(get_chapter(name).parameter_rows(values)).set_index("parameter")
+    frame = pd.DataFrame(get_chapter(name).parameter_rows(values))
+    return (frame.style.hide(axis="index")
+            .set_properties(**{"text-align": "left", "vertical-align": "top"})
+            .set_properties(subset=["parameter", "to change it"], **{"font-family": "monospace"})
+            .set_table_styles([{"selector": "th", "props": "text-align: left"}]))
 
 
 def get_chapter(name: str) -> Chapter:
