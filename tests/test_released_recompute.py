@@ -19,6 +19,9 @@ from scipy.stats import spearmanr
 from nlgjudge.config import outputs_dir
 from nlgjudge.studies.plan import BACKEND, CHAPTER_N_CONTEXTS, TORCH_BACKEND
 
+#: Recomputes the book's numbers from the whole release: part of `make test`, not of the fast tier.
+pytestmark = pytest.mark.slow
+
 JUDGE = "qwen2.5-coder-1.5b-instruct"
 STUDY = "comparative-summeval"
 

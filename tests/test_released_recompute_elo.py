@@ -18,6 +18,9 @@ import pytest
 
 from nlgjudge.config import outputs_dir
 
+#: Recomputes the book's numbers from the whole release: part of `make test`, not of the fast tier.
+pytestmark = pytest.mark.slow
+
 JUDGE = "qwen2.5-coder-1.5b-instruct"
 BACKEND = "llamacpp"  # the runtime of the released Elo judgements (plan.ELO_BACKEND)
 STUDY = "elo-cnndm_contest"

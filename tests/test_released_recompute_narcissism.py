@@ -18,6 +18,9 @@ from scipy import stats
 
 from nlgjudge.config import outputs_dir
 
+#: Recomputes the book's numbers from the whole release: part of `make test`, not of the fast tier.
+pytestmark = pytest.mark.slow
+
 MODELS = ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "gemma-3-270m"]
 RUNTIME = "runtime=llama.cpp"
 

@@ -19,6 +19,9 @@ import pytest
 
 from nlgjudge.config import outputs_dir
 
+#: Recomputes the book's numbers from the whole release: part of `make test`, not of the fast tier.
+pytestmark = pytest.mark.slow
+
 JUDGE = "qwen2.5-coder-1.5b-instruct"
 #: The runtime chapter's default subsets (plan.N_CONTEXTS when it was written; seed 0).
 N_CONTEXTS = {"summeval": 6, "topicalchat": 10, "webnlg": 6}

@@ -197,6 +197,7 @@ def test_the_chapters_move_to_a_larger_subset_dataset_by_dataset_and_the_runtime
     assert get_chapter("runtime").defaults["n_contexts"] == N_CONTEXTS  # the contexts both runtimes computed
 
 
+@pytest.mark.slow  # reads the whole release and every planned context (about 10 s)
 @pytest.mark.parametrize("dataset", LARGER_RELEASED)
 def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset: str) -> None:
     """LARGER_RELEASED is set by hand; this checks it against data/outputs (released outputs only,

@@ -3,7 +3,7 @@
     nlgjudge book build            # execute stale chapters, build the HTML book
     nlgjudge studies list          # the registered studies; `nlgjudge studies comparative ...` runs one
     nlgjudge cache stats           # what the output cache holds
-    nlgjudge bench --quick         # the judge-engine benchmark
+    nlgjudge bench --quick         # the judge-engine benchmark (nlgjudge bench NAME ...: any benchmark)
     nlgjudge rank outputs.jsonl --model NAME --out DIR   # rank your own systems' outputs
 
 Each subcommand is the module of the same name (``python -m nlgjudge.book`` and so on); the rest
@@ -21,7 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "book": ("nlgjudge.book", "execute the chapters and build the book (list | chapter NAME -p k v | html | build)"),
     "studies": ("nlgjudge.studies.__main__", "compute a registered study's model outputs (list | plan [--run] | STUDY ...)"),
     "cache": ("nlgjudge.cache.__main__", "the model-output cache and released outputs (stats | export | import ...)"),
-    "bench": ("nlgjudge.bench", "the judge-engine benchmark"),
+    "bench": ("nlgjudge.bench", "the benchmarks: NAME (engine, sharing, decoding, floating-trunk, label-leaves, server, gpu-check) [ARGS]"),
     "rank": ("nlgjudge.ranking", "rank your own systems' outputs with a judge (INPUT --model NAME --out DIR)"),
 }
 
