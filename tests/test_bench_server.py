@@ -26,7 +26,7 @@ def test_main_ends_with_exactly_the_final_line_with_timing_faked(monkeypatch, ca
     calls = []
     monkeypatch.setattr(server, "run_inprocess", lambda model, requests, threads, path: calls.append(("in", model, len(requests)))
                         or (4.0, np.full(len(requests), 0.5)))
-    monkeypatch.setattr(server, "run_served", lambda model, requests, threads, path, port: calls.append(("srv", model, len(requests)))
+    monkeypatch.setattr(server, "run_served", lambda model, requests, threads, path, port, max_concurrency=4: calls.append(("srv", model, len(requests)))
                         or (5.0, np.full(len(requests), 0.5) + 0.001, "server prefix-cache reuse: not reported (faked)"))
     assert bench.main(["--server", "--quick", "--threads", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -39,6 +39,7 @@ def test_main_ends_with_exactly_the_final_line_with_timing_faked(monkeypatch, ca
 @pytest.mark.parametrize(("argv", "message"), [
     (["--candidates", "1"], "--candidates must be at least 2"),
     (["--threads", "0"], "--threads must be at least 1"),
+    (["--max-concurrency", "0"], "--max-concurrency must be at least 1"),
     (["--model", "minilm-l6"], "--model must be a packaged GGUF model"),
 ])
 def test_bad_arguments_exit_2_with_one_message(argv, message, capsys):

@@ -114,14 +114,15 @@ def run_inprocess(model: str, requests: Sequence[Any], threads: int, cache_path:
     return seconds, np.array([r.probs[0] for r in results])
 
 
-def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Path, port: int | None) -> tuple[float, np.ndarray, str]:
+def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Path, port: int | None,
+               max_concurrency: int = 4) -> tuple[float, np.ndarray, str]:
     from nlgjudge.cache import OutputCache
     from nlgjudge.engine import Judge
 
     proc, url = start_server(model, threads, port or free_port())
     try:
         cache = OutputCache(cache_path)
-        judge = Judge(model, cache=cache, progress=False, backend="server", server_url=url)
+        judge = Judge(model, cache=cache, progress=False, backend="server", server_url=url, max_concurrency=max_concurrency)
         judge.load()  # the one capabilities probe, untimed as the in-process load is
         start = time.perf_counter()
         results = judge.label_probs(list(requests))
@@ -143,11 +144,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--aspects", nargs="*", default=None, help="SummEval aspects (default: all four; --quick: COH)")
     parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
     parser.add_argument("--port", type=int, default=None, help="the server's port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--max-concurrency", type=int, default=4, help="requests in flight to the server (default: 4)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.candidates is not None and args.candidates < 2:
         parser.error(f"--candidates must be at least 2, got {args.candidates}")
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads must be at least 1, got {args.threads}")
+    if args.max_concurrency < 1:
+        parser.error(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
 
     from nlgjudge.bench.engine import _article
     from nlgjudge.data import load_dataset
@@ -170,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
         t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite")
-        t_srv, p_srv, reuse = run_served(model, requests, threads, Path(tmp) / "server.sqlite", args.port)
+        t_srv, p_srv, reuse = run_served(model, requests, threads, Path(tmp) / "server.sqlite", args.port,
+                                         max_concurrency=args.max_concurrency)
     n = len(requests)
     print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
     print(f"{'llama.cpp in-process':<40} {t_in:>8.1f} {n / t_in:>14.3f}")
