@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_engine_server import TOKENIZER, Stub, free_port
+from test_engine_server import TOKENIZER, Stub
+
+from nlgjudge.engine.server.local import free_port, stop_server
 
 import nlgjudge
 from nlgjudge.cli import main as cli_main
@@ -109,29 +109,9 @@ def test_nlgjudge_rank_takes_a_server_url(inputs: Path, tmp_path: Path) -> None:
 
 # ---- against llama-cpp-python's own server, on real SummEval outputs --------------------------------
 def start_llama_server() -> tuple[subprocess.Popen[bytes], str]:
-    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
+    from nlgjudge.engine.server.local import start_llama_cpp_server
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(PACKAGED_MODELS[TOKENIZER])),
-         "--model_alias", TOKENIZER, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-         "--n_ctx", "2048", "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/models", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("llama_cpp.server did not start")
-        time.sleep(0.3)
+    return start_llama_cpp_server(TOKENIZER, threads=1, n_ctx=2048, timeout=60)
 
 
 #: P(A) tolerance: the one tests/test_engine_server.py states for log-probabilities (1e-4; measured there
@@ -169,8 +149,7 @@ def test_served_judgments_match_in_process_llamacpp_and_a_stopped_server_is_one_
         assert rank_cli(path, tmp_path / "served", "--model", TOKENIZER, "--server-url", url, "--aspect", "COH",
                         "--max-concurrency", "1") == 0
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop_server(proc)
     read = lambda folder: pd.read_json(tmp_path / folder / "judgments.jsonl", lines=True)  # noqa: E731
     local, served = read("local"), read("served")
     assert len(local) == 3 and list(local["system_1"]) == list(served["system_1"])  # 3 pairs, both orders each

@@ -6,8 +6,6 @@ Only 127.0.0.1 is ever contacted."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -19,14 +17,9 @@ import pytest
 from nlgjudge.cache import OutputCache
 from nlgjudge.engine import ClassifyRequest, Judge, LoglikRequest
 from nlgjudge.engine.server import ServerError, ServerUnavailableError
+from nlgjudge.engine.server.local import free_port
 
 TOKENIZER = "smollm2-135m-instruct"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Stub:
@@ -162,32 +155,11 @@ def test_concurrency_keeps_order(stub):
 def llama_server():
     pytest.importorskip("llama_cpp")
     pytest.importorskip("uvicorn")
-    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
+    from nlgjudge.engine.server.local import start_llama_cpp_server, stop_server
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(PACKAGED_MODELS[TOKENIZER])),
-         "--model_alias", TOKENIZER, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-         "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/models", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("llama_cpp.server did not start")
-        time.sleep(0.3)
+    proc, url = start_llama_cpp_server(TOKENIZER, threads=1, n_ctx=2048, timeout=60)
     yield url
-    proc.terminate()
-    proc.wait(10)
+    stop_server(proc)
 
 
 #: Both sides run llama.cpp on the same GGUF file; only batch shapes differ, so log-probabilities

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from nlgjudge.engine.server.client import ServerUnavailableError
+from nlgjudge.engine.server.local import free_port, start_llama_cpp_server, stop_server
 
 PROG = "python -m nlgjudge.bench server"
 
@@ -39,45 +41,12 @@ def final_line(inprocess_seconds: float, server_seconds: float, p_inprocess: np.
     return f"server_vs_inprocess={ratio:.2f} max_abs_diff={float(np.max(np.abs(p_server - p_inprocess))):.2e}"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(model: str, threads: int, port: int, timeout: float = 90.0) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: str, threads: int, port: int) -> tuple[subprocess.Popen[bytes], str]:
     """llama-cpp-python's server on 127.0.0.1:``port`` serving the packaged ``model`` under its name."""
-    import httpx
-
-    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path(PACKAGED_MODELS[model])),
-         "--model_alias", model, "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
-         "--n_ctx", "4096", "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if httpx.get(url + "/models", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_server(proc)
-            raise SystemExit(f"{PROG}: llama_cpp.server did not start on port {port} (is the server extra installed?)")
-        time.sleep(0.3)
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
     try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+        return start_llama_cpp_server(model, threads=threads, port=port, n_ctx=4096)
+    except ServerUnavailableError as error:
+        raise SystemExit(f"{PROG}: {error}") from None
 
 
 def prefix_cache_report(url: str) -> str:
