@@ -293,3 +293,4 @@ def test_contexts_needed_in_words_separate_what_the_benchmark_can_give() -> None
     assert analysis.needed_range(rows.iloc[[0, 0]].assign(contexts_needed=[30.0, 90.0])) == (
         "from 30 to 90 contexts for 2 of them")
     assert analysis.needed_range(rows.iloc[0:0]) == "none (no claim is left unresolved)"
+

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 SUMMARY_INSTRUCTION = "Summarise the following news article in two or three sentences.\n\n{source}"
 
 
-def _article(dataset: Any, index: int, candidates: int | None) -> Any:
+def one_article(dataset: Any, index: int, candidates: int | None) -> Any:
     """One SummEval article as a one-context dataset, optionally with its first N candidates only."""
     from nlgjudge.data import JudgeDataset
 
@@ -315,7 +315,7 @@ def compare_backends(argv: list[str] | None = None) -> int:
 
     handle = resolve_model(name)
     dataset = load_dataset("summeval")
-    one = _article(dataset, args.context, candidates)
+    one = one_article(dataset, args.context, candidates)
     style = prompt_style(handle)
     requests, frame = comparative_requests(one, aspects=aspects, templates=args.templates, style=style)
     if args.max_pairs is not None:

@@ -86,13 +86,13 @@ def run_check(gpu_judge: Any, cpu_judge: Any, requests: Sequence[Any], clock: Ca
 
 def comparative_prompts(model: str, count: int) -> list[Any]:
     """The first ``count`` comparative requests of SummEval's first article (template 1, coherence)."""
-    from nlgjudge.bench.engine import _article
+    from nlgjudge.bench.engine import one_article
     from nlgjudge.data import load_dataset
     from nlgjudge.models import resolve_model
     from nlgjudge.studies.comparative import comparative_requests
     from nlgjudge.studies.prompting import prompt_style
 
-    one = _article(load_dataset("summeval"), 0, None)
+    one = one_article(load_dataset("summeval"), 0, None)
     requests, _ = comparative_requests(one, aspects=["COH"], templates=[1], style=prompt_style(resolve_model(model)))
     return requests[:count]
 

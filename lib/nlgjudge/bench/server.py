@@ -9,6 +9,13 @@ Prints each side's time and rate, the server's prefix-cache reuse where it repor
 with exactly ``server_vs_inprocess=<r> max_abs_diff=<d>`` (r: the server's comparison rate over
 the in-process rate; d: the largest |P(A)| difference).
 
+Where the server's time goes: between the two sides a third one runs the server's own library
+path in-process, without HTTP -- llama-cpp-python's ``Llama`` built as its server builds it
+(``logits_all=True``, the server's default and required for log-probabilities) answering the same
+1-token completions with the same top-k log-probabilities, in the same shared-prefix order. Its
+rate against the in-process runtime is what the server library costs; the served rate against it
+is what HTTP, JSON and the client cost. ``--no-library-path`` skips it.
+
 Run: ``python -m nlgjudge.bench server [--quick]`` (or ``--server``); ``--quick``: SmolLM2-135M and
 the article's first 5 candidates, coherence only.
 """
@@ -83,6 +90,50 @@ def run_inprocess(model: str, requests: Sequence[Any], threads: int, cache_path:
     return seconds, np.array([r.probs[0] for r in results])
 
 
+def run_library_path(model: str, requests: Sequence[Any], threads: int) -> tuple[float, np.ndarray, int]:
+    """The served requests through llama-cpp-python's completion code in this process (no HTTP).
+
+    The ``Llama`` is built with the server's settings (``logits_all=True``, n_ctx 4096, its default
+    batch sizes) and asked what the served runtime asks: a 1-token completion of the same prompt
+    text with the top-k log-probabilities and end-of-text banned, in the judge's prompt order.
+    Returns the time, P(A) (NaN where a label was outside the top-k; their count is returned too).
+    """
+    from llama_cpp import Llama
+
+    from nlgjudge.engine.llamacpp.loading import load_tokenizer
+    from nlgjudge.engine.prompting import encode_labels, render_prompt
+    from nlgjudge.engine.server.capabilities import FORCE_BIAS
+    from nlgjudge.engine.server.runtime import DEFAULT_TOP_LOGPROBS
+    from nlgjudge.engine.server.scoring import piece_texts
+    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
+
+    spec = PACKAGED_MODELS[model]
+    path = str(gguf_path(spec))
+    tokenizer = load_tokenizer(spec.name, path)
+    items = []
+    for r in requests:
+        text, _ = render_prompt(tokenizer, r.prompt, r.response_prefix)
+        items.append((text, [piece_texts(tokenizer, ids) for ids in encode_labels(tokenizer, r.labels, r.label_end)]))
+    order = sorted(range(len(items)), key=lambda i: items[i][0])  # neighbours share a prefix, as served
+    llm = Llama(model_path=path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, logits_all=True, verbose=False)
+    ban_eos = {llm.token_eos(): -FORCE_BIAS}
+    p_a = np.full(len(items), np.nan)
+    start = time.perf_counter()
+    for i in order:
+        text, labels = items[i]
+        out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=DEFAULT_TOP_LOGPROBS, logit_bias=ban_eos)
+        top = (out["choices"][0].get("logprobs") or {}).get("top_logprobs") or [None]
+        values = [(top[0] or {}).get(pieces[0]) if len(pieces) == 1 else None for pieces in labels]
+        if all(v is not None for v in values):
+            lp = np.array(values, dtype=float)
+            e = np.exp(lp - lp.max())
+            p_a[i] = e[0] / e.sum()
+    seconds = time.perf_counter() - start
+    del llm
+    gc.collect()  # this model leaves before the server's arrives
+    return seconds, p_a, int(np.isnan(p_a).sum())
+
+
 def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Path, port: int | None,
                max_concurrency: int = 4) -> tuple[float, np.ndarray, str]:
     from nlgjudge.cache import OutputCache
@@ -114,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="threads for both runtimes (default: the usable cores)")
     parser.add_argument("--port", type=int, default=None, help="the server's port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--max-concurrency", type=int, default=4, help="requests in flight to the server (default: 4)")
+    parser.add_argument("--no-library-path", action="store_true",
+                        help="skip the third side: the server's library code in-process, without HTTP")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.candidates is not None and args.candidates < 2:
         parser.error(f"--candidates must be at least 2, got {args.candidates}")
@@ -122,9 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_concurrency < 1:
         parser.error(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
 
-    from nlgjudge.bench.engine import _article
+    from nlgjudge.bench.engine import one_article
     from nlgjudge.data import load_dataset
     from nlgjudge.engine.llamacpp import thread_count
+    from nlgjudge.engine.server.runtime import DEFAULT_TOP_LOGPROBS
     from nlgjudge.models import PACKAGED_MODELS, resolve_model
     from nlgjudge.studies.comparative import comparative_requests
     from nlgjudge.studies.prompting import prompt_style
@@ -136,19 +190,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     candidates = args.candidates if args.candidates is not None else (5 if args.quick else None)
     aspects = args.aspects if args.aspects is not None else (["COH"] if args.quick else None)
     threads = thread_count(args.threads)
-    one = _article(load_dataset("summeval"), args.context, candidates)
+    one = one_article(load_dataset("summeval"), args.context, candidates)
     requests, _ = comparative_requests(one, aspects=aspects, templates=[1], style=prompt_style(resolve_model(model)))
     print(f"model {model}; SummEval article {one.context_ids()[0]}: {len(one.frame)} candidates, {len(requests)} comparisons; "
           f"{threads} threads on each side; one model process at a time, each side on a fresh cache")
 
     with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
         t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite")
+        library = None if args.no_library_path else run_library_path(model, requests, threads)
         t_srv, p_srv, reuse = run_served(model, requests, threads, Path(tmp) / "server.sqlite", args.port,
                                          max_concurrency=args.max_concurrency)
     n = len(requests)
     print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
     print(f"{'llama.cpp in-process':<40} {t_in:>8.1f} {n / t_in:>14.3f}")
+    if library is not None:
+        t_lib, p_lib, outside = library
+        print(f"{'llama-cpp-python server code, no HTTP':<40} {t_lib:>8.1f} {n / t_lib:>14.3f}")
     print(f"{'llama.cpp server (HTTP, same GGUF)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    if library is not None:
+        print(f"where the server's time goes: its library path in-process / in-process runtime = {t_in / t_lib:.2f} "
+              "(llama-cpp-python's completion code with logits_all=True), served / its library path = "
+              f"{t_lib / t_srv:.2f} (HTTP, JSON and the client)")
+        if outside:
+            print(f"library path: {outside} of {n} comparisons had a label outside the top-{DEFAULT_TOP_LOGPROBS} log-probabilities (left out of the differences below)")
+        kept = ~np.isnan(p_lib)
+        if kept.any():
+            print(f"largest |P(A)| difference: library path vs in-process {float(np.max(np.abs(p_lib[kept] - p_in[kept]))):.2e}, "
+                  f"served vs library path {float(np.max(np.abs(p_srv[kept] - p_lib[kept]))):.2e}")
     print(reuse)
     print("caveat: CPU time is shared with other processes on this machine; time it on a quiet machine")
     print(final_line(t_in, t_srv, p_in, p_srv))

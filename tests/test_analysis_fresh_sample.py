@@ -1,0 +1,53 @@
+"""The fresh-sample reading of a claim (known answers on hand-built claim rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgjudge.analysis import fresh_sample
+from nlgjudge.analysis.comparative import SCORING_EXPECTED
+from nlgjudge.stats.claims import NOT_RESOLVED, NOT_TESTED, SUPPORTED
+
+
+def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> None:
+    gaps = {"a": 10.0, "b": 20.0, "c": 30.0, "d": -50.0, "e": 40.0}
+    claim = pd.DataFrame([
+        {"model": "m", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+         "per_context_gap": gaps, "n_tied_cells": 0, "n_cells": 10},
+        {"model": "tied", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+         "per_context_gap": gaps, "n_tied_cells": 9, "n_cells": 10},
+    ])
+    fresh = fresh_sample.fresh_sample_claims(claim, ["a", "b", "c", "e"]).set_index("model")
+    # gaps 10, 20, 30, 40: mean 25, t_{3, 0.975} = 3.1824 x sd 12.91 / 2 = 20.54 -> [4.46, 45.54]: above 0
+    half = 3.182446305284263 * np.std([10.0, 20.0, 30.0, 40.0], ddof=1) / 2
+    assert fresh.loc["m", "gap"] == pytest.approx(25.0) and fresh.loc["m", "n_paired"] == 4
+    assert fresh.loc["m", "gap_low"] == pytest.approx(25.0 - half) and fresh.loc["m", "gap_high"] == pytest.approx(25.0 + half)
+    assert fresh.loc["m", "verdict"] == SUPPORTED
+    # a comparative ranking that ties most cells stays not tested on any sample
+    assert fresh.loc["tied", "verdict"] == NOT_TESTED and "tied in 9 of 10" in fresh.loc["tied", "reason"]
+    # three contexts: mean 20, t_{2} x 10 / sqrt(3) = 24.8 -> the interval contains 0
+    assert fresh_sample.fresh_sample_claims(claim.iloc[:1], ["a", "b", "c"])["verdict"].iloc[0] == NOT_RESOLVED
+    two = fresh_sample.fresh_sample_claims(claim.iloc[:1], ["a", "b", "zzz"]).iloc[0]
+    assert two["verdict"] == NOT_TESTED and two["n_paired"] == 2 and two["reason"] == "n = 2 < 3"
+    with pytest.raises(ValueError, match="no contexts given"):
+        fresh_sample.fresh_sample_claims(claim, [])
+
+
+def test_fresh_sample_table_and_sentence_put_the_added_contexts_beside_every_context() -> None:
+    gaps = {"a": 10.0, "b": 20.0, "c": 30.0, "e": 40.0}
+    claim = pd.DataFrame([{"model": "m", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+                           "per_context_gap": gaps, "n_tied_cells": 0, "n_cells": 8, "gap": 25.0, "gap_low": 4.46,
+                           "gap_high": 45.54, "n_paired": 4, "verdict": SUPPORTED, "reason": "interval above 0"}])
+    fresh = fresh_sample.fresh_sample_claims(claim, ["c", "e"])  # 2 contexts: not tested
+    table = fresh_sample.fresh_sample_table(claim, fresh)
+    row = ("m", "tiny", "FLU", "expected")  # the index names the reading both gaps are taken against
+    assert table.loc[row, ("every context", "gap [paired 95%]")] == "25.0 [4.5, 45.5]"
+    assert table.loc[row, ("added contexts only", "n")] == 2
+    assert table.loc[row, ("added contexts only", "verdict")] == "not tested: n = 2 < 3"
+    sentence = fresh_sample.fresh_sample_prose(claim, fresh, "m", "tiny", "FLU")
+    assert sentence.startswith("35.0 [") and "over 2 contexts (not tested: n = 2 < 3) on the added contexts alone" in sentence
+    assert sentence.endswith("against 25.0 [4.5, 45.5] over 4 contexts (supported) on every context")
+    assert fresh_sample.fresh_sample_prose(claim, None, "m", "tiny", "FLU").startswith("not read on this run")
+    assert fresh_sample.fresh_sample_prose(claim, fresh, "m", "tiny", "COH").startswith("not read on this run")
