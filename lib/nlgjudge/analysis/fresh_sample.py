@@ -97,6 +97,7 @@ def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: s
         return (f"{interval_text(r['gap'], r['gap_low'], r['gap_high'], decimals)} over {int(r['n_paired'])} "
                 f"contexts ({verdict_cell(r['verdict'], r['reason'])})")
 
-    if fresh is None or said(fresh) is None:
+    added = None if fresh is None else said(fresh)
+    if added is None:
         return f"not read on this run: it has no contexts added after the claim was chosen for {model} on {dataset} {aspect}"
-    return f"{said(fresh)} on the added contexts alone, against {said(claim)} on every context"
+    return f"{added} on the added contexts alone, against {said(claim)} on every context"

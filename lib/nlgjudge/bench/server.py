@@ -100,6 +100,7 @@ def run_library_path(model: str, requests: Sequence[Any], threads: int) -> tuple
     """
     from llama_cpp import Llama
 
+    from nlgjudge.engine.judge import normalise
     from nlgjudge.engine.llamacpp.loading import load_tokenizer
     from nlgjudge.engine.prompting import encode_labels, render_prompt
     from nlgjudge.engine.server.capabilities import FORCE_BIAS
@@ -125,9 +126,7 @@ def run_library_path(model: str, requests: Sequence[Any], threads: int) -> tuple
         top = (out["choices"][0].get("logprobs") or {}).get("top_logprobs") or [None]
         values = [(top[0] or {}).get(pieces[0]) if len(pieces) == 1 else None for pieces in labels]
         if all(v is not None for v in values):
-            lp = np.array(values, dtype=float)
-            e = np.exp(lp - lp.max())
-            p_a[i] = e[0] / e.sum()
+            p_a[i] = normalise(np.array(values, dtype=float))[0]  # the judge's own P(A)
     seconds = time.perf_counter() - start
     del llm
     gc.collect()  # this model leaves before the server's arrives
