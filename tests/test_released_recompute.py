@@ -94,6 +94,8 @@ def independent(summeval):
 def _win_ratio_spearman(matrices: dict, threshold: float) -> float:
     values = []
     for p, gold in matrices.values():
+        if np.ptp(gold) == 0:
+            continue  # equal human scores: no correlation, left out (the book's definition)
         n = len(gold)
         first = (p > threshold).astype(float)
         # wins as A (row i) plus wins as B (column i: A lost)

@@ -172,17 +172,22 @@ CHAPTER_READS = {
 }
 
 
-@pytest.mark.parametrize("subsets", [N_CONTEXTS, CHAPTER_N_CONTEXTS], ids=["torch_release", "chapters"])
-def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_contexts(subsets) -> None:
+@pytest.mark.parametrize("chapters", [False, True], ids=["torch_release", "chapters"])
+def test_the_chapters_read_a_runtime_whose_release_the_plan_computes_on_their_contexts(chapters: bool) -> None:
     """The first paper's chapters read BACKEND on CHAPTER_N_CONTEXTS (the runtime chapter on N_CONTEXTS):
-    the judge on every dataset, the small models on SummEval, in both studies. Some job of the plan
-    computes each of them whole."""
+    the judge on every dataset, the small models on SummEval, in both studies; on an extended subset
+    the small models on the larger subset (released_n_contexts). Some job of the plan computes each
+    of them whole."""
+    def subset(dataset: str, model: str) -> int:
+        return plan.released_n_contexts(dataset, model) if chapters else N_CONTEXTS[dataset]
+
     whole = {
-        (job.study, job.dataset, job.model)
+        (job.study, job.dataset, job.model, job.n_contexts)
         for job in PLAN
-        if job.backend == BACKEND and job.n_contexts == subsets.get(job.dataset) and job.max_contexts is None
+        if job.backend == BACKEND and job.max_contexts is None
     }
-    read = {(study, dataset, model) for dataset, pairs in CHAPTER_READS.items() for study, model in pairs}
+    read = {(study, dataset, model, subset(dataset, model))
+            for dataset, pairs in CHAPTER_READS.items() for study, model in pairs}
     assert read <= whole, sorted(read - whole)
     assert TORCH_BACKEND != BACKEND  # the runtime chapter compares the torch release with this one
 
@@ -191,7 +196,13 @@ def test_the_chapters_move_to_a_larger_subset_dataset_by_dataset_and_the_runtime
     from nlgjudge.chapters import get_chapter
 
     assert set(LARGER_RELEASED) <= set(LARGER_N_CONTEXTS) and len(set(LARGER_RELEASED)) == len(LARGER_RELEASED)
-    assert CHAPTER_N_CONTEXTS == {d: LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else N_CONTEXTS[d] for d in N_CONTEXTS}
+    assert set(plan.EXTENDED_RELEASED) <= set(plan.EXTENDED_N_CONTEXTS) & set(LARGER_RELEASED)
+    assert CHAPTER_N_CONTEXTS == {
+        d: plan.EXTENDED_N_CONTEXTS[d] if d in plan.EXTENDED_RELEASED else LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED
+        else N_CONTEXTS[d] for d in N_CONTEXTS
+    }
+    assert plan.released_n_contexts("summeval", SMALL_JUDGES[0]) == LARGER_N_CONTEXTS["summeval"]
+    assert all(plan.released_n_contexts(d, JUDGE) == CHAPTER_N_CONTEXTS[d] for d in N_CONTEXTS)
     for name in ("comparative", "bias", "subsets"):
         assert get_chapter(name).defaults["n_contexts"] == CHAPTER_N_CONTEXTS, name
     assert get_chapter("runtime").defaults["n_contexts"] == N_CONTEXTS  # the contexts both runtimes computed
@@ -200,8 +211,9 @@ def test_the_chapters_move_to_a_larger_subset_dataset_by_dataset_and_the_runtime
 @pytest.mark.slow  # reads the whole release and every planned context (about 10 s)
 @pytest.mark.parametrize("dataset", LARGER_RELEASED)
 def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset: str) -> None:
-    """LARGER_RELEASED is set by hand; this checks it against data/outputs (released outputs only,
-    not the user's cache), for every (study, model) the chapters read, with the chapters' defaults."""
+    """LARGER_RELEASED and EXTENDED_RELEASED are set by hand; this checks them against data/outputs
+    (released outputs only, not the user's cache), for every (study, model) the chapters read, with
+    the chapters' defaults, on the contexts released_n_contexts names."""
     from nlgjudge.chapters import get_chapter
     from nlgjudge.data import DataNotFoundError, load_dataset
     from nlgjudge.engine import Judge
@@ -212,17 +224,19 @@ def test_a_dataset_moved_to_its_larger_subset_has_every_output_released(dataset:
 
     defaults = get_chapter("comparative").defaults
     try:
-        ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=defaults["seed"])
+        chapter_ds = load_dataset(dataset, n_contexts=CHAPTER_N_CONTEXTS[dataset], seed=defaults["seed"])
     except DataNotFoundError as error:  # pragma: no cover - depends on the machine
         pytest.skip(str(error))
-    options = StudyOptions(aspects=dataset_aspects(ds, defaults["aspects"]), templates=tuple(defaults["templates"]),
+    options = StudyOptions(aspects=dataset_aspects(chapter_ds, defaults["aspects"]), templates=tuple(defaults["templates"]),
                            n_samples=defaults["n_samples"], seed=defaults["seed"])
     folders = {study: released_folder(study, dataset) for study, _ in CHAPTER_READS[dataset]}
     cache, imported = chapter_cache(True, folders.values())  # each released folder imported once
     assert all(imported[folder] > 0 for folder in folders.values()), imported
     for study, model in sorted(CHAPTER_READS[dataset]):
-        folder = folders[study]
-        judge = Judge(model, cache=cache, study=folder, backend=BACKEND)
+        n = plan.released_n_contexts(dataset, model)
+        ds = chapter_ds if n == chapter_ds.n_contexts else load_dataset(dataset, n_contexts=n, seed=defaults["seed"])
+        assert set(ds.context_ids()) <= set(chapter_ds.context_ids())  # nested: read on the chapters' subset
+        judge = Judge(model, cache=cache, study=folders[study], backend=BACKEND)
         coverage = available_contexts(judge, ds, get_study(study).checks(judge.handle, ds, options))
         assert coverage.complete, (study, model, coverage.describe())
         assert not judge.handle.is_loaded

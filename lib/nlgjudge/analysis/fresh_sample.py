@@ -59,29 +59,45 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
                           "verdict", "reason"])
 
 
-def fresh_sample_table(claim: pd.DataFrame, fresh: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
+#: The readings :func:`fresh_sample_table` shows, in its order (its ``contexts`` index level).
+CHOSEN_ON, ADDED_ONLY, EVERY_CONTEXT = "chosen on", "added only", "every context"
+
+
+def fresh_sample_table(claim: pd.DataFrame, fresh: pd.DataFrame, chosen: pd.DataFrame | None = None,
+                       decimals: int = 1) -> pd.DataFrame:
     """:func:`fresh_sample_claims` beside the claim on every context: per model, dataset and aspect,
-    the gap with its paired 95% interval, n and the verdict, on every context and on the added
-    contexts alone; the index names the scoring reading both gaps are taken against (the best on
-    every context)."""
+    the gap with its paired 95% interval, n and the verdict on the contexts the claim was chosen on
+    (``chosen``, :func:`fresh_sample_claims` on them; left out when None), on the added contexts
+    alone and on every context, one row per reading (index level ``contexts``). The index names
+    the scoring reading every gap is taken against (the best on every context)."""
     keys = ["model", "dataset", "aspect"]
-    whole = claim.set_index(keys)
     rows = fresh.set_index(keys)
+    readings = {CHOSEN_ON: chosen, ADDED_ONLY: fresh, EVERY_CONTEXT: claim}
+    frames = {label: frame.set_index(keys).loc[rows.index] for label, frame in readings.items() if frame is not None}
+    against = {key: SCORING_SHORT.get(m, "–") if isinstance(m, str) else "–"
+               for key, m in zip(rows.index, rows["best_method"], strict=True)}
+    records, index = [], []
+    for key in rows.index:
+        for label, frame in frames.items():
+            r = frame.loc[key]
+            index.append((*key, against[key], label))
+            records.append({"gap [paired 95%]": interval_text(r["gap"], r["gap_low"], r["gap_high"], decimals),
+                            "n": int(r["n_paired"]), "verdict": verdict_cell(r["verdict"], r["reason"])})
+    return pd.DataFrame.from_records(
+        records, index=pd.MultiIndex.from_tuples(index, names=[*keys, "against scoring", "contexts"]),
+        columns=["gap [paired 95%]", "n", "verdict"])
 
-    def cells(frame: pd.DataFrame) -> dict[str, list[object]]:
-        return {
-            "gap [paired 95%]": [interval_text(g, lo, hi, decimals)
-                                 for g, lo, hi in zip(frame["gap"], frame["gap_low"], frame["gap_high"], strict=True)],
-            "n": frame["n_paired"].astype(int).tolist(),
-            "verdict": [verdict_cell(v, r) for v, r in zip(frame["verdict"], frame["reason"], strict=True)],
-        }
 
-    both = {("every context", k): v for k, v in cells(whole.loc[rows.index]).items()}
-    both.update({("added contexts only", k): v for k, v in cells(rows).items()})
-    against = [SCORING_SHORT.get(m, "–") if isinstance(m, str) else "–" for m in rows["best_method"]]
-    index = pd.MultiIndex.from_tuples([(*key, a) for key, a in zip(rows.index, against, strict=True)],
-                                      names=[*keys, "against scoring"])
-    return pd.DataFrame(both, index=index)
+def claim_sentence(frame: pd.DataFrame, model: str, dataset: str, aspect: str, decimals: int = 1) -> str | None:
+    """The gap of ``model`` on ``dataset``/``aspect`` in ``frame`` (a claim table or
+    :func:`fresh_sample_claims`) with its interval, n and verdict, as a chapter says it; None
+    when the frame has no such row."""
+    row = frame[(frame["model"] == model) & (frame["dataset"] == dataset) & (frame["aspect"] == aspect)]
+    if row.empty:
+        return None
+    r = row.iloc[0]
+    return (f"{interval_text(r['gap'], r['gap_low'], r['gap_high'], decimals)} over {int(r['n_paired'])} "
+            f"contexts ({verdict_cell(r['verdict'], r['reason'])})")
 
 
 def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, dataset: str, aspect: str,
@@ -89,15 +105,7 @@ def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: s
     """One sentence for a chapter: the gap of ``model`` on ``dataset``/``aspect`` on the added
     contexts alone and on every context, each with its interval, n and verdict; what is missing
     when ``fresh`` is None or lacks the row."""
-    def said(frame: pd.DataFrame) -> str | None:
-        row = frame[(frame["model"] == model) & (frame["dataset"] == dataset) & (frame["aspect"] == aspect)]
-        if row.empty:
-            return None
-        r = row.iloc[0]
-        return (f"{interval_text(r['gap'], r['gap_low'], r['gap_high'], decimals)} over {int(r['n_paired'])} "
-                f"contexts ({verdict_cell(r['verdict'], r['reason'])})")
-
-    added = None if fresh is None else said(fresh)
+    added = None if fresh is None else claim_sentence(fresh, model, dataset, aspect, decimals)
     if added is None:
         return f"not read on this run: it has no contexts added after the claim was chosen for {model} on {dataset} {aspect}"
-    return f"{added} on the added contexts alone, against {said(claim)} on every context"
+    return f"{added} on the added contexts alone, against {claim_sentence(claim, model, dataset, aspect, decimals)} on every context"

@@ -17,8 +17,9 @@ The first paper's release was computed with the torch runtime (:data:`TORCH_BACK
 contexts (so that the runtime chapter compares the two runtimes on the same comparisons), then on
 the larger nested subsets :data:`LARGER_N_CONTEXTS`. The chapters read :data:`BACKEND` (llama.cpp,
 since its release covers the torch release's contexts for every model) on :data:`CHAPTER_N_CONTEXTS`:
-a dataset's larger subset once the release covers it (:data:`LARGER_RELEASED`), else
-:data:`N_CONTEXTS`.
+a dataset's extended subset once the judge's release covers it (:data:`EXTENDED_JOBS`, issue 41;
+:data:`EXTENDED_RELEASED`), else its larger subset once the release covers it
+(:data:`LARGER_RELEASED`), else :data:`N_CONTEXTS`.
 """
 
 from __future__ import annotations
@@ -141,10 +142,6 @@ LARGER_N_CONTEXTS = {"summeval": 16, "topicalchat": 30, "webnlg": 16}
 #: chapters read on them (the judge; on SummEval the small models too). Extended by hand as
 #: ``make outputs`` finishes a dataset; tests/test_studies_plan.py checks it against data/outputs.
 LARGER_RELEASED: tuple[str, ...] = ("summeval", "topicalchat", "webnlg")
-#: The subsets the first paper's chapters read (their default ``n_contexts``): the larger one where
-#: the release covers it, else :data:`N_CONTEXTS`. The runtime chapter stays on N_CONTEXTS, the
-#: contexts torch released.
-CHAPTER_N_CONTEXTS = {d: LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else k for d, k in N_CONTEXTS.items()}
 
 
 def _larger_jobs() -> tuple[Job, ...]:
@@ -187,7 +184,7 @@ PLAN = PLAN + LARGER_JOBS
 #: comparative and scoring in step, an article at a time (a step computes at most one new article;
 #: the 16 already released cost nothing). Measured over the first 8 new articles (quiet machine):
 #: a median 10.4 min (comparative) + 7.6 min (scoring) an article, about 4.2 CPU-hours for the 14.
-#: The chapters keep reading CHAPTER_N_CONTEXTS until the release covers the whole subset.
+#: The chapters move to it once the release covers the whole subset (EXTENDED_RELEASED).
 #: Read its result knowing how it was chosen: FLU was picked because its interval only just reached
 #: 0 on 16 articles, so a re-test on all 30 is optional stopping; the chapter is to report the verdict
 #: on the 14 new articles alone (a fresh sample) beside the 30. And the 80% rests on the observed gap
@@ -210,4 +207,26 @@ def _extended_jobs() -> tuple[Job, ...]:
 
 EXTENDED_JOBS: tuple[Job, ...] = _extended_jobs()
 PLAN = PLAN + EXTENDED_JOBS
+#: Datasets whose extended subset the judge's release covers in both studies. Extended by hand as
+#: EXTENDED_JOBS finish; tests/test_studies_plan.py checks it against data/outputs.
+EXTENDED_RELEASED: tuple[str, ...] = ("summeval",)
 
+#: The subsets the first paper's chapters read (their default ``n_contexts``): the extended one where
+#: the judge's release covers it, else the larger one where the release covers it, else
+#: :data:`N_CONTEXTS`. The small judges were released on the larger subset only, and the extended
+#: subset nests it. So on an extended subset the chapters read them on the larger subset's
+#: contexts, and their coverage lines say so. The runtime chapter stays on N_CONTEXTS, the
+#: contexts torch released.
+CHAPTER_N_CONTEXTS = {
+    d: EXTENDED_N_CONTEXTS[d] if d in EXTENDED_RELEASED else LARGER_N_CONTEXTS[d] if d in LARGER_RELEASED else k
+    for d, k in N_CONTEXTS.items()
+}
+
+
+def released_n_contexts(dataset: str, model: str) -> int:
+    """How many of the chapters' contexts of ``dataset`` the release holds for ``model`` (the first
+    paper's studies): :data:`CHAPTER_N_CONTEXTS`, except for the small judges on an extended subset,
+    whose release is the larger subset nested in it."""
+    if dataset in EXTENDED_RELEASED and model != JUDGE:
+        return LARGER_N_CONTEXTS[dataset]
+    return CHAPTER_N_CONTEXTS[dataset]
