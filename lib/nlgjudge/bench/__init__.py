@@ -16,6 +16,9 @@ NAME                 what it times (each module's docstring says what it prints 
                      (:mod:`nlgjudge.bench.label_leaves`)
 ``gpu-check``        the torch runtime's P(A) and speed on a GPU against the CPU, 20 prompts
                      (:mod:`nlgjudge.bench.gpu_check`; exits 2 without a CUDA device)
+``gpu-speed``        the torch runtime's prefix-tree runners (level by level, packed) against plain
+                     batched forward passes on one article's comparisons; random weights at the
+                     judge's config; ``--tiny`` runs on the CPU (:mod:`nlgjudge.bench.gpu_speed`)
 ``server``           a llama.cpp server against the in-process llama.cpp runtime on identical
                      prompts (:mod:`nlgjudge.bench.server`)
 ===================  ============================================================================
@@ -41,6 +44,7 @@ BENCHMARKS: dict[str, str] = {
     "floating-trunk": "nlgjudge.bench.floating_trunk",
     "label-leaves": "nlgjudge.bench.label_leaves",
     "gpu-check": "nlgjudge.bench.gpu_check",
+    "gpu-speed": "nlgjudge.bench.gpu_speed",
     "server": "nlgjudge.bench.server",
 }
 DEFAULT = "engine"

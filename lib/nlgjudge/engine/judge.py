@@ -214,6 +214,7 @@ class Judge:
             raise ValueError(f"device/dtype choose where the torch runtime computes; this judge runs on {self.backend}")
         self._device_setting, self._dtype_setting = device, dtype
         self._placement: Placement | None = None
+        self._runner_layout: Any = None  # the torch runtime's tree layout (models.device.choose_torch_runner)
         self._llama: Any = None  # the llama.cpp model, loaded on the first computation
         self._llama_tokenizer: Any = None
         if cache is None:
@@ -536,9 +537,19 @@ class Judge:
 
             return LlamaCppRunner(model, stats=report.stats)
         from nlgjudge.engine.prefix_tree import CausalRunner
+        from nlgjudge.models.device import choose_torch_runner
 
         token_budget, state_budget = self._budgets(model)
-        runner = CausalRunner(model, token_budget=token_budget, state_budget=state_budget)
+        if self._runner_layout is None:  # chosen once per judge, like its placement
+            self._runner_layout = choose_torch_runner(self.placement)
+        layout = self._runner_layout
+        if layout.name == "packed":
+            from nlgjudge.engine.packed_tree import PackedRunner
+
+            runner: CausalRunner = PackedRunner(model, chunk_tokens=layout.chunk_tokens, attention=layout.attention,
+                                                token_budget=token_budget, state_budget=state_budget)
+        else:
+            runner = CausalRunner(model, token_budget=token_budget, state_budget=state_budget)
         runner.stats = report.stats
         return runner
 
