@@ -231,7 +231,7 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     always_a = [comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))]
     always_a.append(ours[-1])
     tied = correlations(pd.concat(always_a, ignore_index=True), ds)
-    assert "ties the candidates" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
+    assert "degenerate judge" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
     with pytest.raises(ValueError, match="no comparative correlations"):
         prose_values(comparative_vs_scoring(table), table, "other")
 
@@ -247,21 +247,27 @@ def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
     assert "no absolute scoring" in gap_verdict(0, 0, 0, 0)
 
 
-def test_a_gap_from_a_tied_comparative_ranking_is_not_tested(tiny_dataset) -> None:
-    """Issue 41 item 10: a ranking that ties every candidate in most cells gives a gap 'below 0'
-    that only measures the scoring reading; the claim rule must call it not tested, whatever its interval."""
+def test_a_gap_from_a_degenerate_judge_is_not_tested(tiny_dataset) -> None:
+    """Issue 41 item 10, issue 46: a judge answering by position ties every candidate and gives a gap
+    'below 0' that only measures the scoring reading; the book's one degenerate-judge test makes it
+    not tested, whatever its interval (the tied cells stay counted, as a description)."""
+    from nlgjudge.analysis.judges import degenerate_judges
+
     ds = tiny_dataset(8, 3)
-    tied = comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))
+    position_only = comparisons_from(ds, lambda *a: 0.9, templates=(1,))
+    tied = comparative_predictions(position_only)
     good_scores = scoring_frame(ds, np.tile([1.0, 2.0, 3.0], 8))  # scoring ranks every context right
     scoring = scoring_predictions(good_scores, "expected", model="m", dataset="tiny")
     table = correlations(pd.concat([tied, scoring], ignore_index=True), ds)
+    assert comparative_vs_scoring(table).iloc[0]["verdict"] == "contradicted"  # without the gate: a wrong finding
+    gate = degenerate_judges({"m": position_only})["m"]
+    table["degenerate_judge"] = [gate if m == "comparative" else None for m in table["method"]]
     row = comparative_vs_scoring(table).iloc[0]
     assert row["gap"] == pytest.approx(-100.0) and row["gap_high"] < 0  # the interval alone says 'below 0'
     assert row["n_tied_cells"] == 8 and row["n_cells"] == 8
-    assert row["verdict"] == "not tested" and row["reason"] == "comparative ranking tied in 8 of 8 cells"
+    assert row["verdict"] == "not tested" and row["reason"].startswith("degenerate judge: its two orders agree on 50% of 24 pairs")
     shown = analysis.model_claim_table(comparative_vs_scoring(table))
-    assert shown.iloc[0]["verdict"] == "not tested: comparative ranking tied in 8 of 8 cells"
-    assert analysis.tied_ranking_reason(4, 8) is None and analysis.tied_ranking_reason(5, 8) is not None
+    assert shown.iloc[0]["verdict"].startswith("not tested: degenerate judge")
 
 
 def test_verdicts_and_contexts_needed_follow_the_claim_rule(tiny_dataset) -> None:

@@ -35,3 +35,11 @@ def test_glued_text_is_pasted_exactly_as_computed(monkeypatch) -> None:
               "quotes": "it's \"x\"", "verdict": "on the rank correlation, it moved both ways"}
     glue_all(values)
     assert {name: format_plain_text(text, "") for name, text in seen.items()} == {k: str(v) for k, v in values.items()}
+
+
+def test_numbers_that_round_to_zero_print_without_a_sign():
+    from nlgjudge.prose import interval_text, number
+
+    assert interval_text(13.8, -0.04, 27.6, 1) == "13.8 [0.0, 27.6]"
+    assert number(-0.04, 1) == "0.0" and number(-0.04, 1, signed=True) == "0.0" and number(0.04, 1, signed=True) == "0.0"
+    assert number(-0.06, 1) == "-0.1" and number(0.06, 1, signed=True) == "+0.1"

@@ -38,11 +38,19 @@ def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
         glue(f"{prefix}{name}", _Plain(str(value)), display=False)
 
 
+def fixed(value: float, decimals: int, signed: bool = False) -> str:
+    """``value`` to ``decimals`` places, a number that rounds to zero without a sign ("0.0", never
+    "-0.0"; signed: "0.0", not "+0.0" or "-0.0")."""
+    text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    digits = text.lstrip("+-")
+    return digits if float(digits) == 0 else text
+
+
 def number(value: float, decimals: int = 1, signed: bool = False) -> str:
-    """A number as the prose shows it ("n/a" for NaN)."""
+    """A number as the prose shows it ("n/a" for NaN; zero without a sign)."""
     if value != value:  # NaN
         return "n/a"
-    return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    return fixed(value, decimals, signed)
 
 
 def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
@@ -52,8 +60,8 @@ def interval_text(value: float, low: float, high: float, decimals: int = 2) -> s
     if not math.isfinite(value):
         return "–"
     if not (math.isfinite(low) and math.isfinite(high)):
-        return f"{value:.{decimals}f} [n < 2]"
-    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+        return f"{fixed(value, decimals)} [n < 2]"
+    return f"{fixed(value, decimals)} [{fixed(low, decimals)}, {fixed(high, decimals)}]"
 
 
 def listing(names: list[str], empty: str = "none") -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nlgjudge.analysis.judges import degenerate_judges
 from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
@@ -270,7 +271,13 @@ def per_context_gains(
 DEBIASING_CLAIM = "debiasing raises the Spearman"
 
 
-def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def judge_gates(comparisons: pd.DataFrame) -> dict[tuple[str, str], str | None]:
+    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) per (model, dataset)."""
+    return degenerate_judges({key: part for key, part in comparisons.groupby(["model", "dataset"], sort=False)})
+
+
+def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
+                     judges: Mapping[tuple[str, str], str | None] | None = None) -> pd.DataFrame:
     """Seed 000 Table 6's claim, "debiasing raises the rank correlation", per model and dataset, by
     the claim rule. The unit is the context: each context's gain is averaged over the dataset's
     prompts and aspects (its comparison sets share that context, so they are not independent
@@ -278,14 +285,16 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     (:func:`nlgjudge.stats.claim_verdict`, threshold 0, at least :data:`MIN_CONTEXTS_FOR_A_CLAIM`
     contexts). ``gains`` is :func:`per_context_gains`. Columns: model, dataset, gain, gain_low,
     gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved; NaN otherwise or
-    out of reach)."""
+    out of reach). ``judges``: :func:`judge_gates` of the comparisons; a degenerate judge's rows are
+    not tested (the book's one test, as in every chapter)."""
     rows = []
     for (model, dataset), part in gains.groupby(["model", "dataset"], sort=False):
         per_context = part.groupby("context_id", sort=False)["gain"].mean().to_numpy()
         interval = mean_interval(per_context, confidence)
         tied = bool(np.all(np.abs(per_context) < 1e-12))
+        gate = (judges or {}).get((model, dataset)) or ("debiasing changes no ranking" if tied else None)
         verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                                degenerate="debiasing changes no ranking" if tied else None)
+                                degenerate=gate)
         needed = contexts_needed_from_values(per_context) if verdict.verdict == NOT_RESOLVED else None
         rows.append({"model": model, "dataset": dataset, "gain": interval.mean, "gain_low": interval.low,
                      "gain_high": interval.high, "n_contexts": interval.n, "verdict": verdict.verdict,

@@ -46,6 +46,8 @@ from nlgjudge.stats import (
     win_ratio_full_matrix,
 )
 from nlgjudge.analysis.frames import comparison_matrices
+from nlgjudge.analysis.judges import degenerate_judges
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, paired_t_p_value
 
 PREDICTION_COLUMNS = ["model", "dataset", "method", "template", "aspect", "context_id", "candidate_id", "score"]
 GROUP_COLUMNS = ["model", "dataset", "method", "template", "aspect"]
@@ -386,12 +388,14 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     tied = cell_counts.reindex(wide.index)
     wide["n_tied_cells"] = tied["n_tied"].fillna(0).astype(int).to_numpy()
     wide["n_cells"] = tied["n_contexts"].fillna(0).astype(int).to_numpy()
+    wide["degenerate_judge"] = pd.Series(judge_gate(table, wide.index), index=wide.index, dtype=object)
     verdicts = [
         claim_verdict(gap, low, high, n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                      degenerate=tied_ranking_reason(n_tied, n_cells) if np.isfinite(gap) else None)
-        for gap, low, high, n, n_tied, n_cells in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
-                                                     wide["n_tied_cells"], wide["n_cells"], strict=True)
+                      degenerate=reason if isinstance(reason, str) and np.isfinite(gap) else None)
+        for gap, low, high, n, reason in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
+                                             wide["degenerate_judge"], strict=True)
     ]
+    wide["p_value"] = [paired_t_p_value(list(per.values())) if v.tested else np.nan for per, v in zip(gaps, verdicts, strict=True)]
     wide["verdict"] = [v.verdict for v in verdicts]
     wide["reason"] = [v.reason if np.isfinite(g) else "no scoring of the same model to compare with"
                       for v, g in zip(verdicts, wide["gap"], strict=True)]
@@ -401,7 +405,27 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     ]
     wide["per_context_gap"] = gaps
     wide.columns.name = None
-    return wide.reset_index()
+    out = wide.reset_index()
+    # Each model's dataset-aspects are one family: a row resolved on its own interval counts in the
+    # family only if it survives Holm's correction (the book's one rule); otherwise it is a flag.
+    out["holm"] = False
+    for _, rows in out.groupby("model", sort=False):
+        out.loc[rows.index, "holm"] = holm_rejections(rows["p_value"].to_numpy(dtype=float))
+    out["family_verdict"] = [v if v not in (SUPPORTED, CONTRADICTED) or kept else NOT_RESOLVED
+                             for v, kept in zip(out["verdict"], out["holm"], strict=True)]
+    return out
+
+
+def judge_gate(table: pd.DataFrame, keys: pd.Index) -> list[str | None]:
+    """The degenerate-judge reason (:mod:`nlgjudge.stats.degenerate`, the book's one test) of each
+    ``(model, dataset, aspect)`` key's comparative judge, from the table's ``degenerate_judge``
+    column (set by :func:`chapter_correlations`); None where the table does not carry it."""
+    if "degenerate_judge" not in table.columns:
+        return [None] * len(keys)
+    rows = table[table["method"] == COMPARATIVE]
+    gate = {(m, d): r for m, d, r in zip(rows["model"], rows["dataset"], rows["degenerate_judge"], strict=True)
+            if isinstance(r, str)}
+    return [gate.get((model, dataset)) for model, dataset, _ in keys]
 
 
 def tied_ranking_reason(n_tied: int, n_cells: int, share: float = DEGENERATE_TIED_SHARE) -> str | None:
@@ -559,7 +583,12 @@ def chapter_correlations(
         if name in baselines:
             predictions.append(baseline_predictions(baselines[name], dataset=name))
         if predictions:
-            tables[name] = correlations(pd.concat(predictions, ignore_index=True), ds)
+            table = correlations(pd.concat(predictions, ignore_index=True), ds)
+            reasons = degenerate_judges({model: frame for (dataset, model), frame in comparisons.items() if dataset == name})
+            table["degenerate_judge"] = [
+                reasons.get(model) if method == COMPARATIVE else None for model, method in zip(table["model"], table["method"], strict=True)
+            ]
+            tables[name] = table
     return tables, (pd.concat(unparsed, ignore_index=True) if unparsed else pd.DataFrame())
 
 
@@ -630,9 +659,9 @@ def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_no
         return "there is no absolute scoring of the same model to compare with in this run"
     if n_not_tested == n_cases:
         return (f"none of its {n_cases} dataset-aspects tests the claim on this run (too few shared contexts, or a "
-                "comparative ranking that ties the candidates: it answers by position)")
+                "degenerate judge: its two orders agree no more often than chance)")
     counts = (f"supported in {n_supported}, contradicted in {n_contradicted}, not resolved in {n_not_resolved} and "
-              f"not tested in {n_not_tested} of the {n_cases} dataset-aspects")
+              f"not tested in {n_not_tested} of the {n_cases} dataset-aspects, after Holm's correction over them")
     if n_supported > n_cases / 2:
         return f"comparing beats the best absolute scoring in most dataset-aspects ({counts})"
     if n_contradicted > n_cases / 2:
@@ -653,15 +682,17 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     if rows.empty:
         raise ValueError(f"no comparative correlations of judge {judge!r}")
     n = len(mine)
-    count = {v: int((mine["verdict"] == v).sum()) for v in VERDICTS}
+    raw = {v: int((mine["verdict"] == v).sum()) for v in VERDICTS}
+    family = mine["family_verdict"] if "family_verdict" in mine else mine["verdict"]
+    count = {v: int((family == v).sum()) for v in VERDICTS}
     needed = mine.loc[mine["verdict"] == NOT_RESOLVED, ["dataset", "contexts_needed"]]
     return {
         "judge": judge,
         "n_cases": str(n),
         "n_positive": str(int((mine["gap"] > 0).sum())),
-        "n_supported": str(count[SUPPORTED]),
-        "n_contradicted": str(count[CONTRADICTED]),
-        "n_not_resolved": str(count[NOT_RESOLVED]),
+        "n_supported": count_words(count[SUPPORTED], raw[SUPPORTED]),
+        "n_contradicted": count_words(count[CONTRADICTED], raw[CONTRADICTED]),
+        "n_not_resolved": count_words(count[NOT_RESOLVED], raw[NOT_RESOLVED]),
         "n_not_tested": str(count[NOT_TESTED]),
         "mean_gap": number(float(mine["gap"].mean()) if n else float("nan"), 1, signed=True),
         "fewest_paired": str(int(mine["n_paired"].min()) if n else 0),
@@ -818,10 +849,17 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
                 for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
             ],
             "n": claim["n_paired"].to_numpy(),
-            "verdict": [verdict_cell(v, r) for v, r in zip(claim["verdict"], claim["reason"], strict=True)],
+            "verdict": [family_cell(v, r, f) for v, r, f in
+                        zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]), strict=True)],
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )
+
+
+def family_cell(verdict: str, reason: str, family_verdict: str) -> str:
+    """A row's verdict, and where Holm's correction over its family takes it back, that it is a flag."""
+    cell = verdict_cell(verdict, reason)
+    return cell if family_verdict == verdict else f"{cell} (a flag: not after Holm's correction)"
 
 
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:

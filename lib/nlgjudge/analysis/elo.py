@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from nlgjudge.analysis.judges import degenerate_judges
 from nlgjudge.stats import (
     DebiasThreshold,
     binned_regression,
@@ -501,14 +502,18 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 NEAR_ZERO_KAPPA = 0.2
 #: Fewer articles than this and the claim rule says "not tested" (the intervals are not to be read).
 MIN_ARTICLES_FOR_A_CLAIM = 5
-#: A judge that picks the same position in more than this share of its decided encounters is
-#: answering by position: its one-order outcomes follow the random display order, not the summaries.
-POSITION_ONLY_SHARE = 0.9
 #: Each claim's short name, for tables (the full wording is the ``claim`` column).
 CLAIM_SHORT = {"kappa": "kappa near 0", "tau_different": "tau below 1", "tau_reversed": "tau below 0",
                "reference": "reference not always first", "llms": "LLMs above fine-tuned"}
 CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
                  "articles_needed"]
+
+
+def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
+    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each LLM judge on its
+    released both-order judgements of one template (context_id, first, second, p_a), debiased per
+    article: a degenerate judge is not tested under either protocol."""
+    return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
 
 
 def position_a_share(outcomes: pd.DataFrame) -> float:
@@ -646,7 +651,7 @@ def claims(
     reference: str = "reference",
     llm_contestants: Sequence[str] = ("GPT-4", "ChatGPT", "GPT-3"),
     fine_tuned: Sequence[str] = ("BART", "PEGASUS", "BRIO"),
-    position_share: float | None = None,
+    judge_gate: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -669,17 +674,14 @@ def claims(
        (:func:`~nlgjudge.stats.claims.ordering_verdict`).
 
     A degenerate run is "not tested" throughout: fewer than :data:`MIN_ARTICLES_FOR_A_CLAIM`
-    articles, a judge that gives every contestant the same strength, or (``position_share``,
-    :func:`position_a_share` of a one-order run) one that picks one position in more than
-    :data:`POSITION_ONLY_SHARE` of its decided encounters.
+    articles, a judge that gives every contestant the same strength, or ``judge_gate``: the reason
+    of the book's one degenerate-judge test (:func:`judge_gates`, the same for both protocols).
     """
     judged = _judged(outcomes[llm_judge])
     n_articles = int(judged["context_id"].nunique())
     draws = strength_draws(judged, contestants, n_boot=n_boot, seed=seed) if len(_present(judged, contestants)) >= 2 else None
-    degenerate = None
-    if position_share is not None and max(position_share, 1.0 - position_share) > POSITION_ONLY_SHARE:
-        degenerate = f"answers by position: picks position A in {position_share:.0%} of its decided encounters"
-    elif draws is None or np.ptp(draws.strength) < 1e-9:
+    degenerate = judge_gate
+    if degenerate is None and (draws is None or np.ptp(draws.strength) < 1e-9):
         degenerate = "the judge gives every contestant the same strength"
     if rouge_judge in outcomes:
         tau = kendall_between_judges(judged, outcomes[rouge_judge], contestants, n_boot=n_boot, seed=seed)

@@ -18,7 +18,6 @@ from nlgjudge.analysis.comparative import (
     MIN_CONTEXTS_FOR_A_CLAIM,
     SCORING_SHORT,
     _require,
-    tied_ranking_reason,
 )
 from nlgjudge.prose import interval_text, verdict_cell
 from nlgjudge.stats import claim_verdict, mean_interval
@@ -32,11 +31,10 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
     (comparative minus the same scoring reading as on every context) are restricted to
     ``contexts``; ``gap`` is their mean with its paired t interval (``gap_low``, ``gap_high``,
     ``n_paired``) and ``verdict``/``reason`` come from the same claim rule, minimum n and
-    degenerate-ranking test as on every context. Rows keep the claim's order; columns
+    degenerate-judge test (the judge's, from every context) as on every context. Rows keep the claim's order; columns
     ``model, dataset, aspect, best_method, gap, gap_low, gap_high, n_paired, verdict, reason``.
     """
-    _require(claim, ["model", "dataset", "aspect", "best_method", "per_context_gap", "n_tied_cells", "n_cells"],
-             "claim table")
+    _require(claim, ["model", "dataset", "aspect", "best_method", "per_context_gap"], "claim table")
     wanted = set(contexts)
     if not wanted:
         raise ValueError("no contexts given: name the contexts of the fresh sample")
@@ -50,7 +48,7 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
         elif values.size == 1:
             gap = float(values[0])
         verdict = claim_verdict(gap, low, high, int(values.size), min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                                degenerate=tied_ranking_reason(row["n_tied_cells"], row["n_cells"]))
+                                degenerate=row.get("degenerate_judge") if isinstance(row.get("degenerate_judge"), str) else None)
         records.append({"model": row["model"], "dataset": row["dataset"], "aspect": row["aspect"],
                         "best_method": row["best_method"], "gap": gap, "gap_low": low, "gap_high": high,
                         "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason})

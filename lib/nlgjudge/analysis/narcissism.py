@@ -448,8 +448,12 @@ def pairwise_outcomes(judged: Mapping[str, pd.DataFrame], generators: Sequence[s
     return pd.concat(frames, ignore_index=True)
 
 
-#: A judge whose two orders disagree (a tie) on more than this share of pairs says little on its own.
-MOSTLY_TIES = 0.5
+def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
+    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each pairwise judge on
+    its both-order P(A) (context_id, first, second, p_a), debiased per document, as in every chapter."""
+    from nlgjudge.analysis.judges import degenerate_judges
+
+    return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
 
 
 def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
@@ -504,7 +508,7 @@ def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], con
     if not rows:
         raise ValueError("no judge is also a generator with an opponent some third judge has judged")
     table = pd.DataFrame(rows).set_index(["judge", "opponent"])
-    table.attrs.update(n_documents=len(docs), mostly_ties=[j for j in judges if float((wins.loc[j] == 0.5).mean()) > MOSTLY_TIES])
+    table.attrs.update(n_documents=len(docs))
     return table
 
 

@@ -28,6 +28,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from nlgjudge.analysis.judges import judge_order_agreement
+from nlgjudge.stats.degenerate import degenerate_reason
+from nlgjudge.stats.multiplicity import holm_rejections
 from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
@@ -64,6 +67,8 @@ class RankAnalysis:
     n_boot: int
     n_boot_failed: int = 0
     """Resamples whose Bradley-Terry fit does not exist (left out of the intervals, and warned about)."""
+    judge_gate: str | None = None
+    """The book's degenerate-judge test's reason (:mod:`nlgjudge.stats.degenerate`), None for a judge that passes."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -157,7 +162,10 @@ def analyse(
         rates = np.where(counts > 0, wins / np.where(counts > 0, counts, 1), np.nan)
     win_rates = pd.DataFrame(rates, index=systems, columns=systems)
     order = [s for s in board["system"] if np.isfinite(scores[index[s]])]
-    adjacent = _adjacent(order, index, scores, replicates, len(names), confidence)
+    model_judged = judgments[~judgments["identical"].to_numpy(bool)]
+    gate = (degenerate_reason(judge_order_agreement(model_judged, ("context_id",), first="first", second="second", scope_columns=()))
+            if len(model_judged) else None)
+    adjacent = _adjacent(order, index, scores, replicates, len(names), confidence, gate)
 
     out = judgments.copy()
     out["decision"] = decisions
@@ -167,14 +175,14 @@ def analyse(
         leaderboard=board, judgments=out, win_rates=win_rates, adjacent=adjacent, tau=tau,
         p_a_before=p_a_before, p_a_after=p_a_after, n_contexts=len(names),
         n_model_comparisons=int(judged.sum()), n_identical=int((~judged).sum()), n_ties=n_ties,
-        confidence=confidence, n_boot=n_boot, n_boot_failed=failed,
+        confidence=confidence, n_boot=n_boot, n_boot_failed=failed, judge_gate=gate,
     )
     analysis.warnings.extend(statistical_warnings(analysis))
     return analysis
 
 
 def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, replicates: np.ndarray, n_units: int,
-              confidence: float) -> pd.DataFrame:
+              confidence: float, gate: str | None = None) -> pd.DataFrame:
     """Each ranked system against the next: the score difference and its interval on the same resamples (paired)."""
     rows = []
     for upper, lower in zip(order, order[1:]):
@@ -182,10 +190,27 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
         gap = np.array(scores[i] - scores[j])
         low, high = bootstrap_se_interval(gap, replicates[:, i] - replicates[:, j], n_units, confidence)
         # the book's claim rule on "upper above lower" (two contexts are the least an interval needs)
-        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=2)
+        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=2, degenerate=gate)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
-                     "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED})
-    return pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved"])
+                     "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
+                     "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})
+    frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value"])
+    # The neighbouring pairs are one family of questions: Holm's correction (the book's one rule).
+    frame["resolved_after_holm"] = frame["resolved"] & holm_rejections(frame["p_value"].to_numpy(float))
+    return frame
+
+
+def _interval_p_value(estimate: float, low: float, high: float, n_units: int, confidence: float) -> float:
+    """The two-sided p-value of the test behind an ``estimate +- t x SE`` interval (it excludes 0
+    exactly when p < 1 - confidence)."""
+    from scipy import stats
+
+    if not all(map(np.isfinite, (estimate, low, high))) or n_units < 2:
+        return float("nan")
+    se = (high - low) / (2.0 * float(stats.t.ppf((1 + confidence) / 2, n_units - 1)))
+    if se <= 0:
+        return 0.0 if estimate != 0 else 1.0
+    return float(2 * stats.t.sf(abs(estimate) / se, n_units - 1))
 
 
 def statistical_warnings(analysis: RankAnalysis) -> list[str]:
@@ -197,9 +222,8 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
                      f"{analysis.n_identical} ordered pairs are ties by definition and nothing was sent to the judge; the scores "
                      "(0) and intervals ([0, 0]) of the leaderboard say only that, not that the systems were measured equal")
     values = analysis.judgments.loc[~analysis.judgments["identical"], "p_a"].to_numpy(float)
-    if values.size and np.ptp(values) == 0.0:
-        notes.append(f"degenerate judge: every one of the {values.size} comparisons got the same P(A) = {values[0]:.3f}; "
-                     "the ranking carries no information from the judge")
+    if analysis.judge_gate:  # the book's one degenerate-judge test (two orders agreeing no more often than chance)
+        notes.append(f"{analysis.judge_gate}; the ranking carries no information from the judge (every order is 'not tested')")
     if np.isfinite(analysis.p_a_before) and abs(analysis.p_a_before - 0.5) > STRONG_BIAS:
         notes.append(f"strong positional bias: position A won {analysis.p_a_before:.0%} of the comparisons before "
                      f"debiasing (threshold tau = {analysis.tau:.3f} brings it to {analysis.p_a_after:.0%}); "
@@ -214,10 +238,14 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     never = analysis.leaderboard.loc[analysis.leaderboard["comparisons"] == 0, "system"].tolist()
     if never:
         notes.append(f"never compared (no score): {', '.join(never)}; raise the budget")
-    unresolved = analysis.adjacent[~analysis.adjacent["resolved"]]
+    unresolved = analysis.adjacent[~analysis.adjacent["resolved_after_holm"]]
     if len(unresolved):
         pairs = ", ".join(f"{a} vs {b}" for a, b in zip(unresolved["higher"], unresolved["lower"]))
-        notes.append(f"order not resolved ({analysis.confidence:.0%} paired interval of the score difference includes 0): {pairs}")
+        flagged = int(analysis.adjacent["resolved"].sum() - analysis.adjacent["resolved_after_holm"].sum())
+        extra = (f"; {flagged} of them excluded 0 on its own but not after Holm's correction over the "
+                 f"{len(analysis.adjacent)} neighbouring pairs" if flagged else "")
+        notes.append(f"order not resolved ({analysis.confidence:.0%} paired interval of the score difference includes 0, "
+                     f"or the pair does not survive Holm's correction): {pairs}{extra}")
     return notes
 
 

@@ -511,7 +511,15 @@ NEAR_NEEDED_METHOD = (
 )
 
 
-def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",), confidence: float = 0.95) -> pd.DataFrame:
+def judge_gates(comparisons: pd.DataFrame) -> dict[str, str | None]:
+    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of the chapter's judge per dataset."""
+    from nlgjudge.analysis.judges import degenerate_judges
+
+    return degenerate_judges({name: part for name, part in comparisons.groupby("dataset", sort=False)})
+
+
+def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",), confidence: float = 0.95,
+                    gates: Mapping[str, str | None] | None = None) -> pd.DataFrame:
     """Seed 000 §5.6's findings with an interval over contexts and a verdict by the claim rule.
 
     ``per_context``: :func:`subset_curve_frames`' second frame. Rows are grouped by ``by`` (e.g.
@@ -521,6 +529,7 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     over the contexts (:data:`CLAIM_INTERVAL_METHOD`) and :func:`nlgjudge.stats.claim_verdict` with
     the claim of :data:`STRATEGY_CLAIMS`. ``contexts_needed`` (not-resolved rows only; NaN: out of
     reach) is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context differences.
+    ``gates``: :func:`judge_gates` (by dataset); a degenerate judge's rows are not tested.
     """
     keys = [*by]
     missing = sorted(({"context_id", "comparison", "first_x100", "second_x100"} | set(keys)) - set(per_context.columns))
@@ -535,8 +544,11 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         sides = group.groupby("context_id", sort=False)[["first_x100", "second_x100"]].mean()
         interval = paired_difference_interval(sides["first_x100"], sides["second_x100"], confidence)
         differences = (sides["first_x100"] - sides["second_x100"]).to_numpy()
+        where = dict(zip(keys, group_values))
+        gate = (gates or {}).get(str(where.get("dataset"))) if "dataset" in where else None
         verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, threshold=spec.threshold,
-                                direction=spec.direction, margin=spec.margin, min_n=MIN_CONTEXTS_FOR_A_CLAIM)  # type: ignore[arg-type]
+                                direction=spec.direction, margin=spec.margin, min_n=MIN_CONTEXTS_FOR_A_CLAIM,  # type: ignore[arg-type]
+                                degenerate=gate)
         needed = np.nan
         if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
             threshold = spec.threshold

@@ -1,0 +1,65 @@
+"""The degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) on the chapters' tidy comparison frames.
+
+Every chapter where a judge compares two texts reads its "not tested" gate for a judge here, so the
+same judge is degenerate (or not) the same way in every chapter, whatever the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+import pandas as pd
+
+from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement
+
+#: A comparative frame's comparison sets (the debiasing scope of the test): one prompt on one context.
+COMPARISON_SET = ("context_id", "template", "aspect")
+
+
+def judge_order_agreement(
+    comparisons: pd.DataFrame, set_columns: Sequence[str] = COMPARISON_SET, *, first: str = "i", second: str = "j",
+    p_a: str = "p_a", scope_columns: Sequence[str] | None = None,
+) -> OrderAgreement:
+    """The test on one judge's comparisons (one row per ordered comparison; missing ones left out).
+    ``set_columns`` name a comparison set (where a pair's two orders are), ``scope_columns`` the
+    debiasing scope (default: the sets; ``()``: one threshold for the whole frame)."""
+    scope = list(set_columns if scope_columns is None else scope_columns)
+    missing = [c for c in [*set_columns, *scope, first, second, p_a] if c not in comparisons.columns]
+    if missing:
+        raise KeyError(f"the comparisons frame lacks column(s) {missing}; it has {list(comparisons.columns)}")
+    frame = comparisons.dropna(subset=[p_a])
+
+    def keys(columns: Sequence[str]) -> list[Hashable]:
+        return list(zip(*(frame[c] for c in columns), strict=True)) if columns else [0] * len(frame)
+
+    return order_agreement(keys(set_columns), frame[first].tolist(), frame[second].tolist(),
+                           frame[p_a].to_numpy(dtype=float), keys(scope))
+
+
+def degenerate_judges(
+    comparisons: Mapping[Hashable, pd.DataFrame], set_columns: Sequence[str] = COMPARISON_SET, **columns: object
+) -> dict[Hashable, str | None]:
+    """``{key: reason or None}`` for each judge's frame (keys as given, e.g. ``(dataset, model)``)."""
+    return {key: degenerate_reason(judge_order_agreement(frame, set_columns, **columns))  # type: ignore[arg-type]
+            for key, frame in comparisons.items()}
+
+
+def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Sequence[str],
+                    set_columns: Sequence[str] = COMPARISON_SET, **columns: str) -> pd.DataFrame:
+    """One row per judge: pairs judged in both orders, the share whose two orders agree after
+    debiasing (%), the one-sided binomial p-value and the gate's outcome, for a chapter to show."""
+    rows = []
+    for key, frame in comparisons.items():
+        result = judge_order_agreement(frame, set_columns, **columns)
+        keys = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(key_names, keys, strict=True)), "pairs in both orders": result.n_pairs,
+                     "orders agree (%)": round(100 * result.agreement, 1) if result.n_pairs else float("nan"),
+                     "p (vs chance)": _p_text(result.p_value),
+                     "judge": "degenerate: not tested" if result.degenerate else "tested"})
+    return pd.DataFrame(rows)
+
+
+def _p_text(p: float) -> str:
+    if p != p:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
