@@ -87,7 +87,7 @@ def judge(url, cache=False, **kw):
 
 def test_stub_label_probs_from_top_k_and_keys_name_the_server(stub, tmp_path, monkeypatch):
     monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", "sekret-key")
-    j = judge(stub.url.replace("http://", "http://user:pw@"))
+    j = judge(stub.url)
     result = j.label_probs(requests(1))[0]
     assert np.allclose(result.logprobs, [-0.5, -1.25])
     assert j.fingerprint == "served:stub|runtime=server"  # no timestamp, URL, user or key

@@ -212,11 +212,15 @@ def test_a_folder_created_for_a_run_that_fails_is_removed(tmp_path: Path, capsys
 def test_outputs_get_the_users_umask_and_leftovers_are_removed(tmp_path: Path) -> None:
     import os
 
+    from nlgjudge.ranking import STAGING_MARKER, STAGING_PREFIX
+
     out = tmp_path / "out"
     out.mkdir()
-    (out / ".leaderboard.csv.k2j3h4").write_bytes(b"")  # what a write killed by the old code left
-    (out / ".nlgjudge-staging-abc").mkdir()
-    (out / ".nlgjudge-staging-abc" / "report.md").write_text("half")
+    dead = _dead_pid()
+    leftover = out / f"{STAGING_PREFIX}{dead}-0123abcd"  # what a killed run left: its pid and marker
+    leftover.mkdir()
+    (leftover / STAGING_MARKER).write_text(str(dead))
+    (leftover / "report.md").write_text("half")
     (out / ".hidden-notes").write_text("mine")
     previous = os.umask(0o022)
     try:
@@ -226,6 +230,14 @@ def test_outputs_get_the_users_umask_and_leftovers_are_removed(tmp_path: Path) -
     for name in OUTPUT_FILES:
         assert (out / name).stat().st_mode & 0o777 == 0o644, name
     assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, ".hidden-notes"])
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(child.stdout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -245,8 +257,8 @@ def test_a_text_too_long_for_the_judge_names_line_context_systems_and_truncate(t
     message = str(caught.value)
     assert "in.jsonl, line" in message and "context 'c1'" in message and "--truncate" in message
     assert "exceeds the context window of 512 tokens" in message and "truncate=True" not in message
-    # The contexts judged before it are in the cache: nothing judged is lost.
-    assert OutputCache(tmp_path / "c.sqlite").count() >= 6
+    # Issue 48: every prompt's tokens are counted before any judging: nothing was judged in vain.
+    assert OutputCache(tmp_path / "c.sqlite").count() == 0
 
 
 def test_truncate_cuts_and_the_report_and_warnings_say_so(tmp_path: Path) -> None:

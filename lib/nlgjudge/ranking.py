@@ -18,7 +18,10 @@ files are one set: written only after every judgment is made, into a staging fol
 ``--out``, then the old set is removed (``leaderboard.csv`` first) and the new one moved in
 (``leaderboard.csv`` last). A kill leaves the old complete set, the new complete set, or an
 incomplete one without ``leaderboard.csv`` (whose presence means the set is whole), never files of
-two runs; the next run removes a killed run's leftovers. Judgments reach the output cache after
+two runs; the next run removes a killed run's leftovers: only staging folders with this program's
+marker whose process is gone, never a user's file or folder, whatever its name. A run holds a lock
+on ``--out`` (``flock`` on a hidden file there) from its checks to its last file, so a second run
+into the same folder refuses at once, in one line. Judgments reach the output cache after
 every context (or every few seconds, :mod:`nlgjudge.studies.rank`), so a run killed half-way and
 started again judges none of the finished contexts twice.
 
@@ -26,7 +29,11 @@ Every argument is checked before the model loads, and the ``--out`` folder is cr
 to (a test file, removed) then too. Bad input (missing file, bad JSON, missing field, non-text
 output, empty file, a repeated (context, system), a context with one system, a budget outside
 (0, 1], a negative seed, an unknown model, an unwritable ``--out``...) is one ``error:`` line naming
-the option, file, line and fix, exit status 2, and nothing written. Before judging, the command
+the option, file, line and fix, exit status 2, and nothing written. Also refused before judging: a
+``--bootstrap`` or ``--max-concurrency`` out of bounds, an encoder as ``--model``, a folder where an
+output file goes, and (counted with the judge's tokenizer once it is loaded) a prompt too long for
+its context window; ``~`` in the paths is the home folder. Text cells of ``leaderboard.csv`` that a
+spreadsheet would run as formulas start with ``'``. Before judging, the command
 prints how many comparisons it will make and, from the rate measured on this machine (by an earlier
 run of the same model; then again on the first comparisons of this one), how long they should take,
 suggesting ``--budget`` for a long run.
@@ -35,13 +42,16 @@ suggesting ``--budget`` for a long run.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
+import secrets
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +63,12 @@ from nlgjudge.data.user_outputs import FieldNames, UserInputError, check_user_ou
 OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
 #: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
 STAGING_PREFIX = ".nlgjudge-staging-"
+#: The file inside a staging folder naming the process that made it (see :func:`_clean_leftovers`).
+STAGING_MARKER = ".nlgjudge-staging-owner"
+#: The lock file inside ``--out`` held while a run writes there (see :func:`out_lock`).
+LOCK_NAME = ".nlgjudge-rank.lock"
+#: A text cell starting with one of these is a formula to a spreadsheet (see :func:`neutralise_formulas`).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: A run expected to take longer than this (from the measured rate) is told about ``--budget``.
 LONG_RUN_SECONDS = 15 * 60
 
@@ -102,6 +118,14 @@ def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | N
         raise UserInputError(f"{option('noun')} {noun!r}: what an output is called in the prompt must be words without "
                              f"surrounding spaces, e.g. {option('noun')} summary")
     if prompt_file is not None:
+        try:
+            Path(prompt_file).stat()
+        except FileNotFoundError:
+            pass  # prompt_from_file says so, with its fix
+        except OSError as error:  # a name too long, a path through a file, ...
+            raise UserInputError(f"{option('prompt') if cli else 'prompt_file'} {prompt_file}: cannot read it "
+                                 f"({error.strerror or type(error).__name__}); pass a text file with {{output_a}} and "
+                                 "{output_b}") from None
         if Path(prompt_file).is_dir():
             raise UserInputError(f"{option('prompt') if cli else 'prompt_file'} {prompt_file}: is a folder, not a prompt "
                                  "file; pass a text file with {output_a} and {output_b}")
@@ -151,9 +175,6 @@ def rank_outputs(
     judge with ``model`` as an inference server serves it, prompts built by the packaged model
     ``server_tokenizer`` (default ``model``), at most ``max_concurrency`` requests in flight.
     """
-    from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
-    from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
-
     budget = _check_budget(budget)
     seed = _check_seed(seed, "seed")
     if isinstance(outputs, pd.DataFrame):
@@ -163,49 +184,96 @@ def rank_outputs(
     prompt = build_prompt(aspect, noun, prompt_file, with_reference)
     created = prepare_out(out, "out") if out is not None else []
     try:
-        if judge is None:
-            if model is None:
-                raise UserInputError("no judge: pass model= (a packaged short name, hub id or local folder)")
-            from nlgjudge.engine import Judge
-
-            judge = Judge(model, cache=cache, study="rank", truncate=truncate, progress=False,
-                          **judge_runtime(backend, server_url, server_tokenizer, max_concurrency))
-        systems = list(dict.fromkeys(frame["system"]))
-        plans = context_plans(frame, systems)
-        planned = sum(planned_counts(plans, budget).values())
-        possible = sum(len(p.judged_pairs()) for p in plans)
-        last: list[JudgingProgress] = []
-
-        def step(state: JudgingProgress) -> None:
-            last[:] = [state]
-            if on_step is not None:
-                on_step(state)
-
-        try:
-            judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed,
-                                          allow_compute=allow_compute, progress=progress, on_step=step)
-        except ComparisonTooLongError as error:
-            raise UserInputError(_too_long_message(frame, error, judge)) from None
-        analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
-        notes = family_warnings(judge.handle.name, _family(judge.handle), systems)
-        truncated = last[0].truncated if last else 0
-        if truncated:
-            notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
-                         f"judge's context window and were cut from the left (their oldest tokens, the start of the "
-                         "source, dropped); those judgments saw only part of the text")
-        runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
-        report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
-                                 budget=budget, planned=planned, possible=possible, extra_warnings=notes)
-        result = RankResult(
-            leaderboard=analysis.leaderboard, pairs=pair_records(analysis, systems), analysis=analysis, report=report,
-            judge=judge.handle.name, runtime=runtime, warnings=notes + analysis.warnings,
-        )
-        if out is not None:
-            result.written.extend(write_outputs(result, Path(out)))
+        with out_lock(out, "out") if out is not None else nullcontext():
+            return _rank_checked(frame, model, judge, prompt, budget, seed, cache, backend, server_url, server_tokenizer,
+                                 max_concurrency, truncate, allow_compute, progress, n_boot, out, on_step)
     except BaseException:
         _remove_created(created)
         raise
+
+
+def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: Any, budget: float, seed: int, cache: Any,
+                  backend: str | None, server_url: str | None, server_tokenizer: str | None, max_concurrency: int,
+                  truncate: bool, allow_compute: bool, progress: bool, n_boot: int, out: str | os.PathLike[str] | None,
+                  on_step: Callable[[Any], None] | None) -> RankResult:
+    """:func:`rank_outputs` once its arguments are checked (and ``out`` created and locked)."""
+    from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
+    from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
+
+    if judge is None:
+        if model is None:
+            raise UserInputError("no judge: pass model= (a packaged short name, hub id or local folder)")
+        from nlgjudge.engine import Judge
+
+        judge = Judge(model, cache=cache, study="rank", truncate=truncate, progress=False,
+                      **judge_runtime(backend, server_url, server_tokenizer, max_concurrency))
+    systems = list(dict.fromkeys(frame["system"]))
+    plans = context_plans(frame, systems)
+    planned = sum(planned_counts(plans, budget).values())
+    possible = sum(len(p.judged_pairs()) for p in plans)
+    last: list[JudgingProgress] = []
+
+    def step(state: JudgingProgress) -> None:
+        last[:] = [state]
+        if on_step is not None:
+            on_step(state)
+
+    try:
+        if allow_compute:
+            check_prompt_lengths(judge, plans, systems, prompt)
+        judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed,
+                                      allow_compute=allow_compute, progress=progress, on_step=step)
+    except ComparisonTooLongError as error:
+        raise UserInputError(_too_long_message(frame, error, judge)) from None
+    analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
+    notes = family_warnings(judge.handle.name, _family(judge.handle), systems)
+    truncated = last[0].truncated if last else 0
+    if truncated:
+        notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
+                     f"judge's context window and were cut from the left (their oldest tokens, the start of the "
+                     "source, dropped); those judgments saw only part of the text")
+    runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
+    report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
+                             budget=budget, planned=planned, possible=possible, extra_warnings=notes)
+    result = RankResult(
+        leaderboard=analysis.leaderboard, pairs=pair_records(analysis, systems), analysis=analysis, report=report,
+        judge=judge.handle.name, runtime=runtime, warnings=notes + analysis.warnings,
+    )
+    if out is not None:
+        result.written.extend(write_outputs(result, Path(out)))
     return result
+
+
+def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], prompt: Any) -> None:
+    """Count every comparison's prompt tokens before any judging, where the runtime can tell (an
+    in-process judge that does not truncate): a prompt too long for the judge's context window fails
+    the run now, not after the comparisons before it (:class:`ComparisonTooLongError`). A server
+    checks its own window; a judge without these parts (a fake) is not checked."""
+    from nlgjudge.engine.prompting import encode_labels, encode_prompt
+    from nlgjudge.studies.prompting import prompt_style
+    from nlgjudge.studies.rank import ComparisonTooLongError, comparison_request
+
+    if getattr(judge, "truncate", False) or getattr(judge, "backend", "server") == "server" or not hasattr(judge, "window"):
+        return
+    style = prompt_style(judge.handle, "auto")
+    picks = [(plan, i, j) for plan in plans for i, j in plan.judged_pairs()]
+    requests = [comparison_request(plan, i, j, prompt, style, systems) for plan, i, j in picks]
+    todo = [k for k, cached in enumerate(judge.cached_mask("label_probs", requests)) if not cached]
+    if not todo:
+        return
+    model, tokenizer = judge._load()  # loaded anyway for the first comparison
+    limit = judge.window(model)
+    if limit is None:
+        return
+    for k in todo:
+        request = requests[k]
+        extra = max(len(label) for label in encode_labels(tokenizer, request.labels, request.label_end))
+        length = len(encode_prompt(tokenizer, request.prompt, request.response_prefix))
+        if length + extra > limit:
+            plan, i, j = picks[k]
+            raise ComparisonTooLongError(plan.context_id, systems[i], systems[j], (
+                f"prompt of {length} tokens + {extra} continuation tokens exceeds the context window of {limit} "
+                f"tokens for {judge.handle.name}"))
 
 
 def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
@@ -227,6 +295,10 @@ def judge_runtime(backend: str | None, server_url: str | None = None, server_tok
     def option(name: str) -> str:
         return f"--{name.replace('_', '-')}" if cli else name
 
+    # Refused with any backend: a value that would be ignored is still a mistake the user should hear of.
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise UserInputError(f"{option('max_concurrency')} {max_concurrency!r}: must be a whole number >= 1 "
+                             f"(requests in flight), e.g. {option('max_concurrency')} 4")
     if server_url is not None:
         if backend not in (None, "server"):
             raise UserInputError(f"{option('server_url')} judges on a server: drop {option('backend')} {backend} "
@@ -240,9 +312,6 @@ def judge_runtime(backend: str | None, server_url: str | None = None, server_tok
             base_url(server_url)  # a missing or malformed URL fails here, before anything is read
         except ServerError as error:
             raise UserInputError(f"{option('server_url')}: {error}") from None
-        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-            raise UserInputError(f"{option('max_concurrency')} {max_concurrency!r}: must be a whole number >= 1 "
-                                 f"(requests in flight), e.g. {option('max_concurrency')} 4")
         return {"backend": "server", "server_url": server_url, "server_tokenizer": server_tokenizer,
                 "max_concurrency": max_concurrency}
     if server_tokenizer is not None:
@@ -267,26 +336,36 @@ def _family(handle: Any) -> str:
 
 
 def prepare_out(out: str | os.PathLike[str], option: str = "--out") -> list[Path]:
-    """Check the output folder before any work: refuse an empty name or a path through a file, create
-    it, and write and remove a test file there (writing is the only test that holds for every user:
-    root ignores permission bits, an immutable folder or ``/proc`` refuses root too). Returns the
-    folders it created, for :func:`_remove_created` to take back if the run fails."""
+    """Check the output folder before any work: refuse an empty name, a path through a file, or an
+    output file's name taken by a folder, create it, and write and remove a test file there (writing
+    is the only test that holds for every user: root ignores permission bits, an immutable folder or
+    ``/proc`` refuses root too). Returns the folders it created, for :func:`_remove_created` to take
+    back if the run fails."""
     if not str(os.fspath(out)).strip():  # Path("") would be the current folder
         raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
                              f"e.g. {option} ranking")
-    folder = Path(out)
-    for part in [folder, *folder.parents]:
-        if part.exists() and not part.is_dir():
-            where = "exists and is not a folder" if part == folder else f"goes through {part}, which is a file, not a folder"
-            raise UserInputError(f"{option} {folder}: {where}; pass {option} a folder (it is created if missing)")
-    missing = [part for part in [folder, *folder.parents] if not part.exists()]
+    folder = Path(out).expanduser()
+    try:
+        for part in [folder, *folder.parents]:
+            if part.exists() and not part.is_dir():
+                where = "exists and is not a folder" if part == folder else f"goes through {part}, which is a file, not a folder"
+                raise UserInputError(f"{option} {folder}: {where}; pass {option} a folder (it is created if missing)")
+        for name in OUTPUT_FILES:  # found now, not when the finished set is moved in
+            target = folder / name
+            if target.is_symlink() or (target.exists() and not target.is_file()):
+                raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
+                                     f"or pass {option} another folder (the run writes its own {name})")
+        missing = [part for part in [folder, *folder.parents] if not part.exists()]
+    except OSError as error:  # a name too long for the file system, ...
+        raise UserInputError(f"{option} {os.fspath(out)}: cannot use that path ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         _remove_created(missing)
         raise UserInputError(f"{option} {folder}: cannot create the folder ({_reason(error)}); "
                              f"pass {option} a folder you can write to") from None
-    test = folder / f".nlgjudge-write-test-{os.getpid()}"
+    test = folder / f".nlgjudge-write-test-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         with open(test, "x", encoding="utf-8") as stream:
             stream.write("test")
@@ -311,15 +390,116 @@ def _remove_created(folders: list[Path]) -> None:
             pass
 
 
+#: Output folders this process holds the lock of: resolved path -> (descriptor, holders).
+_HELD_LOCKS: dict[Path, list[int]] = {}
+
+
+@contextmanager
+def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[None]:
+    """Hold ``folder``'s lock (``flock`` on :data:`LOCK_NAME` inside it) for the block: a second run
+    into the same folder refuses at once with one :class:`UserInputError` line instead of both
+    swapping sets in and removing each other's staging folders. Re-entrant within a process (the
+    command line holds it from the checks to the last file; :func:`rank_outputs` takes it again).
+    The lock file is removed on release; a run that took the lock of a file removed meanwhile
+    takes it again on the new file, so two runs never hold two different files."""
+    path = Path(folder).expanduser().resolve() / LOCK_NAME
+    held = _HELD_LOCKS.get(path)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise UserInputError(f"{option} {folder}: cannot create the lock file {LOCK_NAME} there "
+                                 f"({_reason(error)}); pass {option} a folder you can write to") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UserInputError(f"{option} {folder}: another nlgjudge rank is writing to this folder now; wait for it "
+                                 f"to finish or pass {option} another folder") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed the file after we opened it: lock the new one
+    _HELD_LOCKS[path] = [fd, 1]
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        _HELD_LOCKS[path][1] -= 1
+        if not _HELD_LOCKS[path][1]:
+            del _HELD_LOCKS[path]
+            try:
+                path.unlink()  # before unlocking: whoever waits finds the file gone and starts again
+            except OSError:
+                pass
+            os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
 def _clean_leftovers(folder: Path) -> None:
-    """Remove what killed runs left in ``folder``: staging folders, and the hidden half-written
-    ``.<file>.<random>`` files of earlier versions. Nothing else is touched."""
+    """Remove the staging folders of killed runs from ``folder``: only a folder named
+    ``.nlgjudge-staging-<pid>-<token>`` that holds :data:`STAGING_MARKER` naming that pid, whose
+    process is gone. A user's own files and folders, whatever their names, are never touched, nor
+    the staging folder of a run still alive."""
     for entry in folder.iterdir():
         name = entry.name
-        if name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        elif entry.is_file() and any(name.startswith(f".{output}.") for output in OUTPUT_FILES):
-            entry.unlink(missing_ok=True)
+        if not name.startswith(STAGING_PREFIX) or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid_text = name[len(STAGING_PREFIX):].split("-", 1)[0]
+        try:
+            marker = (entry / STAGING_MARKER).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue  # no marker: not ours
+        if not pid_text.isdigit() or marker != pid_text or _pid_alive(int(pid_text)):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+
+
+def _make_staging(folder: Path) -> Path:
+    """This run's staging folder: a name no user picks by chance (pid and a random token), with the
+    marker that lets a later run tell it from a user's folder once this process is gone."""
+    while True:
+        staging = folder / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
+        try:
+            staging.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="utf-8")
+        return staging
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell that a spreadsheet would run as a formula (starting with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with ``'``: a system named
+    ``=cmd|' /C calc'!A0`` is shown, not executed, when ``leaderboard.csv`` is opened."""
+    def safe(value: Any) -> Any:
+        return "'" + value if isinstance(value, str) and value[:1] in FORMULA_STARTS else value
+
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_object_dtype(out[column]) or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(safe).astype(object)
+    return out
 
 
 def write_outputs(result: RankResult, folder: Path) -> list[Path]:
@@ -327,29 +507,31 @@ def write_outputs(result: RankResult, folder: Path) -> list[Path]:
     staging folder first, then the old set is removed (``leaderboard.csv`` first) and the new one
     moved in (``leaderboard.csv`` last), so a kill leaves either set whole or one without
     ``leaderboard.csv``, never files of two runs. The files get the user's umask; other files in
-    the folder are left alone."""
+    the folder are left alone, and only this run's staging folder and those of dead runs are removed."""
     from nlgjudge.plotting.rank import save_win_matrix
 
+    folder = Path(folder).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
-    _clean_leftovers(folder)
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
-    try:
-        with (staging / "judgments.jsonl").open("w", encoding="utf-8") as stream:
-            for record in result.pairs.to_dict("records"):
-                clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
-                stream.write(json.dumps(clean, ensure_ascii=False, sort_keys=False) + "\n")
-        order = list(result.leaderboard["system"])
-        save_win_matrix(result.analysis.win_rates, order, staging / "win_matrix.png",
-                        title=f"Pairwise win rates, judge {result.judge} (debiased)")
-        (staging / "report.md").write_text(result.report, encoding="utf-8")
-        result.leaderboard.to_csv(staging / "leaderboard.csv", index=False, float_format="%.6g")
-        # The leaderboard's presence means the set is whole: it goes first and comes back last.
-        for name in ("leaderboard.csv", "report.md", "win_matrix.png", "judgments.jsonl"):
-            (folder / name).unlink(missing_ok=True)
-        for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv"):
-            os.replace(staging / name, folder / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with out_lock(folder):
+        _clean_leftovers(folder)
+        staging = _make_staging(folder)
+        try:
+            with (staging / "judgments.jsonl").open("w", encoding="utf-8") as stream:
+                for record in result.pairs.to_dict("records"):
+                    clean = {k: (None if isinstance(v, float) and v != v else v) for k, v in record.items()}
+                    stream.write(json.dumps(clean, ensure_ascii=False, sort_keys=False) + "\n")
+            order = list(result.leaderboard["system"])
+            save_win_matrix(result.analysis.win_rates, order, staging / "win_matrix.png",
+                            title=f"Pairwise win rates, judge {result.judge} (debiased)")
+            (staging / "report.md").write_text(result.report, encoding="utf-8")
+            neutralise_formulas(result.leaderboard).to_csv(staging / "leaderboard.csv", index=False, float_format="%.6g")
+            # The leaderboard's presence means the set is whole: it goes first and comes back last.
+            for name in ("leaderboard.csv", "report.md", "win_matrix.png", "judgments.jsonl"):
+                (folder / name).unlink(missing_ok=True)
+            for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv"):
+                os.replace(staging / name, folder / name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return [folder / name for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv")]
 
 
@@ -539,35 +721,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     created: list[Path] = []
     judging = False  # once judging starts, what was judged is in the output cache
     try:
-        if args.bootstrap < 2:
-            raise UserInputError(f"--bootstrap {args.bootstrap}: needs at least 2 resamples (e.g. 500)")
-        budget = _check_budget(args.budget)
-        _check_seed(args.seed)
-        runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency, cli=True)
-        from nlgjudge.models import PACKAGED_MODELS, resolve_model
+        with ExitStack() as held:
+            _check_sizes(args)
+            budget = _check_budget(args.budget)
+            _check_seed(args.seed)
+            runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency, cli=True)
+            from nlgjudge.models import PACKAGED_MODELS, resolve_model
 
-        if runtime["backend"] != "server":
-            resolve_model(args.model)  # an unknown name fails first, before anything is read
-        elif (args.server_tokenizer or args.model) not in PACKAGED_MODELS:
-            what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
-            raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
-                                 f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
-        # Everything about the input is checked before the model is loaded (which takes a while).
-        frame = read_user_outputs(args.input, fields, with_reference=args.with_reference)
-        prompt = build_prompt(args.aspect, args.noun, args.prompt, args.with_reference, cli=True)
-        created = prepare_out(args.out)
-        judge = _load_judge(args.model, runtime, args.truncate)
-        estimate = RunEstimate(judge, frame, prompt, budget)
-        estimate.announce()
-        judging = True
-        result = rank_outputs(
-            frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=args.prompt, budget=budget,
-            seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=args.out,
-            on_step=estimate.step,
-        )
-        estimate.store()
+            if runtime["backend"] != "server":
+                _check_judge_kind(args.model, "--model")
+                resolve_model(args.model)  # an unknown name fails first, before anything is read
+            elif (args.server_tokenizer or args.model) not in PACKAGED_MODELS:
+                what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
+                raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
+                                     f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
+            else:
+                _check_judge_kind(args.server_tokenizer or args.model,
+                                  "--server-tokenizer" if args.server_tokenizer else "--model")
+            # Everything about the input is checked before the model is loaded (which takes a while).
+            frame = read_user_outputs(os.path.expanduser(args.input), fields, with_reference=args.with_reference)
+            prompt_file = os.path.expanduser(args.prompt) if args.prompt is not None else None
+            prompt = build_prompt(args.aspect, args.noun, prompt_file, args.with_reference, cli=True)
+            out = os.path.expanduser(args.out)
+            created = prepare_out(out)
+            held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
+            judge = _load_judge(args.model, runtime, args.truncate)
+            estimate = RunEstimate(judge, frame, prompt, budget)
+            estimate.announce()
+            judging = True
+            result = rank_outputs(
+                frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=prompt_file, budget=budget,
+                seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=out,
+                on_step=estimate.step,
+            )
+            estimate.store()
     except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ServerError, ValueError, ImportError,
-            OSError) as error:
+            OSError, RecursionError, MemoryError) as error:
         _remove_created(created)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
@@ -582,6 +771,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: Upper bounds of the size options: beyond them a run takes hours doing nothing useful.
+MAX_BOOTSTRAP = 100_000
+MAX_CONCURRENCY = 1024
+
+
+def _check_sizes(args: argparse.Namespace) -> None:
+    """The size options, checked before anything is read (each message names its option)."""
+    if not 2 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise UserInputError(f"--bootstrap {args.bootstrap}: must be between 2 and {MAX_BOOTSTRAP} resamples of contexts "
+                             "(e.g. 500; a few thousand already give stable intervals)")
+    if not 1 <= args.max_concurrency <= MAX_CONCURRENCY:
+        raise UserInputError(f"--max-concurrency {args.max_concurrency}: must be a whole number >= 1 and at most "
+                             f"{MAX_CONCURRENCY} (requests in flight to a server), e.g. --max-concurrency 4")
+
+
+def _check_judge_kind(model: str, option: str) -> None:
+    """Refuse a packaged encoder (e.g. ``minilm-l6``) as a judge before it is loaded: it has no
+    language-model head to read the answer's label probabilities from."""
+    from nlgjudge.models import PACKAGED_MODELS
+
+    spec = PACKAGED_MODELS.get(model)
+    if spec is not None and spec.kind == "encoder":
+        judges = ", ".join(name for name, other in PACKAGED_MODELS.items() if other.kind != "encoder")
+        raise UserInputError(f"{option} {model}: a sentence encoder, which cannot judge (it has no language-model head "
+                             f"to answer with); pass a generative model, e.g. one of {judges}")
+
+
 def _load_judge(model: str, runtime: dict[str, Any], truncate: bool) -> Any:
     """The judge for the command line: built and loaded before any judging, so that a model that
     cannot be loaded (unknown hub id offline, missing runtime) is one clear error, not a failure mid-run.
@@ -592,10 +808,30 @@ def _load_judge(model: str, runtime: dict[str, Any], truncate: bool) -> Any:
     try:
         judge.load()  # on a server: the one probe (what it serves, what it can do); a ServerError passes through
     except (OSError, ValueError, ImportError) as error:  # a ModelError (RuntimeError) passes through as it is
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UserInputError(f"cannot load the model {model!r}: {first}; pass a packaged short name, "
-                             "a local model folder, or a hub id reachable from here") from None
+        raise UserInputError(_load_failure(model, error)) from None
     return judge
+
+
+def _load_failure(model: str, error: BaseException) -> str:
+    """The one line for a judge that cannot be loaded, with the fix that fits the cause: a setting
+    (an environment variable) that already names its fix, a damaged file in the model cache folder
+    of a packaged model, or a name that does not lead to a model."""
+    from nlgjudge.models import PACKAGED_MODELS
+
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if "NLGJUDGE_" in first:  # e.g. NLGJUDGE_THREADS=abc: the message says what to set
+        return f"cannot load the model {model!r}: {first}"
+    if model in PACKAGED_MODELS:
+        from nlgjudge import config
+
+        if isinstance(error, json.JSONDecodeError):
+            return (f"cannot load the packaged model {model!r}: a JSON file in the model cache folder {config.cache_dir()} "
+                    f"is damaged ({first}); remove it there (file_sha256.json is a memo, rebuilt on the next run) "
+                    "or set NLGJUDGE_CACHE_DIR to another folder")
+        return (f"cannot load the packaged model {model!r}: {first}; check the model cache folder {config.cache_dir()} "
+                "(NLGJUDGE_CACHE_DIR) and the installed model packages")
+    return (f"cannot load the model {model!r}: {first}; pass a packaged short name, a local model folder, "
+            "or a hub id reachable from here")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +57,16 @@ class FieldNames:
 
 def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, with_reference: bool = False) -> pd.DataFrame:
     """Read and check a file of system outputs; returns the frame of :func:`check_user_outputs`."""
-    file = Path(path)
+    file = Path(path).expanduser()
     name = str(path)
+    _check_field_names(fields, with_reference)
+    try:
+        file.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as error:  # a name too long, a path through a file, ...: say which argument
+        raise UserInputError(f"{name}: cannot read the outputs file ({error.strerror or type(error).__name__}); "
+                             "pass the path of a .jsonl, .csv or .parquet file") from None
     if not file.exists():
         raise UserInputError(f"{name}: no such file; pass the path of a .jsonl, .csv or .parquet file of system outputs")
     if file.is_dir():
@@ -75,10 +84,11 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
         records, lines = _read_jsonl(file, name)
         frame = pd.DataFrame.from_records(records)
         where = [f"line {line}" for line in lines]
+    elif kind == "csv":
+        frame, where = _read_csv(file, name, fields, with_reference)
     else:
         frame = _read_table(file, name, kind)
-        # A CSV's first data row is line 2 of the file (line 1 holds the header).
-        where = [f"line {k + 2}" if kind == "csv" else f"row {k + 1}" for k in range(len(frame))]
+        where = [f"row {k + 1}" for k in range(len(frame))]
     return check_user_outputs(frame, fields, with_reference=with_reference, origin=name, where=where)
 
 
@@ -93,7 +103,13 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=_unique_keys)
+        except _DuplicateKeyError as error:
+            raise UserInputError(f"{name}, line {number}: key {error.key!r} appears twice in one JSON object; "
+                                 "keep one (a second one would silently replace the first)") from None
+        except RecursionError:
+            raise UserInputError(f"{name}, line {number}: JSON nested too deeply to read (hundreds of levels of "
+                                 "[ or {); each line must be one flat JSON object of text fields") from None
         except json.JSONDecodeError as error:
             raise UserInputError(
                 f"{name}, line {number}: not valid JSON ({error.msg}, column {error.colno}); "
@@ -113,13 +129,100 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
     return records, lines
 
 
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' object hook: a key given twice is refused (JSON itself keeps the last one silently)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKeyError(key)
+        seen[key] = value
+    return seen
+
+
+#: Separators a file saved as "CSV" by a spreadsheet in some locales uses instead of commas.
+OTHER_DELIMITERS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _read_csv(file: Path, name: str, fields: FieldNames, with_reference: bool) -> tuple[pd.DataFrame, list[str]]:
+    """A CSV file read with Python's own reader, so that every refusal can name its line: the line a
+    row starts on (a quoted cell may span lines), a row with too few or too many cells, a header
+    naming a column twice, and files that are not comma-separated CSV with a header (other
+    delimiters, no header line, JSON Lines) named for what they are. Every cell is text: an id
+    "007" stays "007"; an empty cell is "" (reported as empty where a value is needed)."""
+    import csv
+    import io
+
+    try:
+        # utf-8-sig: a byte-order mark (as spreadsheets write) is read as nothing; newline="": the
+        # reader sees line breaks inside quoted cells as they are.
+        with file.open(encoding="utf-8-sig", newline="") as stream:
+            text = stream.read()
+    except UnicodeDecodeError as error:
+        raise UserInputError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start}); save the file as UTF-8") from None
+    if text.lstrip()[:1] in ("{", "["):
+        raise UserInputError(f"{name}: holds JSON (its first line starts with {text.lstrip()[0]!r}), not CSV; "
+                             "rename the file to .jsonl if it has one JSON object per line")
+    csv.field_size_limit(2**31 - 1)  # a long output is one cell; the default limit is 128 KiB
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    where: list[str] = []
+    end = 0
+    try:
+        for record in reader:
+            start, end = end + 1, reader.line_num
+            if not record or (len(record) == 1 and not record[0].strip() and header is None):
+                continue  # a blank line
+            if header is None:
+                header = record
+                _check_header(header, name, fields, with_reference)
+                continue
+            if len(record) != len(header):
+                few = len(record) < len(header)
+                raise UserInputError(
+                    f"{name}, line {start}: {len(record)} cells where the header (line 1) names {len(header)}; "
+                    + ("a cell is missing (every row needs every column, an empty one as two commas)" if few else
+                       "too many cells (quote a text that holds commas: \"like, this\")")
+                )
+            rows.append(record)
+            where.append(f"line {start}")
+    except csv.Error as error:
+        raise UserInputError(f"{name}, line {reader.line_num}: cannot be read as CSV ({error}); check the file's "
+                             "quoting (a quote inside a quoted cell is written twice: \"\")") from None
+    if header is None:
+        raise UserInputError(f"{name}: the file holds no table; write a header line and one row per (context, system)")
+    if not rows:
+        raise UserInputError(f"{name}: the table has a header but no rows; add one row per (context, system)")
+    return pd.DataFrame(rows, columns=header, dtype=object), where
+
+
+def _check_header(header: list[str], name: str, fields: FieldNames, with_reference: bool) -> None:
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise UserInputError(f"{name}, line 1: the header names column {repeated[0]!r} more than once; keep one "
+                             "(the other would be silently ignored)")
+    needed = list(fields.required(with_reference).values())
+    if any(column in header for column in needed):
+        return  # a missing field is reported row by row, with the option that names it
+    joined = ",".join(header)
+    for delimiter, what in OTHER_DELIMITERS.items():
+        if len(header) == 1 and delimiter in joined:
+            raise UserInputError(f"{name}: its columns are separated by {what}, not commas (line 1: {_short(joined)}); "
+                                 "save it as comma-separated CSV, or as .jsonl")
+    raise UserInputError(f"{name}, line 1: the header names none of the fields {', '.join(needed)} (it reads "
+                         f"{_short(joined)}); if the file has no header line, add one naming them; if your columns "
+                         "have other names, name them with --context-field, --source-field, --system-field, --output-field")
+
+
 def _read_table(file: Path, name: str, kind: str) -> pd.DataFrame:
     try:
-        if kind == "csv":
-            # Everything as text: an id "007" stays "007"; empty cells become "" and are reported as empty.
-            frame = pd.read_csv(file, dtype=str, keep_default_na=False)
-        else:
-            frame = pd.read_parquet(file)
+        frame = pd.read_parquet(file)
     except pd.errors.EmptyDataError:
         raise UserInputError(f"{name}: the file holds no table; write a header line and one row per (context, system)") from None
     except (pd.errors.ParserError, ValueError, OSError, ImportError) as error:
@@ -144,6 +247,7 @@ def check_user_outputs(
         raise UserInputError(f"{origin}: expected a pandas DataFrame of system outputs, got {type(frame).__name__}")
     if frame.empty:
         raise UserInputError(f"{origin}: no rows; it needs one row per (context, system)")
+    _check_field_names(fields, with_reference)
     places = where if where is not None else [f"row {k}" for k in range(len(frame))]
     required = fields.required(with_reference)
     rows = []
@@ -157,6 +261,7 @@ def check_user_outputs(
         row["_place"] = place
         rows.append(row)
     checked = pd.DataFrame(rows)
+    _check_name_variants(checked, origin)
     _check_duplicates(checked, origin)
     _check_contexts(checked, origin, with_reference)
     result = checked[list(COLUMNS)].reset_index(drop=True)
@@ -199,11 +304,57 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
             f"write the {column.replace('_', ' ')} as text"
         )
     _check_encodable(value, field, where)
+    if column in ("context_id", "system"):
+        _check_label(value, field, column, where)
     if column == "output":
         return value  # an empty output is a real output (a system that wrote nothing) and is judged as such
     if not value.strip():
         raise UserInputError(f"{where}: field {field!r} is empty; every row needs a non-empty {column.replace('_', ' ')}")
     return value
+
+
+#: A system's name is a label in the leaderboard, the report and the figure: at most this many characters.
+MAX_NAME_LENGTH = 200
+
+
+def _check_field_names(fields: FieldNames, with_reference: bool) -> None:
+    """Two columns read from one input field (``--context-field system``) is a mistake in the options."""
+    names = {"context_id": fields.context_id, "source": fields.source, "system": fields.system, "output": fields.output,
+             "reference": fields.reference}
+    seen: dict[str, str] = {}
+    for column, field in names.items():
+        if field in seen:
+            raise UserInputError(f"{FIELD_OPTIONS[seen[field]]} and {FIELD_OPTIONS[column]} both name the field {field!r}; "
+                                 "each must name its own field of the input")
+        seen[field] = column
+
+
+def _check_label(value: str, field: str, column: str, where: str) -> None:
+    """A system name or context id is printed in every output file: no control characters (a newline
+    would start a heading in report.md) and, for a system, a length a table and a figure can show."""
+    bad = next((ch for ch in value if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029"), None)
+    if bad is not None:
+        raise UserInputError(f"{where}: field {field!r} ({_short(value)!r}) holds the control character {bad!r}; "
+                             f"a {column.replace('_', ' ')} must be one line of printable text")
+    if column == "system" and len(value) > MAX_NAME_LENGTH:
+        raise UserInputError(f"{where}: field {field!r} is {len(value)} characters long ({_short(value)!r}); a system "
+                             f"name is a label in the leaderboard and the figure: use at most {MAX_NAME_LENGTH} characters")
+
+
+def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
+    """``"A "`` and ``"A"`` would be two systems: names that differ only in surrounding spaces are refused."""
+    for column, what in (("system", "system"), ("context_id", "context")):
+        names = list(dict.fromkeys(checked[column]))
+        by_stripped: dict[str, list[str]] = {}
+        for value in names:
+            by_stripped.setdefault(value.strip(), []).append(value)
+        for variants in by_stripped.values():
+            if len(variants) > 1:
+                places = [checked["_place"][checked[column] == v].iloc[0] for v in variants[:2]]
+                raise UserInputError(
+                    f"{origin}, {' and '.join(places)}: {what} names {variants[0]!r} and {variants[1]!r} differ only in "
+                    f"spaces around them, so they would count as two {what}s; write the name the same way everywhere"
+                )
 
 
 def _check_encodable(value: str, field: str, where: str) -> None:
@@ -250,3 +401,38 @@ def _check_contexts(checked: pd.DataFrame, origin: str, with_reference: bool) ->
                 )
     if checked["system"].nunique() < 2:
         raise UserInputError(f"{origin}: only one system ({checked['system'].iloc[0]!r}); ranking needs at least two")
+    _check_connected(checked, origin)
+
+
+def _check_connected(checked: pd.DataFrame, origin: str) -> None:
+    """Systems that never meet, directly or through others (the comparison graph in parts), have
+    scores on no common scale: one leaderboard of them would be silently wrong, so it is refused."""
+    parent = {name: name for name in checked["system"]}
+
+    def root(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for _, part in checked.groupby("context_id", sort=False):
+        first, *rest = list(part["system"])
+        for other in rest:
+            parent[root(other)] = root(first)
+    groups: dict[str, list[str]] = {}
+    for name in dict.fromkeys(checked["system"]):
+        groups.setdefault(root(name), []).append(name)
+    if len(groups) < 2:
+        return
+    parts = list(groups.values())
+
+    def describe(names: list[str]) -> str:
+        shown = ", ".join(repr(n) for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return "{" + shown + "}"
+
+    more = f" (and {len(parts) - 2} more groups)" if len(parts) > 2 else ""
+    raise UserInputError(
+        f"{origin}: the systems fall into {len(parts)} groups that are never compared with each other, "
+        f"{describe(parts[0])} and {describe(parts[1])}{more}, so their scores have no common scale; add contexts "
+        "where systems of different groups meet, or rank each group in its own run"
+    )

@@ -6,19 +6,22 @@
     python -m nlgjudge.studies plan --run    # run them in order (``make outputs``; CPU-hours)
 
 Studies are looked up in the registry (:mod:`nlgjudge.studies.registry`). Released outputs already
-in ``data/outputs/<study>-<dataset>`` are imported first, so nothing is computed twice; after every
-context the study is exported again, so a run killed at any moment loses at most the context in
-progress (and the cache keeps even that part).
+in ``data/outputs/<study>-<dataset>`` are imported first, so nothing is computed twice. The judge
+commits its outputs to the cache in steps of about :data:`STEP_SECONDS` of computing
+(:func:`commit_in_steps`), so a run killed at any moment loses at most the step in flight; after
+every context the study is exported again (``data/outputs``), so the export lags the cache by at
+most the context in progress, and a rerun computes only what the cache does not hold.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
-
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from nlgjudge.studies.plan import N_SAMPLES
 from nlgjudge.studies.registry import Study, StudyOptions, get_study, list_studies, released_folder, run_study, study_names
@@ -68,6 +71,58 @@ class UsageError(ValueError):
     """A bad argument, found before anything is loaded or written (the message names the option)."""
 
 
+#: A step of computing (one call of the judge, one cache transaction) aims at about this many seconds.
+STEP_SECONDS = 15.0
+#: Requests in a step before an operation's rate is measured.
+FIRST_STEP = 4
+
+
+def commit_in_steps(judge: Any, step_seconds: float = STEP_SECONDS) -> Any:
+    """``judge`` with every operation computed in steps of about ``step_seconds``, and returned.
+
+    The engine writes to the cache after each chunk of ``chunk_size`` requests whatever they cost
+    (256 label probabilities: minutes on a CPU), so a study's big calls are cut here, in the
+    engine's own prompt order (neighbours share prefixes), each step sized by the rate measured on
+    the operation's earlier steps (:data:`FIRST_STEP` requests before that). The outputs are the
+    same (each is cached under its own key); only a kill loses less."""
+    from nlgjudge.engine.judge import _keyed, _sort_text
+
+    rates: dict[str, float] = {}  # operation -> seconds per computed request
+
+    def stepped(operation: str, run: Callable[[list[Any]], list[Any]]) -> Callable[[Any], list[Any]]:
+        def in_steps(requests: Any) -> list[Any]:
+            requests = list(requests)
+            cached = judge.cached_mask(operation, requests)
+            if sum(not c for c in cached) <= FIRST_STEP:
+                return run(requests)
+            keyed = _keyed(operation, requests)
+            order = sorted(range(len(requests)), key=lambda k: _sort_text(keyed[k]))
+            results: list[Any] = [None] * len(requests)
+            position = 0
+            while position < len(order):
+                rate = rates.get(operation)
+                size = FIRST_STEP if rate is None else max(1, int(step_seconds / rate))
+                piece, todo = [], 0
+                while position < len(order) and todo < size:  # cached requests cost nothing: not counted
+                    piece.append(order[position])
+                    todo += not cached[order[position]]
+                    position += 1
+                started = time.perf_counter()
+                out = run([requests[k] for k in piece])
+                computed = sum(not r.from_cache for r in out)
+                if computed:
+                    rates[operation] = max((time.perf_counter() - started) / computed, 1e-6)
+                for k, result in zip(piece, out, strict=True):
+                    results[k] = result
+            return results
+
+        return in_steps
+
+    for operation in ("label_probs", "sample", "generate", "loglikelihood"):
+        setattr(judge, operation, stepped(operation, getattr(judge, operation)))
+    return judge
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; a bad argument or a known failure (bad data directory, unknown model,
     damaged cache, missing runtime) is one ``error:`` line on stderr and exit status 2, never a
@@ -83,8 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except known as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_one_line(error)}", file=sys.stderr)
         return 2
+    except OSError as error:  # a file or folder the run needs (the options are checked first; this is the rest)
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"error: {error.strerror or type(error).__name__}{where}", file=sys.stderr)
+        return 2
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -107,7 +171,11 @@ def _run_study(argv: list[str]) -> int:
             raise UsageError(f"{option} {value}: must be at least {least}"
                              + (" (or left out: every context)" if option.endswith("contexts") else ""))
     runtime = _runtime_options(args)
+    args.data_dir = _check_data_dir(args.data_dir)
+    args.db = _check_db(args.db)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    # httpx logs every request's URL at INFO: the study's own lines are what the log is for.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     from nlgjudge.cache import OutputCache
     from nlgjudge.data import load_dataset
@@ -140,11 +208,16 @@ def _run_study(argv: list[str]) -> int:
     _check_requests(study, handle, ds, options)
     folder = released_folder(study, ds.info.name)
     cache = OutputCache(args.db)
+    try:
+        cache.count()  # opened (created if new) now: a path that cannot hold it is one line naming --db
+    except OSError as error:
+        raise UsageError(f"--db {args.db}: cannot open or create the cache file there "
+                         f"({error.strerror or type(error).__name__}); pass --db a file in a folder you can write to") from None
     imported = import_released(folder, cache)
     for dependency in study.depends_on:  # e.g. the likelihood study scores the released summaries
         import_released(released_folder(dependency, ds.info.name), cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
-    judge = Judge(args.model, cache=cache, study=folder, **runtime)
+    judge = commit_in_steps(Judge(args.model, cache=cache, study=folder, **runtime))
     if runtime["backend"] == "server":
         judge.load()  # the one probe of the server: a server that is down or cannot do it fails here, in one line
     started = time.time()
@@ -165,10 +238,10 @@ def _run_study(argv: list[str]) -> int:
 
 def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
     """The Judge's runtime arguments, checked before anything is loaded (a :class:`UsageError` otherwise)."""
-    import os
-
     from nlgjudge.engine.judge import BACKEND_ENV
 
+    if args.max_concurrency < 1:  # refused with any backend: a value that is ignored is still a mistake
+        raise UsageError(f"--max-concurrency {args.max_concurrency}: must be at least 1 (requests in flight to a server)")
     backend = args.backend or os.environ.get(BACKEND_ENV, "").strip() or None
     server_only = [name for name, value in (("--server-url", args.server_url), ("--server-tokenizer", args.server_tokenizer))
                    if value is not None]
@@ -184,8 +257,6 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
         base_url(args.server_url)
     except ServerError as error:
         raise UsageError(f"--server-url: {error}") from None
-    if args.max_concurrency < 1:
-        raise UsageError(f"--max-concurrency {args.max_concurrency}: must be at least 1 (requests in flight)")
     prompt_model = args.server_tokenizer or args.model
     if prompt_model not in PACKAGED_MODELS:
         what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
@@ -193,6 +264,34 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
                          f"chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
     return {"backend": "server", "server_url": args.server_url, "server_tokenizer": args.server_tokenizer,
             "max_concurrency": args.max_concurrency}
+
+
+def _check_data_dir(value: str | None) -> str | None:
+    """``--data-dir`` with ``~`` expanded; a file, an empty name or a missing folder is refused naming the option."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageError(f"--data-dir {value!r} is empty; pass the data directory (one sub-folder per dataset), "
+                         "or leave it out for $NLGJUDGE_DATA_DIR")
+    path = os.path.expanduser(value)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"--data-dir {value}: is a file, not a folder; pass the data directory (one sub-folder per dataset)")
+    if not os.path.exists(path):
+        raise UsageError(f"--data-dir {value}: no such folder; pass the data directory (one sub-folder per dataset)")
+    return path
+
+
+def _check_db(value: str | None) -> str | None:
+    """``--db`` with ``~`` expanded; an empty name or a folder is refused naming the option."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageError(f"--db {value!r} is empty; pass the cache file (e.g. --db outputs.sqlite), or leave it out "
+                         "for the user cache")
+    path = os.path.expanduser(value)
+    if os.path.isdir(path):
+        raise UsageError(f"--db {value}: is a folder; pass the cache file's path (e.g. --db {os.path.join(value, 'outputs.sqlite')})")
+    return path
 
 
 def _check_requests(study: Study, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> None:

@@ -1,8 +1,9 @@
 """HTTP to an OpenAI-compatible server: one request, retried, timed, with one-line errors.
 
 What it guarantees: a request either returns the server's JSON or raises :class:`ServerError`
-whose message is one line naming the server (scheme, host and port only: never the credentials
-a URL may carry, never the API key) and what went wrong; 429, 5xx, timeouts and connection
+whose message is one line naming the server (scheme, host and port only) and what went wrong,
+with any key, token or password the server quotes in its error text replaced by ``***``
+(:func:`scrub`); a URL with credentials or a query string is refused (:func:`base_url`); 429, 5xx, timeouts and connection
 errors are retried with exponential backoff (``retries`` extra tries) before giving up; each
 try has its own timeout; the API key comes only from ``$NLGJUDGE_SERVER_API_KEY`` and is sent
 as a bearer header, never logged or stored.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,24 +34,68 @@ class ServerUnavailableError(ServerError):
 
 
 def base_url(url: str | None) -> str:
-    """The API root (``.../v1``) from ``url`` or ``$NLGJUDGE_SERVER_URL``; ``/v1`` added when absent."""
+    """The API root (``.../v1``) from ``url`` or ``$NLGJUDGE_SERVER_URL``; ``/v1`` added when absent.
+
+    Refused, in one line that never repeats a secret: a URL that cannot be parsed (``http://[::1/v1``,
+    a port out of range), credentials in the URL (they would silently replace the API key, which comes
+    only from ``$NLGJUDGE_SERVER_API_KEY``), and a query string or fragment (the operations' paths are
+    appended to the URL, so ``/v1?api_key=K`` would become ``/v1?api_key=K/v1/models``)."""
     text = (url or os.environ.get(URL_ENV, "")).strip()
     if not text:
         raise ServerError(f"backend='server' needs server_url=... or ${URL_ENV} (e.g. http://127.0.0.1:8000/v1)")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a port out of range or not a number fails here, not at the first request
+    except ValueError as error:
+        raise ServerError(f"server_url {redact(text)!r} is not a valid URL ({error}); "
+                          "write it as http://HOST:PORT/v1, e.g. http://127.0.0.1:8000/v1") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ServerError(f"server_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact(text)!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ServerError(f"server_url {redact(text)!r} carries a user name or password: leave them out of the URL "
+                          f"and put the API key in ${API_KEY_ENV}")
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise ServerError(f"server_url {redact(text)!r} has a query string or fragment ('?...' or '#...'): pass only "
+                          f"scheme, host, port and path, e.g. http://127.0.0.1:8000/v1; an API key goes in ${API_KEY_ENV}")
     text = text.rstrip("/")
     return text if text.endswith("/v1") else text + "/v1"
 
 
+#: Secrets as servers quote them in error text: bearer tokens, OpenAI-style keys, key=value pairs.
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)\b(bearer|basic)\s+[^\s,;'\")]+"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}"),
+    re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|token|password|passwd|secret)(\s*[=:]\s*)[^\s,;&'\")]+"),
+    re.compile(r"(?i)(https?://)[^/\s@]+@"),
+)
+
+
+def scrub(text: str) -> str:
+    """``text`` with API keys, bearer tokens, ``key=value`` secrets and URL credentials replaced by
+    ``***``: a server's error message may quote what it was sent, and messages are printed and logged."""
+    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
+    text = _SECRET_PATTERNS[1].sub("sk-***", text)
+    text = _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+    text = _SECRET_PATTERNS[3].sub(lambda m: f"{m.group(1)}***@", text)
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if len(key) >= 4:  # the key itself, however the server quoted it
+        text = text.replace(key, "***")
+    return text
+
+
 def redact(url: str) -> str:
     """``url`` without user, password, query or fragment: what may appear in a message."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else "<server>"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # unparseable: keep what cannot be a secret (no credentials, query or fragment)
+        return scrub(url.split("@")[-1].split("?")[0].split("#")[0])
+    if port:
+        host += f":{port}"
+    if not parts.scheme or not parts.netloc:  # "127.0.0.1:8000": no scheme; echo it, less any secret
+        return scrub(url.split("@")[-1].split("?")[0].split("#")[0])
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 class ServerClient:
@@ -124,5 +170,5 @@ def _detail(response: Any) -> str:
         text = str(message)
     except ValueError:
         text = response.text
-    text = " ".join(text.split())
+    text = scrub(" ".join(text.split()))
     return f"({text[:200]})" if text else ""
