@@ -309,3 +309,20 @@ def test_p_a_intervals_stay_within_zero_and_one(tiny_dataset, synthetic_comparis
     frame.loc[last, "p_a"] = 0.1  # ... but one: [1, 1, 1, 0.75], whose t interval reaches above 1
     rows = debiasing_gain_intervals(frame, {"tiny": ds})
     assert (rows["p_a_low"] >= 0).all() and (rows["p_a_high"] == 1.0).any() and (rows["p_a_high"] <= 1).all()
+
+
+def test_interval_counts_are_given_after_holms_correction_with_the_raw_count_beside():
+    from nlgjudge.analysis.bias import interval_counts
+
+    frame = pd.DataFrame({
+        "model": ["m"] * 4 + ["other"],
+        "p_a_low": [0.6, 0.55, 0.52, 0.3, 0.9], "p_a_high": [0.9, 0.8, 0.7, 0.6, 1.0],
+        "p_a_p_value": [0.001, 0.01, 0.04, 0.5, 0.0],
+        "spearman_gain": [5.0, -3.0, 1.0, 2.0, 9.0], "gain_excludes_zero": [True, True, False, False, True],
+        "gain_p_value": [0.002, 0.03, 0.4, 0.6, 0.0], "n_contexts": [10, 12, 8, 9, 30],
+    })
+    counts = interval_counts(frame, "m")
+    # Holm over 4: 0.001 < 0.0125 and 0.01 < 0.0167 kept, 0.04 > 0.025 stops
+    assert counts["p_a_far"] == "2 (3 before Holm's correction)"
+    assert counts["above"] == "1" and counts["below"] == "0 (1 before Holm's correction)"
+    assert (counts["sets"], counts["fewest"], counts["most"]) == ("4", "8", "12")

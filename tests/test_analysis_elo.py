@@ -150,11 +150,11 @@ SYSTEMS = ["GPT-4", "ChatGPT", "BRIO", "BART", "reference"]
 
 
 def _bt_outcomes(strengths: dict[str, float], n_articles: int, judge: str, seed: int = 0,
-                 equal: tuple[str, str] | None = None) -> pd.DataFrame:
+                 equal: tuple[str, str] | None = None, systems: list[str] | None = None) -> pd.DataFrame:
     """Every pair on every article, the second winning with the Bradley-Terry probability of the
     given log-strengths (a contestant without strength is not judged: NaN)."""
     rng = np.random.default_rng(seed)
-    enc = encounters([f"a{k}" for k in range(n_articles)], SYSTEMS, seed=seed)
+    enc = encounters([f"a{k}" for k in range(n_articles)], systems or SYSTEMS, seed=seed)
     y = []
     for f, s in zip(enc["first"], enc["second"], strict=True):
         if f not in strengths or s not in strengths:
@@ -180,8 +180,10 @@ def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
     out = claims(outcomes, chance, "llm", SYSTEMS, llm_contestants=("GPT-4", "ChatGPT"), fine_tuned=("BRIO", "BART"),
                  n_boot=200).set_index("key")
     assert out.loc["kappa", "verdict"] == "supported"  # contains 0, within +-0.2
-    assert out.loc["tau_different", "verdict"] == "supported" and out.loc["tau_reversed", "verdict"] == "supported"
-    assert out.loc["tau_different", "ci_high"] < 0 and out.loc["tau_different", "n"] == 60
+    # a ranking correlation is tested over systems (the book's one unit): 4 systems cannot reach p < 0.05
+    assert out.loc["tau_different", "verdict"] == "not tested" and "description" in out.loc["tau_different", "reason"]
+    assert out.loc["tau_reversed", "verdict"] == "not tested" and out.loc["tau_reversed", "reason"] == "n = 4 < 5"
+    assert out.loc["tau_different", "ci_high"] < 0 and out.loc["tau_different", "n"] == 4
     assert out.loc["reference", "verdict"] == "supported" and out.loc["reference", "estimate"] > 0
     assert out.loc["llms", "verdict"] == "supported" and "4 of 4" in out.loc["llms", "evidence"]
 
@@ -220,7 +222,8 @@ def test_claims_are_not_tested_on_a_degenerate_run() -> None:
     rouge = _bt_outcomes({"GPT-4": -1.0, "ChatGPT": -0.9, "BRIO": 1.0, "BART": 0.8}, 3, "ROUGE-1")
     kappas = _kappas("llm", 0.0, -0.1, 0.1)
     few = claims({"ROUGE-1": rouge, "llm": llm}, kappas, "llm", SYSTEMS, n_boot=50)
-    assert (few["verdict"] == "not tested").all() and few["reason"].str.contains("3 < 5").all()
+    assert (few["verdict"] == "not tested").all()
+    assert few.set_index("key").loc[["kappa", "reference"], "reason"].str.contains("3 < 5").all()
     assert list(few["short"]) == ["kappa near 0", "tau below 1", "tau below 0", "reference not always first", "LLMs above fine-tuned"]
     many = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 30, "llm")
     gate = "degenerate judge: its two orders agree on 48% of 630 pairs after debiasing"
@@ -314,3 +317,17 @@ def test_judge_gates_apply_the_one_test_to_each_judges_both_orders() -> None:
     frame = pd.DataFrame(rows)
     gates = judge_gates({"reads": frame.rename(columns={"reads": "p_a"}), "position": frame.rename(columns={"position": "p_a"})})
     assert gates["reads"] is None and gates["position"].startswith("degenerate judge")
+
+
+def test_tau_between_judges_is_tested_over_the_systems_by_its_exact_permutation_p() -> None:
+    from nlgjudge.analysis.elo import claims, kendall_between_judges
+
+    six = ["GPT-4", "ChatGPT", "GPT-3", "BRIO", "PEGASUS", "BART"]
+    order = {name: float(k) for k, name in enumerate(six)}
+    llm = _bt_outcomes({n: -v for n, v in order.items()}, 80, "llm", systems=six)
+    rouge = _bt_outcomes(order, 80, "ROUGE-1", seed=1, systems=six)
+    tau = kendall_between_judges(llm, rouge, six, n_boot=50)
+    assert tau["tau"] == pytest.approx(-1.0) and tau["p_systems"] == pytest.approx(2 / 720)  # exact, n = 6
+    out = claims({"ROUGE-1": rouge, "llm": llm}, _kappas("llm", 0.0, -0.1, 0.1), "llm", six, n_boot=50).set_index("key")
+    assert out.loc["tau_reversed", "verdict"] == "supported" and out.loc["tau_reversed", "n"] == 6
+    assert out.loc["tau_reversed", "reason"].startswith("p = 0.003 < 0.05")

@@ -58,3 +58,24 @@ def test_fresh_sample_table_and_sentence_put_the_added_contexts_beside_every_con
     assert sentence.endswith("against 25.0 [4.5, 45.5] over 4 contexts (supported) on every context")
     assert fresh_sample.fresh_sample_prose(claim, None, "m", "tiny", "FLU").startswith("not read on this run")
     assert fresh_sample.fresh_sample_prose(claim, fresh, "m", "tiny", "COH").startswith("not read on this run")
+
+
+def test_the_headline_reads_a_claim_chosen_for_more_data_on_its_fresh_sample():
+    from nlgjudge.analysis.fresh_sample import headline_claim
+
+    claim = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4,
+                           "n_paired": 30, "verdict": "supported", "reason": "interval above 0", "family_verdict": "supported"},
+                          {"model": "m", "dataset": "d", "aspect": "COH", "gap": 3.0, "gap_low": -5.0, "gap_high": 11.0,
+                           "n_paired": 30, "verdict": "not resolved", "reason": "interval contains 0",
+                           "family_verdict": "not resolved"}])
+    fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
+                           "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0"}])
+    out = headline_claim(claim, fresh, "m", "d", "FLU")
+    flu = out[out["aspect"] == "FLU"].iloc[0]
+    assert flu["verdict"] == flu["family_verdict"] == "not resolved"
+    assert flu["reason"] == ("fresh sample of 14 added contexts: interval contains 0; every context: 13.5 [3.6, 23.4] "
+                             "over 30 (supported, optional stopping)")
+    assert out[out["aspect"] == "COH"].iloc[0].drop("headline_note").equals(claim[claim["aspect"] == "COH"].iloc[0])
+    assert flu["headline_note"] == "fresh sample of 14; every context: supported"
+    assert claim.iloc[0]["verdict"] == "supported"  # the input is not modified
+    assert headline_claim(claim, None, "m", "d", "FLU").equals(claim)

@@ -346,8 +346,8 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     assert analysis.overall_verdict(rows.iloc[3:]).verdict == "not tested"
     assert analysis.overall_verdict(analysis.untested_claim("y", "no such evaluator")).reason == "no such evaluator"
     summary = analysis.claims_summary(pd.concat([rows, analysis.untested_claim("y", "no such evaluator")]))
-    assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows; contradicted: 1 row; not resolved: 1 row; "
-                                          "not tested: 2 rows")  # counted in the table; named in the detail
+    assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows; contradicted (after Holm's correction over the 5 rows): "
+                                          "1 row; not resolved: 1 row; not tested: 2 rows")  # counted in the table; named in the detail
     assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows")
     assert summary.loc["x", "estimates"] == "-0.20 to +0.40" and summary.loc["y", "verdict"] == "not tested"
     assert summary.loc["x", "n (documents)"] == "40 and 2" and summary.loc["y", "n (documents)"] == "–"
@@ -369,3 +369,22 @@ def test_an_excess_at_eq4_floor_is_flagged_and_cannot_test_the_claim() -> None:
     assert rows.set_index("row").loc["s", "verdict"] == "not tested"
     gamma = analysis.claim_rows(table, "self-bias", "gamma", "gamma_low", "gamma_high")
     assert gamma.set_index("row").loc["s", "verdict"] != "not tested"  # gamma has no floor: the row is a test
+
+
+def test_a_single_row_against_a_claim_about_every_row_is_a_flag_unless_it_survives_holm():
+    import pandas as pd
+
+    from nlgjudge.analysis.narcissism import overall_verdict
+
+    def rows(p_against: float) -> pd.DataFrame:
+        base = {"claim": "c", "estimate": 0.1, "low": 0.01, "high": 0.2, "n": 30, "reason": "", "documents needed": None,
+                "method": ""}
+        out = [{**base, "row": f"r{k}", "verdict": "supported", "p_value": 0.001} for k in range(7)]
+        out += [{**base, "row": f"o{k}", "verdict": "not resolved", "p_value": 0.4} for k in range(4)]
+        out.append({**base, "row": "against", "verdict": "contradicted", "p_value": p_against})
+        return pd.DataFrame(out)
+
+    flagged = overall_verdict(rows(0.03))  # 0.03 > 0.05 / 5 at its Holm step: a flag
+    assert flagged.verdict == "not resolved" and "a flag, not after Holm's correction over the 12 rows: against" in flagged.reason
+    kept = overall_verdict(rows(0.0001))
+    assert kept.verdict == "contradicted" and "contradicted (after Holm's correction over the 12 rows): against" in kept.reason

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.judges import degenerate_judges
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, paired_t_p_value
 from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
@@ -248,8 +249,30 @@ def debiasing_gain_intervals(
             "p_a": p_a.mean, "p_a_low": max(0.0, p_a.low), "p_a_high": min(1.0, p_a.high),
             "spearman_gain": gain.mean, "gain_low": gain.low, "gain_high": gain.high,
             "gain_excludes_zero": gain.excludes_zero, "n_contexts": gain.n, "small_n": gain.small,
+            # the tests behind the two intervals, for counts over a family of sets (Holm)
+            "p_a_p_value": paired_t_p_value(per_context_p_a, 0.5),
+            "gain_p_value": paired_t_p_value(100.0 * (debiased.per_context - plain.per_context)),
         })
     return pd.DataFrame(rows)
+
+
+def interval_counts(gain_intervals: pd.DataFrame, judge: str) -> dict[str, str]:
+    """The bias chapter's counts over one judge's comparison sets, each a family: sets whose P(A)
+    interval excludes 0.5, and whose debiasing change lies above or below 0, counted after Holm's
+    correction over the judge's sets (the uncorrected count beside it where they differ)."""
+    mine = gain_intervals[gain_intervals["model"] == judge]
+    far_raw = (mine["p_a_low"] > 0.5) | (mine["p_a_high"] < 0.5)
+    far = far_raw & holm_rejections(mine["p_a_p_value"].to_numpy(dtype=float))
+    gain_kept = mine["gain_excludes_zero"].astype(bool) & holm_rejections(mine["gain_p_value"].to_numpy(dtype=float))
+    above_raw, below_raw = mine["gain_excludes_zero"] & (mine["spearman_gain"] > 0), mine["gain_excludes_zero"] & (mine["spearman_gain"] < 0)
+    return {
+        "sets": str(len(mine)),
+        "p_a_far": count_words(int(far.sum()), int(far_raw.sum())),
+        "above": count_words(int((gain_kept & (mine["spearman_gain"] > 0)).sum()), int(above_raw.sum())),
+        "below": count_words(int((gain_kept & (mine["spearman_gain"] < 0)).sum()), int(below_raw.sum())),
+        "fewest": str(int(mine["n_contexts"].min())) if len(mine) else "0",
+        "most": str(int(mine["n_contexts"].max())) if len(mine) else "0",
+    }
 
 
 def per_context_gains(

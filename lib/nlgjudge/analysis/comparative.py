@@ -849,8 +849,9 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
                 for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
             ],
             "n": claim["n_paired"].to_numpy(),
-            "verdict": [family_cell(v, r, f) for v, r, f in
-                        zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]), strict=True)],
+            "verdict": [family_cell(v, r, f) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
+                        zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
+                            claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )

@@ -28,11 +28,12 @@ from nlgjudge.stats import (
     debias_threshold,
     elo_from_pairs,
 )
-from nlgjudge.analysis.people import ranking_correlation
+from nlgjudge.analysis.people import exact_kendall_p, ranking_correlation, systems_test
 from nlgjudge.stats.bias import threshold_decisions_values
 from nlgjudge.stats.claims import (
     CONTRADICTED,
     NOT_RESOLVED,
+    NOT_TESTED,
     SUPPORTED,
     ClaimVerdict,
     PairEvidence,
@@ -308,7 +309,8 @@ def kendall_between_judges(
     tau = float(kendalltau(fit_1.strength[i], fit_2.strength[j]).statistic)
     taus = np.array([kendalltau(a[i], b[j]).statistic for a, b in zip(fit_1.replicates, fit_2.replicates, strict=True)])
     low, high = bootstrap_se_interval(np.array(tau), taus, len(articles), confidence)
-    return {**out, "tau": tau, "ci_low": float(max(-1.0, low)), "ci_high": float(min(1.0, high))}
+    return {**out, "tau": tau, "ci_low": float(max(-1.0, low)), "ci_high": float(min(1.0, high)),
+            "p_systems": exact_kendall_p(fit_1.strength[i], fit_2.strength[j])}
 
 
 def _kappa_from_table(table: np.ndarray) -> float:
@@ -563,24 +565,32 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
 
 
 def _tau_rows(tau: Mapping[str, float], rouge_judge: str, degenerate: str | None) -> list[dict]:
+    """The two ranking claims, tested over the contestants (the book's one unit for a ranking
+    correlation, :data:`nlgjudge.analysis.people.RANKING_UNIT`, as the people correlations are): "not
+    positively related" by the exact permutation test of tau; "ranks differently" (tau below 1) is
+    a description of these articles, since a permutation test asks about tau = 0, not 1. The
+    bootstrap interval over articles is shown as the estimate's stability."""
     estimate, low, high = tau["tau"], tau["ci_low"], tau["ci_high"]
     n, k = int(tau["n_articles"]), int(tau["n_contestants"])
-    evidence = (f"Kendall's tau = {estimate:.2f} [{low:.2f}, {high:.2f}] between the two Bradley-Terry rankings of "
-                f"{k} contestants, bootstrap over {n} articles" if np.isfinite(estimate)
-                else f"fewer than 3 contestants ranked by both ({k})")
+    p_systems = float(tau.get("p_systems", float("nan")))
+    evidence = (f"Kendall's tau = {estimate:.2f} between the two Bradley-Terry rankings of {k} contestants "
+                f"(exact permutation p over them = {p_systems:.2f}; bootstrap over {n} articles [{low:.2f}, {high:.2f}])"
+                if np.isfinite(estimate) else f"fewer than 3 contestants ranked by both ({k})")
     untested = degenerate or (None if k >= 3 else f"only {k} contestant(s) ranked by both")
+    differs = (ClaimVerdict(NOT_TESTED, untested) if untested else
+               ClaimVerdict(NOT_TESTED, f"a description of these articles (tau = {estimate:.2f}): a ranking correlation is "
+                            "tested over systems against tau = 0, which the next row does"))
+    reversed_ = systems_test(estimate, p_systems, k, direction="below", degenerate=untested)
     rows = []
-    for key, claim, threshold in (
-        ("tau_different", f"the judge ranks the systems differently from {rouge_judge} (Kendall's tau below 1)", 1.0),
-        ("tau_reversed", f"... radically differently: not positively related to {rouge_judge}'s ranking (tau below 0)", 0.0),
+    for key, claim, verdict in (
+        ("tau_different", f"the judge ranks the systems differently from {rouge_judge} (Kendall's tau below 1)", differs),
+        ("tau_reversed", f"... radically differently: not positively related to {rouge_judge}'s ranking (tau below 0)", reversed_),
     ):
-        verdict = claim_verdict(estimate, low, high, n, threshold=threshold, direction="below",
-                                min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=untested)
         rows.append({"key": key, "claim": claim, "paper": "'a radically different ranking' (no number given)",
-                     "estimate": estimate, "ci_low": low, "ci_high": high, "n": n, "evidence": evidence,
+                     "estimate": estimate, "ci_low": low, "ci_high": high, "n": k, "evidence": evidence,
                      "verdict": verdict.verdict, "reason": verdict.reason,
-                     "articles_needed": _needed(estimate, low, high, n, threshold) if verdict.verdict == NOT_RESOLVED
-                     else float("nan")})
+                     # more articles do not add systems: no "articles needed" for a test over systems
+                     "articles_needed": float("nan")})
     return rows
 
 
@@ -693,6 +703,10 @@ def claims(
     return pd.DataFrame(rows).assign(short=lambda f: f["key"].map(CLAIM_SHORT))[CLAIM_COLUMNS]
 
 
+#: Claims tested over the contestants, not the articles: more articles cannot resolve them.
+OVER_SYSTEMS = ("tau_different", "tau_reversed")
+
+
 def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
     """The "articles needed" of one judge's not-resolved claims in words, for the prose: how many
     articles would give an 80% chance to resolve each, and whether the contest (``available``
@@ -702,6 +716,9 @@ def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
         return "Every claim is resolved (or not tested) for this judge: no more articles are needed."
     parts = []
     for r in open_rows.itertuples(index=False):
+        if getattr(r, "key", None) in OVER_SYSTEMS:
+            parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it, more systems could")
+            continue
         if r.articles_needed != r.articles_needed:
             parts.append(f"\"{r.claim}\" is out of reach at the observed effect")
             continue
@@ -716,7 +733,8 @@ def articles_needed(claims_table: pd.DataFrame) -> pd.DataFrame:
     """The "articles needed" table: each "not resolved" claim with the articles that would resolve it
     at the observed effect (NaN: out of reach). Columns: short, claim, estimate, ci_low, ci_high, n,
     articles_needed."""
-    open_claims = claims_table[claims_table["verdict"] == NOT_RESOLVED]
+    keys = claims_table["key"] if "key" in claims_table else pd.Series("", index=claims_table.index)
+    open_claims = claims_table[(claims_table["verdict"] == NOT_RESOLVED) & ~keys.isin(OVER_SYSTEMS)]
     return open_claims[["short", "claim", "estimate", "ci_low", "ci_high", "n", "articles_needed"]].reset_index(drop=True)
 
 

@@ -107,3 +107,29 @@ def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: s
     if added is None:
         return f"not read on this run: it has no contexts added after the claim was chosen for {model} on {dataset} {aspect}"
     return f"{added} on the added contexts alone, against {claim_sentence(claim, model, dataset, aspect, decimals)} on every context"
+
+
+def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, dataset: str, aspect: str,
+                   decimals: int = 1) -> pd.DataFrame:
+    """``claim`` as a chapter headlines it: the row chosen for more data (``model`` on ``dataset``/
+    ``aspect``) takes the verdict of its fresh sample (the added contexts alone, the test that is not
+    optional stopping), with the reading on every context kept beside it in the reason; the family
+    count (``family_verdict``) uses the fresh verdict too. Unchanged when ``fresh`` lacks the row."""
+    out = claim.copy()
+    if fresh is None:
+        return out
+    mine = (out["model"] == model) & (out["dataset"] == dataset) & (out["aspect"] == aspect)
+    row = fresh[(fresh["model"] == model) & (fresh["dataset"] == dataset) & (fresh["aspect"] == aspect)]
+    if not mine.any() or row.empty:
+        return out
+    r = row.iloc[0]
+    every = out.loc[mine].iloc[0]
+    pooled = (f"every context: {interval_text(every['gap'], every['gap_low'], every['gap_high'], decimals)} over "
+              f"{int(every['n_paired'])} ({every['verdict']}, optional stopping)")
+    out.loc[mine, "verdict"] = r["verdict"]
+    out.loc[mine, "reason"] = f"fresh sample of {int(r['n_paired'])} added contexts: {r['reason']}; {pooled}"
+    out["headline_note"] = out.get("headline_note", pd.Series("", index=out.index)).fillna("")
+    out.loc[mine, "headline_note"] = f"fresh sample of {int(r['n_paired'])}; every context: {every['verdict']}"
+    if "family_verdict" in out.columns:
+        out.loc[mine, "family_verdict"] = r["verdict"]
+    return out

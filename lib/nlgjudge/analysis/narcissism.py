@@ -26,6 +26,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
 from nlgjudge.prose import interval_text, listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation
 from nlgjudge.stats.claims import (
@@ -528,7 +529,7 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
 # Claims: every verdict of the chapter from the book's claim rule (nlgjudge.stats.claims)
 
 #: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
-CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method"]
+CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value"]
 #: How a row's "documents needed" is counted: from its per-document values (a paired t power
 #: calculation) or from its bootstrap interval (the standard error scaled as 1/sqrt(n)).
 FROM_VALUES, FROM_INTERVAL = "paired t", "bootstrap"
@@ -588,14 +589,15 @@ def claim_rows(
             else:
                 needed, method = units_needed_from_interval(estimate, lo, hi, units, threshold=target), FROM_INTERVAL
         rows.append({"claim": claim, "row": _label(index), "estimate": estimate, "low": lo, "high": hi, "n": units,
-                     "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method})
+                     "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method,
+                     "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
 def untested_claim(claim: str, reason: str) -> pd.DataFrame:
     """A claim this run cannot test at all (e.g. it needs an evaluator none of the models is), as one row."""
     return pd.DataFrame([{"claim": claim, "row": "–", "estimate": np.nan, "low": np.nan, "high": np.nan, "n": 0,
-                          "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": ""}],
+                          "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": "", "p_value": np.nan}],
                         columns=CLAIM_COLUMNS)
 
 
@@ -629,8 +631,24 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
         return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
     head = f"supported in {supported} of {total} rows"
     still_open = f"; not resolved: {which(NOT_RESOLVED)}" if named(NOT_RESOLVED) else ""
-    if named(CONTRADICTED):
-        return ClaimVerdict(CONTRADICTED, f"{head}; contradicted: {which(CONTRADICTED)}{still_open}{aside}")
+    against = named(CONTRADICTED)
+    if against and "p_value" in rows.columns:
+        # A row resolved against a claim about every row contradicts it only if it survives Holm's
+        # correction over the rows (the book's family rule); otherwise it is a flag to look at.
+        kept = holm_rejections(rows["p_value"].to_numpy(dtype=float))
+        survive = set(rows.loc[kept & (rows["verdict"] == CONTRADICTED).to_numpy(), "row"])
+        flags = [r for r in against if r not in survive]
+        if flags:
+            flagged = listing(flags) if len(flags) <= max_names else f"{len(flags)} row{'s' if len(flags) != 1 else ''}"
+            flag_text = f"; a flag, not after Holm's correction over the {total} rows: {flagged} contradicts it alone"
+            if not survive:
+                return ClaimVerdict(NOT_RESOLVED, f"{head}{still_open}{flag_text}{aside}")
+            still_open += flag_text
+        against = [r for r in against if r in survive]
+    if against:
+        names = listing(against) if len(against) <= max_names else f"{len(against)} row{'s' if len(against) != 1 else ''}"
+        corrected = f" (after Holm's correction over the {total} rows)" if "p_value" in rows.columns else ""
+        return ClaimVerdict(CONTRADICTED, f"{head}; contradicted{corrected}: {names}{still_open}{aside}")
     if named(NOT_RESOLVED):
         return ClaimVerdict(NOT_RESOLVED, f"{head}{still_open}{aside}")
     return ClaimVerdict(SUPPORTED, head + aside)

@@ -32,6 +32,25 @@ PEOPLE_RANKING = "people ranking (mean ACU)"
 #: Below this many systems a rank correlation cannot reach p < 0.05 even when the orders agree
 #: exactly (Spearman, exact two-sided p = 2 / n!: 0.083 at n = 4, 0.017 at n = 5).
 MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM = 5
+#: The book's one unit of inference for a correlation between two rankings of systems (the glossary):
+#: the question is whether two judges order *systems* alike, so the systems are the units, tested
+#: by the exact permutation distribution of Kendall's tau over them; an interval over articles says
+#: how stable the estimate is on other articles, not whether it holds for other systems.
+RANKING_UNIT = "systems (exact permutation test of Kendall's tau over them)"
+
+
+def exact_kendall_p(x: "np.ndarray", y: "np.ndarray") -> float:
+    """Two-sided exact permutation p-value of Kendall's tau (scipy; ties fall back to its asymptotic p)."""
+    result = scipy_stats.kendalltau(x, y, method="exact" if len(set(x)) == len(x) and len(set(y)) == len(y) else "auto")
+    return float(result.pvalue)
+
+
+def systems_test(tau: float, p_value: float, n: int, *, direction: str = "above", degenerate: str | None = None):
+    """The claim rule for a ranking correlation over ``n`` systems (:data:`RANKING_UNIT`)."""
+    from nlgjudge.stats.claims import verdict_from_test
+
+    return verdict_from_test(tau, p_value, n, direction=direction, min_n=MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM,  # type: ignore[arg-type]
+                             degenerate=degenerate)
 PEOPLE_COLUMNS = ["system", "people_mean", "people_articles", "people_rank"]
 
 
@@ -58,18 +77,19 @@ def people_ranking(people: pd.DataFrame, systems: Sequence[str] | None = None, c
 def ranking_correlation(scores: pd.Series, people: pd.Series) -> dict[str, object]:
     """Kendall's tau and Spearman's rho between a judge's ``scores`` and people's means (both by
     system), on the systems both rank (``n``; NaN below 3), with the claim rule's verdict on "the
-    judge's ranking agrees with people's": "not tested" below
-    :data:`MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM` systems (a description only), and otherwise too,
-    since no interval over articles is computed here (the reason says which)."""
+    judge's ranking agrees with people's". The unit is the system (:data:`RANKING_UNIT`): the exact
+    permutation test of Kendall's tau over the ``n`` systems (:func:`systems_test`); "not tested"
+    below :data:`MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM` systems, where not even a perfect agreement
+    is significant (a description only)."""
     both = pd.concat([scores.rename("score"), people.rename("people")], axis=1).dropna()
     n = len(both)
     if n < 3:
-        kendall = spearman = float("nan")
+        kendall = spearman = p_value = float("nan")
     else:
         kendall = float(scipy_stats.kendalltau(both["score"], both["people"]).statistic)
         spearman = float(scipy_stats.spearmanr(both["score"], both["people"]).statistic)
-    verdict = claim_verdict(spearman if math.isfinite(spearman) else float("nan"), float("nan"), float("nan"), n,
-                            min_n=MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM)
+        p_value = exact_kendall_p(both["score"].to_numpy(), both["people"].to_numpy())
+    verdict = systems_test(kendall, p_value, n, direction="above")
     reading = (f"description only: {n} systems (below {MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM} not even a perfect "
                "agreement is significant)" if n < MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM else verdict.reason)
     return {"kendall": kendall, "spearman": spearman, "n": n, "verdict": verdict.verdict, "reading": reading}

@@ -61,3 +61,18 @@ def corrected_count(verdicts: Sequence[str], p_values: Sequence[float], verdict:
 def count_words(corrected: int, uncorrected: int) -> str:
     """"5" or "1 (5 before Holm's correction)": the corrected count with the uncorrected one beside it."""
     return str(corrected) if corrected == uncorrected else f"{corrected} ({uncorrected} before Holm's correction)"
+
+
+def p_from_interval(estimate: float, low: float, high: float, n: int, threshold: float = 0.0,
+                    confidence: float = 0.95) -> float:
+    """The two-sided p-value of the test behind an interval ``estimate +- q x SE`` (q the t quantile,
+    n - 1 degrees of freedom) against ``threshold``: it excludes the threshold exactly when p < 1 -
+    confidence. For a percentile bootstrap interval (not symmetric) SE is its half-width over q, an
+    approximation. NaN without a finite interval or with n < 2."""
+    if n < 2 or not all(np.isfinite([estimate, low, high])):
+        return float("nan")
+    q = float(stats.t.ppf((1 + confidence) / 2, n - 1))
+    se = (high - low) / (2.0 * q)
+    if se <= 0:
+        return 0.0 if estimate != threshold else 1.0
+    return float(2 * stats.t.sf(abs(estimate - threshold) / se, n - 1))
