@@ -110,3 +110,37 @@ def reference_label_logprobs(model: Any, prompt_ids: list[int], label_ids: list[
             lp = torch.log_softmax(model(torch.tensor([seq])).logits[0], -1)
             out.append(float(sum(lp[t - 1, seq[t]] for t in range(len(prompt_ids), len(seq)))))
     return out
+
+
+def comparison_items(vocab: int, seed: int = 0, second_root: bool = False) -> list[tuple[list[int], int]]:
+    """Comparative-style scoring items over random token ids: a passage, every ordered pair of four
+    candidates, two questions, three labels (one of them several tokens); ``second_root`` adds an
+    unrelated passage, so the tree has two roots."""
+    import random
+
+    rng = random.Random(seed)
+    passage = [rng.randrange(vocab) for _ in range(25)]
+    candidates = [[rng.randrange(vocab) for _ in range(rng.randrange(2, 8))] for _ in range(4)]
+    items = []
+    for a in candidates:
+        for b in candidates:
+            if a is b:
+                continue
+            for question in ([5, 6, 7], [5, 6, 8, 9]):
+                prompt = passage + a + [3] + b + question
+                for label in ([11], [12], [13, 14, 15]):
+                    items.append((prompt + label, len(prompt)))
+    if second_root:
+        other = [rng.randrange(vocab) for _ in range(9)]
+        items.append((other + [11], len(other)))
+    return items
+
+
+@torch.inference_mode()
+def plain_continuation_logprobs(model: Any, items: list[tuple[list[int], int]]) -> list[list[float]]:
+    """One plain forward pass per item: ``log p(tokens[t] | tokens[:t])`` for t from ``first`` on."""
+    out = []
+    for tokens, first in items:
+        lp = torch.log_softmax(model(torch.tensor([tokens])).logits[0], -1)
+        out.append([float(lp[t - 1, tokens[t]]) for t in range(first, len(tokens))])
+    return out

@@ -9,11 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import random
-
 import pytest
 import torch
-from engine_utils import tiny_model, tiny_tokenizer
+from engine_utils import comparison_items, plain_continuation_logprobs, tiny_model, tiny_tokenizer
 
 from nlgjudge.engine.decoding import decode_causal
 from nlgjudge.engine.packed_tree import PackedRunner, layout_tree, visible_mask
@@ -23,31 +21,10 @@ from nlgjudge.models.device import Placement, choose_torch_runner
 
 
 def _items(vocab: int, seed: int = 0) -> list[tuple[list[int], int]]:
-    rng = random.Random(seed)
-    passage = [rng.randrange(vocab) for _ in range(25)]
-    candidates = [[rng.randrange(vocab) for _ in range(rng.randrange(2, 8))] for _ in range(4)]
-    items = []
-    for a in candidates:
-        for b in candidates:
-            if a is b:
-                continue
-            for question in ([5, 6, 7], [5, 6, 8, 9]):
-                prompt = passage + a + [3] + b + question
-                for label in ([11], [12], [13, 14, 15]):
-                    items.append((prompt + label, len(prompt)))
-    # a second, unrelated passage: two roots in one tree
-    other = [rng.randrange(vocab) for _ in range(9)]
-    items.append((other + [11], len(other)))
-    return items
+    return comparison_items(vocab, seed, second_root=True)
 
 
-@torch.inference_mode()
-def _reference(model, items):
-    out = []
-    for tokens, first in items:
-        lp = torch.log_softmax(model(torch.tensor([tokens])).logits[0], -1)
-        out.append([float(lp[t - 1, tokens[t]]) for t in range(first, len(tokens))])
-    return out
+_reference = plain_continuation_logprobs
 
 
 def _worst(got, want):
