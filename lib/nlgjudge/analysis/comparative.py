@@ -329,10 +329,6 @@ SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 #: Fewer paired contexts than this and a gap is not tested (the claim rule's minimum n).
 MIN_CONTEXTS_FOR_A_CLAIM = 3
-#: A comparative ranking that ties every candidate in more than this share of its (context,
-#: template) cells is degenerate: its figure is mostly the chance value 0 by construction, so a gap
-#: against scoring measures the scoring reading alone and the claim is not tested.
-DEGENERATE_TIED_SHARE = 0.5
 
 
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -349,9 +345,9 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     Counting positive gaps is not a test; an interval that excludes 0 is one.
 
     The claim rule (:func:`nlgjudge.stats.claim_verdict`, "comparative above scoring", at least
-    :data:`MIN_CONTEXTS_FOR_A_CLAIM` paired contexts) gives ``verdict`` and ``reason``; a
-    comparative ranking tied in more than :data:`DEGENERATE_TIED_SHARE` of its cells
-    (``n_tied_cells`` of ``n_cells``) is not tested. ``contexts_needed`` (rows not resolved only)
+    :data:`MIN_CONTEXTS_FOR_A_CLAIM` paired contexts) gives ``verdict`` and ``reason``; a degenerate
+    judge (:func:`judge_gate`, the book's one test) is not tested; ``n_tied_cells`` of ``n_cells``
+    count the tied rankings as a description. ``contexts_needed`` (rows not resolved only)
     is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context gaps (NaN: out of
     reach); ``per_context_gap`` holds ``{context: gap x100}``.
     """
@@ -426,14 +422,6 @@ def judge_gate(table: pd.DataFrame, keys: pd.Index) -> list[str | None]:
     gate = {(m, d): r for m, d, r in zip(rows["model"], rows["dataset"], rows["degenerate_judge"], strict=True)
             if isinstance(r, str)}
     return [gate.get((model, dataset)) for model, dataset, _ in keys]
-
-
-def tied_ranking_reason(n_tied: int, n_cells: int, share: float = DEGENERATE_TIED_SHARE) -> str | None:
-    """The "not tested" reason for a comparative ranking that tied every candidate in more than
-    ``share`` of its ``n_cells`` (context, template) cells, or None when it ranked enough of them."""
-    if n_cells > 0 and n_tied > share * n_cells:
-        return f"comparative ranking tied in {n_tied} of {n_cells} cells"
-    return None
 
 
 def _needed(values: Sequence[float]) -> float:

@@ -266,14 +266,19 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
             "max_concurrency": args.max_concurrency}
 
 
+def _expanded(option: str, value: str, empty_fix: str) -> str:
+    """``value`` with ``~`` expanded; an empty value is refused naming ``option`` and how to fix it."""
+    if not value.strip():
+        raise UsageError(f"{option} {value!r} is empty; {empty_fix}")
+    return os.path.expanduser(value)
+
+
 def _check_data_dir(value: str | None) -> str | None:
     """``--data-dir`` with ``~`` expanded; a file, an empty name or a missing folder is refused naming the option."""
     if value is None:
         return None
-    if not value.strip():
-        raise UsageError(f"--data-dir {value!r} is empty; pass the data directory (one sub-folder per dataset), "
-                         "or leave it out for $NLGJUDGE_DATA_DIR")
-    path = os.path.expanduser(value)
+    path = _expanded("--data-dir", value, "pass the data directory (one sub-folder per dataset), "
+                                          "or leave it out for $NLGJUDGE_DATA_DIR")
     if os.path.exists(path) and not os.path.isdir(path):
         raise UsageError(f"--data-dir {value}: is a file, not a folder; pass the data directory (one sub-folder per dataset)")
     if not os.path.exists(path):
@@ -285,10 +290,7 @@ def _check_db(value: str | None) -> str | None:
     """``--db`` with ``~`` expanded; an empty name or a folder is refused naming the option."""
     if value is None:
         return None
-    if not value.strip():
-        raise UsageError(f"--db {value!r} is empty; pass the cache file (e.g. --db outputs.sqlite), or leave it out "
-                         "for the user cache")
-    path = os.path.expanduser(value)
+    path = _expanded("--db", value, "pass the cache file (e.g. --db outputs.sqlite), or leave it out for the user cache")
     if os.path.isdir(path):
         raise UsageError(f"--db {value}: is a folder; pass the cache file's path (e.g. --db {os.path.join(value, 'outputs.sqlite')})")
     return path
