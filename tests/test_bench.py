@@ -50,5 +50,9 @@ def test_compare_backends_reports_medians_of_the_repeats_and_ends_with_the_ratio
         last,
     )
     assert match, last
-    assert float(match.group(1)) > 0 and float(match.group(2)) > 0 and float(match.group(5)) > 0
+    assert float(match.group(1)) > 0 and float(match.group(2)) > 0
+    # Decoding speed is a difference of two timings of 3 tokens: on a busy machine it can be lost in
+    # the noise, and then the report must say so rather than print a number.
+    generation = float(match.group(5))
+    assert generation > 0 or (match.group(5) == "nan" and "decoding speed not measurable" in out)
     assert 0 <= float(match.group(4)) < 0.2

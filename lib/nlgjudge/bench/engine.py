@@ -449,6 +449,10 @@ def compare_backends(argv: list[str] | None = None) -> int:
     print(f"identical summaries: {identical} of {len(gen_requests)}")
     with_prompts = {k: t / s for k, (s, _, t, _, _) in timings.items()}
     generation = decode_speed["llama.cpp"] / decode_speed["torch"] if decode_speed["torch"] > 0 else float("nan")
+    if not np.isfinite(generation):
+        # A few decoded tokens can take less time than the noise between two timings of the prompts.
+        print("  (decoding speed not measurable: a generation took no longer than its prompts alone; "
+              "use more --max-new-tokens or --repeats, on a quiet machine)")
     print(f"generation speed llama.cpp / torch: {with_prompts['llama.cpp'] / with_prompts['torch']:.2f} prompts included, "
           f"{generation:.2f} decoding only (generation_vs_torch)")
 
