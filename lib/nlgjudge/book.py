@@ -78,6 +78,32 @@ def parse_overrides(pairs: Iterable[Sequence[str]]) -> dict[str, Any]:
     return overrides
 
 
+def parameters_from_environment(variable: str) -> list[tuple[str, str]]:
+    """The ``-p NAME VALUE`` pairs of ``make chapter PARAMS=...``, which the Makefile hands over
+    unsplit in ``$variable`` so that a bad quoting is named here in one line (bash would only say
+    "unexpected EOF"). The text is split like a shell command line (:func:`shlex.split`)."""
+    import os
+    import shlex
+
+    text = os.environ.get(variable, "")
+    example = "e.g. PARAMS='-p n_contexts 3 -p datasets \"[summeval, webnlg]\"'"
+    try:
+        words = shlex.split(text)
+    except ValueError as error:  # an unmatched quote or a trailing backslash
+        raise ParameterError(f"PARAMS {text!r}: cannot split it into words ({error}); close every quote, "
+                             f"{example}") from None
+    pairs: list[tuple[str, str]] = []
+    while words:
+        flag, *rest = words
+        if flag not in ("-p", "--parameter") or len(rest) < 2:
+            got = "a name and no value" if flag in ("-p", "--parameter") and rest else repr(flag)
+            raise ParameterError(f"PARAMS {text!r}: expected '-p NAME VALUE' pairs, got {got}; quote a value "
+                                 f"with spaces, {example}")
+        pairs.append((rest[0], rest[1]))
+        words = rest[2:]
+    return pairs
+
+
 # --------------------------------------------------------------------------------------------
 # Staleness stamp
 
@@ -397,6 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
         help="override a parameter; VALUE is read as YAML (10, null, true, \"[summeval, webnlg]\")",
     )
+    # `make chapter` passes PARAMS in an environment variable, split here (see parameters_from_environment).
+    chapter_parser.add_argument("--parameters-from", metavar="VARIABLE", default=None, help=argparse.SUPPRESS)
     commands.add_parser("html", help="build the HTML book from the executed chapters")
     commands.add_parser("list", help="list the chapters and their parameters: default, type and meaning")
     args = parser.parse_args(argv)
@@ -412,7 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{'':<14}   {name} = {yaml_text(chapter.defaults[name])}; {kind}; {chapter.meanings[name]}")
         elif args.command == "chapter":
             chapter = get_chapter(args.name)
-            overrides = parse_overrides(args.parameter)
+            from_make = parameters_from_environment(args.parameters_from) if args.parameters_from else []
+            overrides = parse_overrides([*args.parameter, *from_make])
             # Names, types and n_contexts vs datasets are checked before anything is printed,
             # executed or overwritten: a wrong value fails here in one line, not inside the notebook.
             _check_values(chapter, chapter.parameters(overrides), overrides)
