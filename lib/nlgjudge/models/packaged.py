@@ -253,14 +253,33 @@ def cached_file_sha256(path: Path) -> str:
     """sha256 of one file, memoised by (path, size, mtime) so each check costs one stat."""
     stat = path.stat()
     memo_path = config.cache_dir() / "file_sha256.json"
-    memo: dict[str, Any] = json.loads(memo_path.read_text()) if memo_path.is_file() else {}
+    memo = _read_sha256_memo(memo_path)
     stamp = [stat.st_size, stat.st_mtime_ns]
-    if memo.get(str(path), {}).get("stamp") == stamp:
+    if memo.get(str(path), {}).get("stamp") == stamp and isinstance(memo[str(path)].get("sha256"), str):
         return str(memo[str(path)]["sha256"])
     value = sha256_of_files([path])
     memo[str(path)] = {"stamp": stamp, "sha256": value}
     write_atomically(memo_path, json.dumps(memo, indent=1, sort_keys=True))
     return value
+
+
+def _read_sha256_memo(memo_path: Path) -> dict[str, Any]:
+    """The memo of :func:`cached_file_sha256`; a damaged one (cut short by a crash, edited by hand)
+    is only a memo, so it is set aside with a warning and rebuilt (the sha256s are computed again,
+    seconds per file), instead of failing the model's loading with a JSON error."""
+    if not memo_path.is_file():
+        return {}
+    try:
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
+        problem = None if isinstance(memo, dict) and all(isinstance(v, dict) for v in memo.values()) \
+            else "not a JSON object of files"
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        problem = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if problem is None:
+        return memo
+    log.warning("the memo of model file checksums %s is damaged (%s); rebuilding it (the checksums are "
+                "computed again)", memo_path, problem)
+    return {}
 
 
 def check_sha256(spec: PackagedModel, actual: str) -> None:
