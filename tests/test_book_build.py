@@ -344,6 +344,24 @@ def test_every_page_ships_the_output_style(built_book: Path) -> None:
 # The book's Sphinx extension (book/_ext/offline_book.py)
 
 
+def test_output_style_widens_the_article_and_scrolls_wide_tables_in_their_own_box() -> None:
+    """What clipped tables at 1280 px was the theme's column, not the table's box (issue 47)."""
+    style = (REPO_ROOT / "book" / "_ext" / "static" / "outputs.css").read_text(encoding="utf-8")
+    style = re.sub(r"/\*.*?\*/\s*", "", style, flags=re.S)
+    rules = {selector.strip(): body for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", style)}
+    # no cap on the page, and the article takes the table of contents' place below 1600 px
+    assert "max-width: none" in rules[".bd-page-width"]
+    assert "@media (max-width: 1599.98px)" in style
+    assert "max-width: 100%" in rules[".bd-main .bd-content .bd-article-container"]
+    assert "position: fixed" in rules[".bd-sidebar-secondary"]
+    assert "display: inline-block" in rules[".bd-header-article button.sidebar-toggle.secondary-toggle"]
+    # notebook outputs and markdown tables scroll sideways, their first column fixed
+    scroll_boxes = rules[".bd-article div.cell_output .output,\n.bd-article .pst-scrollable-table-container"]
+    assert "overflow-x: auto" in scroll_boxes
+    first_column = next(body for selector, body in rules.items() if "tr > :first-child" in selector)
+    assert "position: sticky" in first_column and "left: 0" in first_column
+
+
 @pytest.fixture(scope="module")
 def offline_book():
     spec = importlib.util.spec_from_file_location("offline_book", REPO_ROOT / "book" / "_ext" / "offline_book.py")

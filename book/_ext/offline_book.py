@@ -7,9 +7,11 @@
   (``mathjax/tex-chtml.js``, relative to ``_static``). A remote ``mathjax_path`` is an error.
 * **No thebe.** Jupyter Book always loads ``sphinx_thebe``, whose pages carry the URL of thebe on
   a CDN and a Binder configuration even with launch buttons off; its assets and nodes are removed.
-* **Outputs at the page's width.** ``static/outputs.css`` pads the cells of notebook output tables
-  (the theme gives pandas tables none, so adjacent columns ran together) and wraps long printed
-  lines (logs, prompts), which otherwise run off the page's edge.
+* **Outputs at the page's width.** ``static/outputs.css`` lets the article column widen with the
+  window (below 1600 px the page's table of contents becomes the theme's drawer instead of taking
+  17rem beside the article), scrolls wide tables inside their own box with the first column fixed,
+  pads the cells of notebook output tables (the theme gives pandas tables none, so adjacent columns
+  ran together) and wraps long printed lines (logs, prompts), which otherwise run off the page.
 * **A last check.** Any script or stylesheet still registered with a remote URL fails the build.
 * **A front page that opens the book.** The book's root page lives in ``book/``, so Jupyter Book
   writes ``index.html`` as a bare ``<meta http-equiv="Refresh">`` redirect, which some viewers
