@@ -253,6 +253,9 @@ def test_convergence_is_an_ordering_over_visiting_orders() -> None:
                         paper={"apart": "Fig. 2"}).set_index("judge")
     assert table.loc["apart", "verdict"] == "converged" and table.loc["apart", "paper"] == "Fig. 2"
     assert table.loc["close", "verdict"] == "order-dependent" and "ChatGPT" in table.loc["close", "reason"]
+    # A description of the spread over visiting orders, so no verdict words in its reasons either.
+    assert not any("resolved" in reason for reason in table["reason"])
+    assert table.loc["close", "reason"].startswith("the visiting order decides")
     assert table.loc["close", "smallest_gap"] < table.loc["apart", "smallest_gap"]
 
 

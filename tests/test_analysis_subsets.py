@@ -254,11 +254,29 @@ def test_the_about_one_point_claim_is_a_band_around_one() -> None:
 def test_every_cell_verdict_needs_every_cell() -> None:
     from nlgjudge.analysis.subsets import every_cell_verdict
 
-    assert every_cell_verdict(["supported", "supported"]) == "supported"
-    assert every_cell_verdict(["supported", "not resolved"]) == "not resolved"
-    assert every_cell_verdict(["supported", "contradicted", "not resolved"]) == "contradicted"
-    assert every_cell_verdict(["not tested"]) == "not tested"
-    assert every_cell_verdict(["supported", "not tested"]) == "not resolved"
+    assert every_cell_verdict(["supported", "supported"], [0.01, 0.01]) == "supported"
+    assert every_cell_verdict(["supported", "not resolved"], [0.01, 0.4]) == "not resolved"
+    assert every_cell_verdict(["supported", "contradicted", "not resolved"], [0.01, 0.001, 0.4]) == "contradicted"
+    assert every_cell_verdict(["not tested"], [float("nan")]) == "not tested"
+    assert every_cell_verdict(["supported", "not tested"], [0.01, float("nan")]) == "not resolved"
+    # One cell against the family at p = 0.01 among 11 where every p is above 0.05/11 is a flag; at
+    # p = 0.0001 it is the smallest and survives Holm's first step (0.05/11).
+    verdicts = ["supported"] * 10 + ["contradicted"]
+    assert every_cell_verdict(verdicts, [0.03] * 10 + [0.01]) == "not resolved"
+    assert every_cell_verdict(verdicts, [0.03] * 10 + [0.0001]) == "contradicted"
+    with pytest.raises(ValueError, match="one p-value per cell"):
+        every_cell_verdict(["supported"], [])
+
+
+def test_family_counts_give_holm_counts_with_the_uncorrected_beside() -> None:
+    from nlgjudge.analysis.subsets import family_counts
+
+    cells = pd.DataFrame({"verdict": ["supported", "supported", "contradicted", "not resolved"],
+                          "p_value": [0.001, 0.03, 0.04, 0.5]})
+    counts = family_counts(cells)
+    # Holm over 4: 0.001 < 0.0125 kept; 0.03 > 0.05/3 stops the procedure.
+    assert counts == {"supported": "1 (2 before Holm's correction)", "contradicted": "0 (1 before Holm's correction)",
+                      "not resolved": "1", "not tested": "0"}
 
 
 def test_fraction_reached_names_the_cells_that_fall_short(tiny_dataset, synthetic_comparisons) -> None:

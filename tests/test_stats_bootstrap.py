@@ -68,3 +68,16 @@ def test_clustered_bootstrap_refuses_bad_input() -> None:
         bootstrap_clustered_correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], ["a", "b", "c"])
     with pytest.raises(ValueError, match="undefined"):
         bootstrap_clustered_correlation_ci([1, 1, 1, 1], [1, 3, 2, 4], ["a", "b", "c", "d"])
+
+
+def test_clustered_interval_is_centred_on_the_estimate_with_t_over_the_clusters() -> None:
+    # A few clusters: the interval is estimate +- t(n_clusters - 1) x bootstrap SE, so it is symmetric
+    # about the estimate and wider than a normal-quantile one would be.
+    from nlgjudge.stats.bootstrap import bootstrap_clustered_correlation_ci
+
+    rng = np.random.default_rng(5)
+    docs = np.repeat(np.arange(5), 3)
+    x = rng.normal(size=15)
+    y = x + rng.normal(size=15)
+    ci = bootstrap_clustered_correlation_ci(x, y, docs, n_boot=400, seed=0)
+    assert ci.estimate - ci.low == pytest.approx(ci.high - ci.estimate, rel=1e-9)

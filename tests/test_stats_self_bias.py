@@ -105,3 +105,18 @@ def test_paired_difference_is_zero_for_the_same_cube_and_finds_a_planted_setting
 def test_paired_difference_rejects_cubes_that_are_not_aligned() -> None:
     with pytest.raises(ValueError, match="aligned"):
         self_bias_difference_bootstrap(np.ones((5, 3, 3)) + np.eye(3), np.ones((4, 3, 3)) + np.eye(3), [0, 1, 2], n_boot=10)
+
+
+def test_intervals_are_the_estimate_plus_or_minus_t_bootstrap_standard_errors() -> None:
+    # The book's interval for a statistic recomputed on each resample (glossary, "Interval"): centred on
+    # the estimate, half-width t(n_documents - 1) x the SD of the same resamples, drawn here by hand.
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    cube = rng.normal(size=(6, 3, 3))
+    result = self_bias_bootstrap(cube, [0, 1, 2], n_boot=200, seed=7)
+    draw_rng = np.random.default_rng(7)
+    draws = np.array([self_bias_excess(cube[draw_rng.integers(0, 6, 6)], [0, 1, 2]) for _ in range(200)])
+    half = stats.t.ppf(0.975, df=5) * draws.std(axis=0, ddof=1)
+    np.testing.assert_allclose(result.low, result.estimate - half)
+    np.testing.assert_allclose(result.high, result.estimate + half)

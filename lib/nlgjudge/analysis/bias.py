@@ -299,6 +299,15 @@ def judge_gates(comparisons: pd.DataFrame) -> dict[tuple[str, str], str | None]:
     return degenerate_judges({key: part for key, part in comparisons.groupby(["model", "dataset"], sort=False)})
 
 
+def context_gains(gains: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """The chapter's one definition of a model's Spearman change on a dataset: per (model, dataset),
+    each context's change (:func:`per_context_gains`) averaged over the dataset's prompts and
+    aspects, one value per context; its mean over contexts is *the* Spearman change, wherever the
+    chapter prints one."""
+    return {key: part.groupby("context_id", sort=False)["gain"].mean().to_numpy()
+            for key, part in gains.groupby(["model", "dataset"], sort=False)}
+
+
 def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
                      judges: Mapping[tuple[str, str], str | None] | None = None) -> pd.DataFrame:
     """Seed 000 Table 6's claim, "debiasing raises the rank correlation", per model and dataset, by
@@ -311,8 +320,7 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
     out of reach). ``judges``: :func:`judge_gates` of the comparisons; a degenerate judge's rows are
     not tested (the book's one test, as in every chapter)."""
     rows = []
-    for (model, dataset), part in gains.groupby(["model", "dataset"], sort=False):
-        per_context = part.groupby("context_id", sort=False)["gain"].mean().to_numpy()
+    for (model, dataset), per_context in context_gains(gains).items():
         interval = mean_interval(per_context, confidence)
         tied = bool(np.all(np.abs(per_context) < 1e-12))
         gate = (judges or {}).get((model, dataset)) or ("debiasing changes no ranking" if tied else None)
@@ -390,10 +398,11 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
         g_rho, g_acc = gain_rho.loc[judge_name], gain_acc.loc[judge_name]
         p_a = bias.loc[bias["model"] == judge_name, "p_a"]
         lines.append(f"{judge_name}: {len(g_rho)} comparison sets; P(A) between {p_a.min():.2f} and {p_a.max():.2f}")
+        # Counts of sets only: the chapter's Spearman change is a mean over contexts per dataset (the
+        # claims table), and a mean over sets of several datasets would be a second definition.
         lines.append(
-            f"  debiasing raised Spearman in {(g_rho > 0).sum()}, lowered it in {(g_rho < 0).sum()} "
-            f"(mean change {g_rho.mean():+.1f}); raised accuracy in {(g_acc > 0).sum()}, lowered it in "
-            f"{(g_acc < 0).sum()} (mean change {g_acc.mean():+.1f} points)"
+            f"  debiasing raised Spearman in {(g_rho > 0).sum()} sets, lowered it in {(g_rho < 0).sum()}; raised "
+            f"accuracy in {(g_acc > 0).sum()}, lowered it in {(g_acc < 0).sum()} (counts of sets, not tests)"
         )
         mine = relation[relation["model"] == judge_name]
         if len(mine):
@@ -442,20 +451,27 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0) 
                                        "reason", "sentence"])
 
 
-def threshold_scope_gains(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per model and dataset, the mean change from debiasing (Spearman x100 and accuracy points)
-    with each threshold scope of ``scores`` (a :func:`debiasing_table` run with several scopes), and
-    how many comparison sets it raised: the two definitions side by side, under their names."""
+def threshold_scope_gains(scores: pd.DataFrame, gains: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per model and dataset and threshold scope: the Spearman change (x100) by the chapter's one
+    definition (:func:`context_gains` of ``gains[scope]``, a :func:`per_context_gains` per scope:
+    the mean over contexts, as in the claims table), how many comparison sets of ``scores`` (a
+    :func:`debiasing_table` run with several scopes) it raised, and the mean change in pairwise
+    accuracy over those sets (points; accuracy is pooled within a set, so the set is its unit)."""
     keys = ["model", "dataset", "template", "aspect"]
     plain = scores[scores["threshold"] == "none"].set_index(keys)
     rows = []
     for scope in [s for s in THRESHOLD_SCOPES if s in set(scores["threshold"])]:
+        if scope not in gains:
+            raise ValueError(f"no per-context gains for the threshold scope {scope!r}; pass per_context_gains(..., scope={scope!r})")
+        per_context = context_gains(gains[scope])
         debiased = scores[scores["threshold"] == scope].set_index(keys)
         gain = (debiased[["spearman_x100", "accuracy_pct"]] - plain[["spearman_x100", "accuracy_pct"]]).dropna()
         for (model, dataset), part in gain.groupby(level=["model", "dataset"], sort=False):
+            values = per_context.get((model, dataset), np.array([]))
             rows.append({
-                "model": model, "dataset": dataset, "threshold": scope, "sets": len(part),
-                "spearman_gain": float(part["spearman_x100"].mean()), "sets_raised": int((part["spearman_x100"] > 0).sum()),
+                "model": model, "dataset": dataset, "threshold": scope, "sets": len(part), "contexts": len(values),
+                "spearman_gain": float(values.mean()) if len(values) else np.nan,
+                "sets_raised": int((part["spearman_x100"] > 0).sum()),
                 "accuracy_gain": float(part["accuracy_pct"].mean()),
             })
     return pd.DataFrame(rows)
@@ -504,15 +520,24 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: p
         "pa_max": number(float(p_a.max()), 2),
         "n_sets": str(n_sets),
         "fewest_contexts": str(fewest),
-        "rho_gain": number(float(gain_rho.mean()), 1, signed=True),
+        "rho_by_dataset": _changes_by_dataset(claims[claims["model"] == judge]),
         "rho_raised": str(int((gain_rho > 0).sum())),
-        "acc_gain": number(float(gain_acc.mean()), 1, signed=True),
         "acc_raised": str(int((gain_acc > 0).sum())),
         "n_supported": str(count[SUPPORTED]),
         "n_not_resolved": str(count[NOT_RESOLVED]),
         "needed": _needed_words(claims.loc[(claims["model"] == judge) & (claims["verdict"] == NOT_RESOLVED)]),
         "verdict": verdict,
     }
+
+
+def _changes_by_dataset(rows: pd.DataFrame) -> str:
+    """The Spearman change per dataset with its interval, as the claims table gives it."""
+    from nlgjudge.prose import interval_text
+
+    if rows.empty:
+        return "none computed"
+    return "; ".join(f"{r.dataset} {interval_text(r.gain, r.gain_low, r.gain_high, 1)} over {r.n_contexts} contexts"
+                     for r in rows.itertuples())
 
 
 def _needed_words(rows: pd.DataFrame) -> str:
@@ -541,3 +566,23 @@ def _direction(gains: pd.Series) -> str:
     if (gains < 0).sum() > len(gains) / 2 and gains.mean() < 0:
         return "lowered it in most comparison sets"
     return "moved it both ways, with no clear direction"
+
+
+#: Table 5 prints FlanT5 11B as "FlanT5 7B" (a size FlanT5 does not come in); matched to Table 9's row.
+TABLE5_ROW_NAMES = {"FlanT5 7B": "FlanT5 11B"}
+
+
+def reported_tables_5_and_9(table5: pd.DataFrame, table9: pd.DataFrame) -> dict[str, int]:
+    """How many of Table 5's cells (SummEval, both templates) Table 9 prints differently: the paper's
+    two printings of the same P(A) values, compared cell by cell. Raw reported frames in (the files of
+    ``data/reported``); keys ``n_cells`` and ``n_differ``. A cell of one table missing from the other
+    is an error, not a silent drop."""
+    five = table5.assign(row_group=table5["row_group"].replace(TABLE5_ROW_NAMES))
+    nine = table9[table9["column_group"].isin(set(five["column_group"]))]
+    keys = ["row_group", "row", "column_group", "column"]
+    joined = five.merge(nine, on=keys, how="outer", suffixes=("_5", "_9"), indicator=True)
+    unmatched = joined[joined["_merge"] != "both"]
+    if len(unmatched):
+        raise ValueError(f"Tables 5 and 9 do not hold the same cells: {unmatched[keys].to_dict('records')[:3]} ...")
+    differ = ~np.isclose(joined["value_5"], joined["value_9"], equal_nan=True)
+    return {"n_cells": len(joined), "n_differ": int(differ.sum())}

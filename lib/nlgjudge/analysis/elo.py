@@ -324,8 +324,8 @@ def _kappa_from_table(table: np.ndarray) -> float:
 
 def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Cohen's kappa (scikit-learn) between every two judges on the encounters both decided (a tie
-    or NaN on either side leaves the encounter out, counted), with a percentile bootstrap over
-    articles. Columns: judge_1, judge_2, kappa, ci_low, ci_high, n_encounters, n_left_out."""
+    or NaN on either side leaves the encounter out, counted), with the book's interval for a statistic
+    recomputed on resampled articles: kappa +- t(n_articles - 1) x bootstrap SE. Columns: judge_1, judge_2, kappa, ci_low, ci_high, n_encounters, n_left_out."""
     rng = np.random.default_rng(seed)
     rows = []
     for (name_1, one), (name_2, two) in combinations(outcomes.items(), 2):
@@ -347,9 +347,9 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
         for _ in range(n_boot):
             counts = np.bincount(rng.integers(0, len(articles), len(articles)), minlength=len(articles))
             values.append(_kappa_from_table(np.tensordot(counts, tables, axes=1)))
-        values = [v for v in values if np.isfinite(v)]  # a resample where both judges give one same label
-        low, high = np.percentile(values, [2.5, 97.5]) if values else (np.nan, np.nan)
-        rows.append({**row, "kappa": kappa, "ci_low": low, "ci_high": high})
+        # A resample where both judges give one same label has no kappa: left out of the SE.
+        low, high = bootstrap_se_interval(np.asarray(kappa), np.asarray(values), len(articles))
+        rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0)})
     return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "n_encounters", "n_left_out"])
 
 
@@ -754,6 +754,17 @@ PAPER_CONVERGENCE = {
 #: order fixed over the visiting orders is "converged", a pair whose order the visiting order decides
 #: makes the judge "order-dependent".
 CONVERGED, ORDER_DEPENDENT = "converged", "order-dependent"
+
+
+def _convergence_reason(verdict: ClaimVerdict, pairs: Sequence[PairEvidence]) -> str:
+    """The reason in the convergence table's own words: it describes the spread over visiting orders
+    (no sampling of units), so it avoids the claim rule's verdict words."""
+    if not verdict.tested:
+        return verdict.reason
+    order_decides = [f"{p.higher} vs {p.lower}" for p in pairs if p.low <= 0 <= p.high]
+    if not order_decides:
+        return f"each of the {len(pairs)} neighbouring pairs keeps its order in the middle 95% of visiting orders"
+    return "the visiting order decides " + ", ".join(order_decides)
 CONVERGENCE_WORDS = {SUPPORTED: CONVERGED, NOT_RESOLVED: ORDER_DEPENDENT, CONTRADICTED: ORDER_DEPENDENT}
 
 
@@ -789,7 +800,8 @@ def convergence(
         verdict = ordering_verdict(pairs)
         rows.append({"judge": judge, "paper": (paper or {}).get(judge, "–"), "contestants": len(present), "order_sd": float(finals.std(axis=0, ddof=1).max()),
                      "smallest_gap": float(min(median[i] - median[j] for i, j in zip(order, order[1:]))),
-                     "verdict": CONVERGENCE_WORDS.get(verdict.verdict, verdict.verdict), "reason": verdict.reason,
+                     "verdict": CONVERGENCE_WORDS.get(verdict.verdict, verdict.verdict),
+                     "reason": _convergence_reason(verdict, pairs),
                      "n_orders": n_orders})
     return pd.DataFrame(rows, columns=["judge", "paper", "contestants", "order_sd", "smallest_gap", "verdict", "reason",
                                        "n_orders"])

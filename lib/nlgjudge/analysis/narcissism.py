@@ -187,7 +187,7 @@ def length_correlation_table(
     cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], n_boot: int = 1000, seed: int = 0,
 ) -> pd.DataFrame:
     """Fig. 5: Spearman between summary length and each evaluator's score over every summary
-    (documents x generators), with a percentile bootstrap interval that resamples *documents* (a
+    (documents x generators), with an ``estimate +- t x bootstrap SE`` interval that resamples *documents* (a
     document's summaries stay together: they share its length budget and difficulty, so resampling
     single summaries would treat them as independent). ``n`` counts summaries, ``n_documents`` the
     resampled units."""
@@ -235,7 +235,8 @@ def self_bias_table(
     families: Mapping[str, str], n_boot: int = 1000, seed: int = 0,
 ) -> pd.DataFrame:
     """Per evaluator: the eq. 4 self-bias excess and the length-controlled self-preference, each with a
-    95% percentile bootstrap interval over documents, and whether self can be told from family."""
+    95% ``estimate +- t(n_documents - 1) x bootstrap SE`` interval over documents (the book's interval
+    for a statistic recomputed on each resample), and whether self can be told from family."""
     own = own_generators(evaluators, generators)
     excess = self_bias_bootstrap(cube, own, n_boot=n_boot, seed=seed)
     bounds = excess_at_bound(cube, evaluators, generators)
@@ -391,7 +392,7 @@ def human_correlation_table(
     aspects: Sequence[str], n_boot: int = 1000, seed: int = 0,
 ) -> pd.DataFrame:
     """Tables 2-3: Spearman and Kendall between each evaluator's score and each human score, over every
-    scored summary (documents x systems), with 95% percentile intervals from resampling documents
+    scored summary (documents x systems), with 95% ``estimate +- t x bootstrap SE`` intervals from resampling documents
     (a document's summaries stay together). Where no interval can be had (fewer than 3 documents,
     degenerate resamples) its bounds are NaN.
 

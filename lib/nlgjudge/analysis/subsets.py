@@ -54,6 +54,7 @@ from nlgjudge.stats.claims import (
     contexts_needed_from_values,
 )
 from nlgjudge.stats.intervals import paired_difference_interval
+from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
 from nlgjudge.stats.subset_curves import per_context_comparisons
 
 #: Plot order and names of the strategies.
@@ -385,9 +386,10 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
             for row in rows.itertuples()) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
-            counts = cells["verdict"].value_counts()
-            parts = [f"{int(counts[v])} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if v in counts]
-            out[f"fig5_{name}"] = f"{every_cell_verdict(cells['verdict'].tolist())} ({listing(parts)} of {len(cells)} dataset-aspects)"
+            counts = family_counts(cells)
+            parts = [f"{counts[v]} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if counts[v] != "0"]
+            verdict = every_cell_verdict(cells["verdict"].tolist(), cells["p_value"].tolist())
+            out[f"fig5_{name}"] = f"{verdict} ({listing(parts)} of {len(cells)} dataset-aspects; Holm over the cells)"
         else:
             out[f"fig5_{name}"] = "not computed"
     open_rows = claims[claims["verdict"] == NOT_RESOLVED]
@@ -550,17 +552,21 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
                                 direction=spec.direction, margin=spec.margin, min_n=MIN_CONTEXTS_FOR_A_CLAIM,  # type: ignore[arg-type]
                                 degenerate=gate)
         needed = np.nan
+        threshold = spec.threshold
+        if spec.direction == "within" and spec.margin is not None:  # the band end nearest the estimate
+            ends = (threshold - spec.margin, threshold + spec.margin)
+            threshold = min(ends, key=lambda end: abs(interval.mean - end))
+        # The two-sided p of the row's own test (against the threshold, or the nearest band end), for
+        # Holm's correction wherever rows are counted or read as a family.
+        p_value = p_from_interval(interval.mean, interval.low, interval.high, interval.n, threshold, confidence)
         if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
-            threshold = spec.threshold
-            if spec.direction == "within" and spec.margin is not None:  # the band end the interval straddles
-                ends = (threshold - spec.margin, threshold + spec.margin)
-                threshold = min(ends, key=lambda end: abs(interval.mean - end))
             found = contexts_needed_from_values(differences, threshold=threshold)
             needed = float(found) if found is not None else np.nan
         rows.append({**dict(zip(keys, group_values)), "finding": spec.finding, "comparison": name,
                      "claim": spec.claim, "estimate": interval.mean, "low": interval.low, "high": interval.high,
                      "n": interval.n, "sets": group[[c for c in ("template", "aspect") if c in group]].drop_duplicates().shape[0],
-                     "verdict": verdict.verdict, "reason": verdict.reason, "contexts_needed": needed})
+                     "verdict": verdict.verdict, "reason": verdict.reason, "contexts_needed": needed,
+                     "p_value": p_value})
     order = {name: k for k, name in enumerate(STRATEGY_CLAIMS)}
     out = pd.DataFrame(rows)
     if out.empty:
@@ -600,18 +606,37 @@ def contexts_needed_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset"
     }, index=pd.MultiIndex.from_frame(rows[list(by)]))
 
 
-def every_cell_verdict(verdicts: Sequence[str]) -> str:
+def every_cell_verdict(verdicts: Sequence[str], p_values: Sequence[float]) -> str:
     """A claim said of every cell (Fig. 5: "equivalent plots for other tasks/scores"): supported only
-    when every cell supports it, contradicted when any cell contradicts it, not tested when no cell
-    was tested, otherwise not resolved (the same logic as :func:`nlgjudge.stats.ordering_verdict`)."""
+    when every cell supports it; contradicted when a cell contradicts it after Holm's correction
+    over the cells (``p_values``: each cell's own two-sided p; a single cell against the family
+    before the correction is a flag, not the family's verdict); not tested when no cell was tested;
+    otherwise not resolved."""
+    if len(p_values) != len(verdicts):
+        raise ValueError(f"one p-value per cell: got {len(p_values)} for {len(verdicts)} verdicts")
     tested = [v for v in verdicts if v != NOT_TESTED]
     if not tested:
         return NOT_TESTED
-    if CONTRADICTED in tested:
+    kept = holm_rejections([p if np.isfinite(p) else 1.0 for p in p_values])
+    if any(v == CONTRADICTED and k for v, k in zip(verdicts, kept, strict=True)):
         return CONTRADICTED
     if len(tested) == len(verdicts) and all(v == SUPPORTED for v in tested):
         return SUPPORTED
     return NOT_RESOLVED
+
+
+def family_counts(cells: pd.DataFrame) -> dict[str, str]:
+    """Per verdict, how many cells have it, supported and contradicted counted after Holm's correction
+    over the cells with the uncorrected count beside it where the two differ (the glossary's rule)."""
+    p_values = [p if np.isfinite(p) else 1.0 for p in cells["p_value"].to_numpy(dtype=float)]
+    verdicts = cells["verdict"].tolist()
+    out = {}
+    for verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED):
+        if verdict in (SUPPORTED, CONTRADICTED):
+            out[verdict] = count_words(*corrected_count(verdicts, p_values, verdict))
+        else:
+            out[verdict] = str(sum(v == verdict for v in verdicts))
+    return out
 
 
 def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
@@ -624,13 +649,12 @@ def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
     for (finding, claim), part in cell_claims.groupby(["finding", "claim"], sort=False):
         if "ours" in finding:
             continue
-        counts = part["verdict"].value_counts()
         rows.append({
             "finding": finding, "claim": claim,
             "reported (Fig. 5, §5.6)": "the same on every task and score ('equivalent plots')",
             "cells": len(part),
-            **{verdict: int(counts.get(verdict, 0)) for verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)},
-            "verdict on 'every cell'": every_cell_verdict(part["verdict"].tolist()),
+            **family_counts(part),
+            "verdict on 'every cell' (Holm)": every_cell_verdict(part["verdict"].tolist(), part["p_value"].tolist()),
         })
     return pd.DataFrame(rows)
 

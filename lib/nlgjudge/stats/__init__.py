@@ -17,7 +17,7 @@ Modules, one concept each:
 - :mod:`~nlgjudge.stats.likelihood`      seed 003 eq. 2: token log-likelihoods -> one score
 - :mod:`~nlgjudge.stats.correlation`     correlation with human scores: summary- and system-level, length bias
 - :mod:`~nlgjudge.stats.agreement`       pairwise accuracy (Tables 7, 10), self-consistency (Table 8), Cohen's kappa
-- :mod:`~nlgjudge.stats.bootstrap`       percentile bootstrap intervals for a correlation or a mean
+- :mod:`~nlgjudge.stats.bootstrap`       bootstrap intervals for a correlation or a mean (the clustered one: estimate +- t x SE)
 - :mod:`~nlgjudge.stats.normalisation`   min-max normalisation per evaluator (seed 003 eq. 4)
 - :mod:`~nlgjudge.stats.regression`      binned, count-weighted regression on the ROUGE difference (seed 004 Fig. 5)
 - :mod:`~nlgjudge.stats.subset_curves`   Spearman against the number of comparisons (Fig. 4-5)

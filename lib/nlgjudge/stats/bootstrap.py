@@ -1,4 +1,4 @@
-"""Percentile bootstrap confidence intervals, via ``scipy.stats.bootstrap``.
+"""Bootstrap confidence intervals, via ``scipy.stats.bootstrap``.
 
 Beyond the papers, which report point estimates only: with a few contexts per dataset, an interval
 tells a reader whether a gap to a paper's number is more than resampling noise.
@@ -7,6 +7,11 @@ tells a reader whether a gap to a paper's number is more than resampling noise.
 * :func:`bootstrap_mean_ci`: a mean, e.g. of per-context correlations (contexts resampled);
 * :func:`bootstrap_clustered_correlation_ci`: a correlation over all pairs, whole clusters resampled
   (e.g. documents, each with several summaries: summaries of one document are not independent).
+
+The first two give percentile intervals (generic tools; no chapter verdict reads them). The clustered
+one, which the chapters read, gives the book's interval for a statistic recomputed on each resample of
+a few units: ``estimate +- t(n_clusters - 1) x bootstrap SE`` (glossary, "Interval"), since a
+percentile interval over a few clusters is too narrow and need not contain the estimate.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from scipy import stats
 
 from nlgjudge.stats import _validation as check
 from nlgjudge.stats.correlation import CORRELATIONS, correlation, spearman_rows
+from nlgjudge.stats.intervals import bootstrap_se_interval
 
 MIN_RESAMPLES = 10
 
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A point estimate and its percentile bootstrap interval ``[low, high]``."""
+    """A point estimate and its bootstrap interval ``[low, high]`` (percentile, or estimate +- t x SE)."""
 
     estimate: float
     low: float
@@ -93,7 +99,8 @@ def bootstrap_clustered_correlation_ci(
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
 ) -> ConfidenceInterval:
-    """A correlation over every (x, y) pair, with a percentile interval from resampling whole clusters.
+    """A correlation over every (x, y) pair, with an ``estimate +- t(n_clusters - 1) x bootstrap SE``
+    interval from resampling whole clusters.
 
     ``clusters`` labels each pair (e.g. its document): a resample draws clusters with replacement and
     keeps all pairs of each drawn cluster, so pairs that share a document are not treated as
@@ -119,7 +126,8 @@ def bootstrap_clustered_correlation_ci(
         return np.asarray(correlation(a[rows], b[rows], method))
 
     return _bootstrap(
-        (np.arange(len(members), dtype=float),), statistic, False, estimate, n_boot, confidence, seed, paired=False
+        (np.arange(len(members), dtype=float),), statistic, False, estimate, n_boot, confidence, seed, paired=False,
+        se_units=len(members),
     )
 
 
@@ -163,7 +171,9 @@ def _bootstrap(
     seed: int | np.random.Generator | None,
     *,
     paired: bool,
+    se_units: int | None = None,
 ) -> ConfidenceInterval:
+    """Percentile interval, or with ``se_units`` the estimate +- t(se_units - 1) x bootstrap SE."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap(
@@ -176,7 +186,11 @@ def _bootstrap(
             method="percentile",
             rng=check.rng_from(seed),
         )
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    if se_units is None:
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    else:
+        bounds = bootstrap_se_interval(np.asarray(estimate, dtype=float), result.bootstrap_distribution, se_units, confidence)
+        low, high = float(bounds[0]), float(bounds[1])
     if np.isnan(low) or np.isnan(high):
         raise ValueError("the bootstrap interval is undefined (too many degenerate resamples); use more data.")
     return ConfidenceInterval(estimate=estimate, low=low, high=high, confidence=confidence, n_boot=n_boot)

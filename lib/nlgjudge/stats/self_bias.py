@@ -9,7 +9,8 @@ Two quantities, each defined once:
 * :func:`self_bias_excess`, on seed 003 eq. 4's normalised heatmap: evaluator ``e``'s normalised
   score of its own generator minus the mean normalised score the *other* evaluators give that
   generator. 0 = the evaluator rates its own summaries as the others do; the range is [-1, 1]
-  (alpha = 1). :func:`self_bias_bootstrap` resamples documents for a percentile interval.
+  (alpha = 1). :func:`self_bias_bootstrap` resamples documents for an ``estimate +- t x bootstrap SE``
+  interval (:func:`~nlgjudge.stats.intervals.bootstrap_se_interval`).
 * :func:`self_preference_regression`, controlling for length: per-evaluator z-scores regressed on
   evaluator x document intercepts, generator effects shared by all evaluators, an evaluator-specific
   slope on summary length (words) and an evaluator-specific "own generator" indicator. Its
@@ -27,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from nlgjudge.stats import _validation as check
 from nlgjudge.stats.bootstrap import check_bootstrap_settings
+from nlgjudge.stats.intervals import bootstrap_se_interval
 from nlgjudge.stats.normalisation import min_max_normalise
 
 
@@ -66,7 +68,7 @@ def self_bias_excess(scores: ArrayLike, own: ArrayLike, alpha: float = 1.0) -> N
 
 @dataclass(frozen=True)
 class BootstrapEstimate:
-    """Point estimates per evaluator with percentile bootstrap intervals over documents."""
+    """Point estimates per evaluator with ``estimate +- t(n_documents - 1) x bootstrap SE`` intervals (documents resampled)."""
 
     estimate: NDArray[np.float64]
     low: NDArray[np.float64]
@@ -75,19 +77,16 @@ class BootstrapEstimate:
     n_boot: int
     confidence: float
     n_failed: int = 0
-    """Resamples without a value (an evaluator tied every generator): left out of the percentiles, counted here."""
+    """Resamples without a value (an evaluator tied every generator): left out of the standard error, counted here."""
 
 
-def _percentiles(
+def _se_intervals(
     estimate: NDArray[np.float64], draws: NDArray[np.float64], n_docs: int, confidence: float, n_failed: int
 ) -> BootstrapEstimate:
-    tail = 100 * (1 - confidence) / 2
-    low = np.full_like(estimate, np.nan)
-    high = np.full_like(estimate, np.nan)
-    for e in range(estimate.size):  # evaluators without a generator have no draws at all
-        column = draws[:, e][np.isfinite(draws[:, e])]
-        if column.size:
-            low[e], high[e] = np.percentile(column, [tail, 100 - tail])
+    # The book's interval for a statistic recomputed on each resample (glossary, "Interval"): with the
+    # few documents a chapter resamples, a percentile interval is too narrow and need not contain the
+    # estimate. Evaluators without a generator have no draws at all and keep NaN bounds.
+    low, high = bootstrap_se_interval(estimate, draws, n_docs, confidence)
     return BootstrapEstimate(estimate, low, high, n_docs, draws.shape[0], confidence, n_failed)
 
 
@@ -95,7 +94,7 @@ def self_bias_bootstrap(
     scores: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95, seed: int | np.random.Generator | None = 0,
     alpha: float = 1.0,
 ) -> BootstrapEstimate:
-    """:func:`self_bias_excess` with percentile intervals from resampling documents."""
+    """:func:`self_bias_excess` with ``estimate +- t x bootstrap SE`` intervals from resampling documents."""
     values, own_index = _check(scores, own)
     n, level = check_bootstrap_settings(n_boot, confidence)
     rng = check.rng_from(seed)
@@ -108,7 +107,7 @@ def self_bias_bootstrap(
             draws[b] = _excess(means, own_index, alpha)
         except ValueError:  # a resample where an evaluator ties every generator: no eq. 4 value
             failed += 1
-    return _percentiles(estimate, draws, n_docs, level, failed)
+    return _se_intervals(estimate, draws, n_docs, level, failed)
 
 
 def _zscore_per_evaluator(values: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -166,7 +165,7 @@ def self_preference_bootstrap(
     scores: ArrayLike, lengths: ArrayLike, own: ArrayLike, n_boot: int = 1000, confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
 ) -> BootstrapEstimate:
-    """:func:`self_preference_regression` with percentile intervals from resampling documents."""
+    """:func:`self_preference_regression` with ``estimate +- t x bootstrap SE`` intervals from resampling documents."""
     values, own_index = _check(scores, own)
     n, level = check_bootstrap_settings(n_boot, confidence)
     length = np.asarray(lengths, dtype=float)
@@ -182,7 +181,7 @@ def self_preference_bootstrap(
             draws[b] = _gamma(z[pick], length[pick], own_index)
         except ValueError:  # e.g. a resample of one document whose lengths are all equal
             failed += 1
-    return _percentiles(estimate, draws, n_docs, level, failed)
+    return _se_intervals(estimate, draws, n_docs, level, failed)
 
 
 def self_bias_difference_bootstrap(
@@ -211,4 +210,4 @@ def self_bias_difference_bootstrap(
             draws[b] = _excess(values[pick].mean(axis=0), own_index, alpha) - _excess(other[pick].mean(axis=0), own_index, alpha)
         except ValueError:  # a resample where an evaluator ties every generator in either condition
             failed += 1
-    return _percentiles(estimate, draws, n_docs, level, failed)
+    return _se_intervals(estimate, draws, n_docs, level, failed)
