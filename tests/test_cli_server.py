@@ -80,7 +80,8 @@ def test_a_500_mid_run_is_one_line_and_the_rerun_completes(inputs: Path, tmp_pat
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     stub = Stub()
     try:
-        options = ["--model", "stub", "--server-tokenizer", TOKENIZER, "--server-url", stub.url, "--max-concurrency", "1"]
+        options = ["--model", "stub", "--server-tokenizer", TOKENIZER, "--server-url", stub.url, "--max-concurrency", "1",
+                   "--server-identity", "stub"]
         stub.fail_after = 8  # the probe's few requests pass, then every completion is a 500
         status = rank_cli(inputs, tmp_path / "out", *options)
         line = one_error(status, capsys.readouterr().err)
@@ -147,7 +148,7 @@ def test_served_judgments_match_in_process_llamacpp_and_a_stopped_server_is_one_
     try:
         monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", str(tmp_path / "served.sqlite"))
         assert rank_cli(path, tmp_path / "served", "--model", TOKENIZER, "--server-url", url, "--aspect", "COH",
-                        "--max-concurrency", "1") == 0
+                        "--max-concurrency", "1", "--server-identity", "llama-cpp-python smollm2 q8") == 0
     finally:
         stop_server(proc)
     read = lambda folder: pd.read_json(tmp_path / folder / "judgments.jsonl", lines=True)  # noqa: E731

@@ -131,14 +131,15 @@ def test_timeout_gives_one_line_after_retries():
 
 def test_500_mid_run_then_the_rerun_resumes_without_duplicates(stub, tmp_path):
     with OutputCache(tmp_path / "c.sqlite") as cache:
-        j = judge(stub.url, cache=cache, chunk_size=2, max_concurrency=1)
+        # The stub reports no identity: with a cache the judge needs one stated (else refused: test_engine_server_vllm_keys.py).
+        j = judge(stub.url, cache=cache, chunk_size=2, max_concurrency=1, server_identity="stub")
         j._server.capabilities()  # the probe's requests are not counted below
         stub.completions, stub.fail_after = 0, 5  # chunks of 2 requests: the third chunk fails
         with pytest.raises(ServerUnavailableError, match="HTTP 500"):
             j.label_probs(requests(8))
         stub.fail_after = None
         stub.completions = 0
-        again = judge(stub.url, cache=cache, chunk_size=2, max_concurrency=1)
+        again = judge(stub.url, cache=cache, chunk_size=2, max_concurrency=1, server_identity="stub")
         out = again.label_probs(requests(8))
         assert again.last_run.from_cache == 4 and again.last_run.computed == 4
         assert sum(r.from_cache for r in out) == 4 and all(np.allclose(r.logprobs, [-0.5, -1.25]) for r in out)

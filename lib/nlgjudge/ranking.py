@@ -156,6 +156,7 @@ def rank_outputs(
     server_tokenizer: str | None = None,
     max_concurrency: int = 4,
     truncate: bool = False,
+    server_identity: str | None = None,
     allow_compute: bool = True,
     progress: bool = True,
     n_boot: int = 500,
@@ -173,7 +174,9 @@ def rank_outputs(
     ``on_step``: called after every step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`).
     ``server_url`` (implies ``backend="server"``; or ``backend="server"`` with ``$NLGJUDGE_SERVER_URL``):
     judge with ``model`` as an inference server serves it, prompts built by the packaged model
-    ``server_tokenizer`` (default ``model``), at most ``max_concurrency`` requests in flight.
+    ``server_tokenizer`` (default ``model``), at most ``max_concurrency`` requests in flight;
+    ``server_identity``: what the cache keys name as the served weights and settings when the server
+    reports no identity (``system_fingerprint``) of its own (default ``$NLGJUDGE_SERVER_IDENTITY``).
     """
     budget = _check_budget(budget)
     seed = _check_seed(seed, "seed")
@@ -186,7 +189,8 @@ def rank_outputs(
     try:
         with out_lock(out, "out") if out is not None else nullcontext():
             return _rank_checked(frame, model, judge, prompt, budget, seed, cache, backend, server_url, server_tokenizer,
-                                 max_concurrency, truncate, allow_compute, progress, n_boot, out, on_step)
+                                 max_concurrency, truncate, allow_compute, progress, n_boot, out, on_step,
+                                 server_identity)
     except BaseException:
         _remove_created(created)
         raise
@@ -195,7 +199,7 @@ def rank_outputs(
 def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: Any, budget: float, seed: int, cache: Any,
                   backend: str | None, server_url: str | None, server_tokenizer: str | None, max_concurrency: int,
                   truncate: bool, allow_compute: bool, progress: bool, n_boot: int, out: str | os.PathLike[str] | None,
-                  on_step: Callable[[Any], None] | None) -> RankResult:
+                  on_step: Callable[[Any], None] | None, server_identity: str | None = None) -> RankResult:
     """:func:`rank_outputs` once its arguments are checked (and ``out`` created and locked)."""
     from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
     from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
@@ -206,7 +210,7 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
         from nlgjudge.engine import Judge
 
         judge = Judge(model, cache=cache, study="rank", truncate=truncate, progress=False,
-                      **judge_runtime(backend, server_url, server_tokenizer, max_concurrency))
+                      **judge_runtime(backend, server_url, server_tokenizer, max_concurrency, server_identity))
     systems = list(dict.fromkeys(frame["system"]))
     plans = context_plans(frame, systems)
     planned = sum(planned_counts(plans, budget).values())
@@ -289,7 +293,7 @@ def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
 
 
 def judge_runtime(backend: str | None, server_url: str | None = None, server_tokenizer: str | None = None,
-                  max_concurrency: int = 4, *, cli: bool = False) -> dict[str, Any]:
+                  max_concurrency: int = 4, server_identity: str | None = None, *, cli: bool = False) -> dict[str, Any]:
     """The Judge's runtime arguments, checked before any model or server work (a :class:`UserInputError`
     naming the option otherwise): ``server_url`` implies ``backend="server"``; the server options need it."""
     def option(name: str) -> str:
@@ -312,10 +316,17 @@ def judge_runtime(backend: str | None, server_url: str | None = None, server_tok
             base_url(server_url)  # a missing or malformed URL fails here, before anything is read
         except ServerError as error:
             raise UserInputError(f"{option('server_url')}: {error}") from None
+        from nlgjudge.engine.server.runtime import check_identity
+
+        try:
+            identity = check_identity(server_identity) or None if server_identity is not None else None
+        except ValueError as error:
+            raise UserInputError(f"{option('server_identity')}: {error}") from None
         return {"backend": "server", "server_url": server_url, "server_tokenizer": server_tokenizer,
-                "max_concurrency": max_concurrency}
-    if server_tokenizer is not None:
-        raise UserInputError(f"{option('server_tokenizer')} is for a judge on a server: pass {option('server_url')} too")
+                "max_concurrency": max_concurrency, "server_identity": identity}
+    for name, value in (("server_tokenizer", server_tokenizer), ("server_identity", server_identity)):
+        if value is not None:
+            raise UserInputError(f"{option(name)} is for a judge on a server: pass {option('server_url')} too")
     return {"backend": backend}
 
 
@@ -697,6 +708,10 @@ def _parser() -> argparse.ArgumentParser:
                         "--model is the name it serves (default with --backend server: $NLGJUDGE_SERVER_URL)")
     parser.add_argument("--server-tokenizer", default=None,
                         help="the packaged model whose tokenizer and chat template build the prompts (default: --model)")
+    parser.add_argument("--server-identity", default=None,
+                        help="what the cache keys name as the served weights and settings, for a server that reports "
+                        "no system_fingerprint of its own (llama.cpp's; e.g. the GGUF file's sha256 and --n_ctx); "
+                        "default $NLGJUDGE_SERVER_IDENTITY")
     parser.add_argument("--max-concurrency", type=int, default=4, help="requests in flight to the server (default 4)")
     parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples of contexts (default 500)")
     parser.add_argument("--truncate", action="store_true",
@@ -725,7 +740,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_sizes(args)
             budget = _check_budget(args.budget)
             _check_seed(args.seed)
-            runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency, cli=True)
+            runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency,
+                                    args.server_identity, cli=True)
             from nlgjudge.models import PACKAGED_MODELS, resolve_model
 
             if runtime["backend"] != "server":

@@ -17,7 +17,8 @@ Two runtimes compute behind the one interface (``backend``):
   :mod:`nlgjudge.models.device`), whose keys append ``|device=cuda|dtype=<dtype>``;
 - ``"server"``: a model behind an OpenAI-compatible inference server (``server_url`` or
   ``$NLGJUDGE_SERVER_URL``), named as the server serves it, see :mod:`nlgjudge.engine.server`;
-  its keys use the fingerprint ``served:<model>|runtime=server`` plus what the server reports.
+  its keys use the fingerprint ``served:<model>|runtime=server`` plus what identifies the computation
+  (the server's ``system_fingerprint``, revision fields, the identity the user states).
 
 ``"auto"`` depends on the model only, never on what is installed, so the same call always gives
 the same cache keys; when llama-cpp-python is missing, a judge that must compute on llama.cpp
@@ -36,6 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -73,6 +75,8 @@ log = logging.getLogger(__name__)
 #: The runtimes a judge can compute with ("auto": llama.cpp for packaged GGUF models, else torch).
 BACKENDS = ("auto", "torch", "llamacpp", "server")
 BACKEND_ENV = "NLGJUDGE_BACKEND"
+#: With ``commit_seconds``, the requests of an operation's first step, before its rate is measured.
+FIRST_STEP = 4
 
 
 def runs_on_llamacpp(handle: ModelHandle) -> bool:
@@ -130,6 +134,9 @@ class RunReport:
     from_cache: int = 0
     truncated: int = 0
     stats: ForwardStats = field(default_factory=ForwardStats)
+    #: Outputs that were missing when the call began and that another run sharing the cache stored
+    #: while this call ran (counted in ``from_cache``, not computed here).
+    computed_elsewhere: int = 0
 
     def summary(self) -> str:
         return (
@@ -160,8 +167,15 @@ class Judge:
     ``threads``: llama.cpp threads (default ``$NLGJUDGE_THREADS``, else the usable cores).
     ``backend="server"``: ``model`` is the name the server serves; ``server_url`` (default
     ``$NLGJUDGE_SERVER_URL``), ``server_tokenizer`` (the packaged model whose tokenizer and chat
-    template build the prompts; default ``model``), ``max_concurrency`` requests in flight,
+    template build the prompts; default ``model``), ``server_identity`` (default
+    ``$NLGJUDGE_SERVER_IDENTITY``: what the cache keys name as the served weights and settings; needed
+    with a cache when the server reports no identity of its own), ``max_concurrency`` requests in flight,
     ``request_timeout`` seconds per try, ``request_retries`` extra tries on 429/5xx/connection errors.
+    ``chunk_size``: the most requests computed in one step and stored in one cache transaction;
+    ``commit_seconds``: steps of about that many seconds of computing instead (a run killed at any
+    moment loses at most the step in flight; long studies use it). Runs sharing a cache file do
+    not compute the same request at the same time (:mod:`nlgjudge.cache.claims`): one waits for the
+    other's output.
     ``device``/``dtype`` (torch only; defaults ``$NLGJUDGE_DEVICE``/``$NLGJUDGE_DTYPE``, else CUDA
     when available with bf16 or fp16, else the CPU in fp32): see :mod:`nlgjudge.models.device`.
     """
@@ -177,11 +191,13 @@ class Judge:
         token_budget: int = 1024,
         state_budget: int = 16384,
         chunk_size: int = 256,
+        commit_seconds: float | None = None,
         progress: bool = True,
         backend: str | None = None,
         threads: int | None = None,
         server_url: str | None = None,
         server_tokenizer: str | None = None,
+        server_identity: str | None = None,
         max_concurrency: int = 4,
         request_timeout: float = 120.0,
         request_retries: int = 3,
@@ -199,7 +215,7 @@ class Judge:
             self.handle = served_handle(name, server_tokenizer)
             self._server = ServerRuntime(
                 name, server_url, tokenizer=server_tokenizer, max_concurrency=max_concurrency,
-                timeout=request_timeout, retries=request_retries,
+                timeout=request_timeout, retries=request_retries, identity=server_identity,
             )
         else:
             self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
@@ -228,6 +244,10 @@ class Judge:
         self.token_budget = token_budget
         self.state_budget = state_budget
         self.chunk_size = chunk_size
+        if commit_seconds is not None and not commit_seconds > 0:
+            raise ValueError(f"commit_seconds must be a positive number of seconds (or None), got {commit_seconds!r}")
+        self.commit_seconds = commit_seconds
+        self._seconds_per_request: dict[str, float] = {}  # operation -> measured compute seconds per request
         self.progress = progress
         self.last_run = RunReport("none")
         self.reports: list[RunReport] = []
@@ -248,6 +268,8 @@ class Judge:
 
             return self.handle.fingerprint + FINGERPRINT_SUFFIX
         if self.backend == "server":
+            if self.cache is not None:  # keys that could be another model's are never written or read
+                self._server.require_identity()
             return self._server.fingerprint  # asks the server once what it serves
         # CPU fp32 adds nothing: the keys of every earlier release.
         return self.handle.fingerprint + self.placement.fingerprint_suffix
@@ -302,6 +324,8 @@ class Judge:
             return self.handle.load(self.placement)
         if self.backend == "server":
             self._server.capabilities()  # the one probe: refuses early, with one line, what it cannot do
+            if self.cache is not None:
+                self._server.require_identity()  # and, before any judging, keys that could be another model's
             return self._server, self._server.tokenizer()
         if self._llama is None:
             from nlgjudge.engine import llamacpp
@@ -445,51 +469,143 @@ class Judge:
             todo = [
                 _Prepared(index=i, key=k, request=keyed[i], payload=requests[i]) for k, i in missing_first.items()
             ]
-            # Neighbours in sorted prompt order share prefixes; chunks are written as they finish.
+            # Neighbours in sorted prompt order share prefixes; steps are written as they finish.
             todo.sort(key=lambda p: _sort_text(p.request))
-            chunks = [todo[i : i + self.chunk_size] for i in range(0, len(todo), self.chunk_size)]
             bar = self._progress_bar(operation, len(todo))
             try:
-                for chunk in chunks:
-                    computed = compute(chunk, model, tokenizer, report, None)
-                    entries = []
-                    for prepared, value in zip(chunk, computed, strict=True):
-                        _check_finite(value, operation)
-                        value = {**value, "truncated": prepared.truncated}
-                        report.truncated += prepared.truncated
-                        values[prepared.key] = {**value, "_from_cache": False}
-                        if self.cache is not None:
-                            from nlgjudge.cache import CacheEntry
-
-                            request = dict(prepared.request)
-                            if self.truncate:
-                                request["truncate"] = "left"
-                            entries.append(
-                                CacheEntry(
-                                    key=prepared.key,
-                                    model_id=self.handle.name,
-                                    fingerprint=self.fingerprint,
-                                    operation=operation,
-                                    request=request,
-                                    value=value,
-                                    study=self.study,
-                                    meta=dict(getattr(requests[prepared.index], "meta", {}) or {}),
-                                )
-                            )
-                    if entries:
-                        self.cache.put_many(entries)
-                    if bar is not None:
-                        bar.update(len(chunk))
+                while todo:
+                    deferred: list[_Prepared] = []
+                    for step in self._steps(operation, todo):
+                        deferred += self._compute_step(operation, step, requests, values, model, tokenizer, report,
+                                                       compute)
+                        if bar is not None:
+                            bar.update(len(step))
+                    # Steps another run sharing the cache was computing: wait for it to store them and
+                    # read them; what it left undone (it was killed) is computed here, in a next round.
+                    todo = self._after_other_runs(deferred, values, report)
             finally:
                 if bar is not None:
                     bar.close()
-        report.computed = len(missing_first)
+        report.computed = len(missing_first) - report.computed_elsewhere
         self.cache_stats.record(operation, computed=report.computed, from_cache=report.from_cache)
         self.last_run = report
         self.reports.append(report)
         if keys:
             log.info("%s", report.summary())
         return [values[k] for k in keys]
+
+    def _steps(self, operation: str, todo: list[_Prepared]) -> Iterator[list[_Prepared]]:
+        """``todo`` cut into steps, each computed in one call and stored in one cache transaction:
+        :attr:`chunk_size` requests, or with :attr:`commit_seconds` about that many seconds of
+        computing each (sized by this judge's measured rate for the operation, :data:`FIRST_STEP`
+        requests before there is one, never more than :attr:`chunk_size`)."""
+        position = 0
+        while position < len(todo):
+            size = self.chunk_size
+            if self.commit_seconds is not None:
+                rate = self._seconds_per_request.get(operation)
+                size = FIRST_STEP if rate is None else max(1, int(self.commit_seconds / rate))
+                size = min(size, self.chunk_size)
+            yield todo[position : position + size]
+            position += size
+
+    def _compute_step(
+        self,
+        operation: str,
+        step: list[_Prepared],
+        requests: Sequence[Any],
+        values: dict[str, dict[str, Any]],
+        model: Any,
+        tokenizer: Any,
+        report: RunReport,
+        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+    ) -> list[_Prepared]:
+        """Compute and store one step (into ``values``); returns the requests another run sharing the
+        cache is computing now (claimed by it, :mod:`nlgjudge.cache.claims`), left to it."""
+        from nlgjudge.cache.claims import claim
+
+        if self.cache is None:
+            self._compute_and_store(operation, step, requests, values, model, tokenizer, report, compute)
+            return []
+        with claim(self.cache, [p.key for p in step]) as mine:
+            others = [p for p in step if p.key not in mine]
+            step = [p for p in step if p.key in mine]
+            # Another run may have stored some of them since this call read the cache.
+            self._read_stored(step, values, report)
+            step = [p for p in step if p.key not in values]
+            if step:
+                self._compute_and_store(operation, step, requests, values, model, tokenizer, report, compute)
+        return others
+
+    def _read_stored(self, prepared: list[_Prepared], values: dict[str, dict[str, Any]], report: RunReport) -> None:
+        """Outputs of ``prepared`` that another run stored meanwhile, into ``values`` (as cached)."""
+        if self.cache is None or not prepared:
+            return
+        keys = [p.key for p in prepared]
+        found = self.cache.get_many(keys, study=self.study) if self.study else self.cache.get_many(keys)
+        for key, value in found.items():
+            if key not in values:
+                values[key] = {**value, "_from_cache": True}
+                report.computed_elsewhere += 1
+                report.from_cache += 1
+
+    def _after_other_runs(self, deferred: list[_Prepared], values: dict[str, dict[str, Any]],
+                          report: RunReport) -> list[_Prepared]:
+        """Wait for the runs computing ``deferred`` to let go of them (one claim at a time, so two
+        waiting runs never wait on each other), read what they stored; returns what is still missing."""
+        if not deferred:
+            return []
+        from nlgjudge.cache.claims import claim
+
+        log.info("%s: %d outputs are being computed by another run sharing the cache; waiting for them",
+                 self.handle.name, len(deferred))
+        for key in sorted({p.key for p in deferred}):
+            with claim(self.cache, [key], wait=True):
+                pass
+        self._read_stored(deferred, values, report)
+        return [p for p in deferred if p.key not in values]
+
+    def _compute_and_store(
+        self,
+        operation: str,
+        step: list[_Prepared],
+        requests: Sequence[Any],
+        values: dict[str, dict[str, Any]],
+        model: Any,
+        tokenizer: Any,
+        report: RunReport,
+        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+    ) -> None:
+        started = time.perf_counter()
+        computed = compute(step, model, tokenizer, report, None)
+        # The measured rate sizes the next steps (commit_seconds): a kill loses about one step.
+        self._seconds_per_request[operation] = max((time.perf_counter() - started) / len(step), 1e-9)
+        entries = []
+        for prepared, value in zip(step, computed, strict=True):
+            _check_finite(value, operation)
+            value = {**value, "truncated": prepared.truncated}
+            report.truncated += prepared.truncated
+            values[prepared.key] = {**value, "_from_cache": False}
+            if self.cache is not None:
+                from nlgjudge.cache import CacheEntry
+
+                request = dict(prepared.request)
+                if self.truncate:
+                    request["truncate"] = "left"
+                entries.append(
+                    CacheEntry(
+                        key=prepared.key,
+                        model_id=self.handle.name,
+                        fingerprint=self.fingerprint,
+                        operation=operation,
+                        request=request,
+                        value=value,
+                        study=self.study,
+                        meta=dict(getattr(requests[prepared.index], "meta", {}) or {}),
+                    )
+                )
+        if entries:
+            self.cache.put_many(entries)
 
     def _progress_bar(self, operation: str, total: int) -> Any:
         if not self.progress or total < 2:

@@ -9,8 +9,14 @@ the log-probability of that token under the distribution *after* it) or unusable
 token's exact log-probability can be read, in or out of the top-k), and (e) whether ``seed`` makes
 sampling reproducible. Each is measured on the server, not assumed from its name; an operation
 that needs what is missing is refused with one line saying why (:meth:`Capabilities.refuse`).
-The cache-key fingerprint holds the served id plus the revision fields the server reports
-(never the URL or a key).
+The cache-key fingerprint (:func:`fingerprint`) holds what identifies the computation and nothing
+that changes when the same server restarts: the served id, the server's ``system_fingerprint``
+(vLLM's hashes its version and its whole configuration: the weights, dtype, context length...,
+so an fp32 and a bf16 server never share a key), the revision fields of its ``/v1/models`` entry
+(:data:`KEYED_ENTRY_FIELDS`; a ``root`` only when it is a hub id, never a path on the serving
+machine), and the identity the user states (``server_identity=`` / ``--server-identity`` /
+``$NLGJUDGE_SERVER_IDENTITY``); never the URL or a key. A server that reports nothing identifying
+(llama-cpp-python's) is :func:`identified` only through that statement.
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ from typing import Any
 
 from nlgjudge.engine.server.client import ServerClient, ServerError
 
-#: Fields of a /v1/models entry that identify the weights (vLLM: root/parent/max_model_len;
-#: llama.cpp's C++ server: meta). Timestamps ("created") change at every start: never keyed.
-REVISION_FIELDS = ("root", "parent", "revision", "max_model_len", "meta")
+#: Fields of a /v1/models entry keyed as they are (vLLM: parent, max_model_len; llama.cpp's C++
+#: server: meta, which names the file's parameters). Timestamps ("created") change at every start,
+#: and vLLM's "root" is the served folder's path on the serving machine: neither is keyed as such.
+KEYED_ENTRY_FIELDS = ("parent", "revision", "max_model_len", "meta")
+#: Of those, what says which weights (max_model_len alone is a setting, not an identity).
+IDENTIFYING_ENTRY_FIELDS = ("parent", "revision", "meta")
+IDENTITY_ENV = "NLGJUDGE_SERVER_IDENTITY"
 PROBE_TEXT = "The cat sat on the mat"
 PROBE_CUT = len("The cat sat on the")
 #: Two log-probabilities of the same distribution read through two requests agree to this.
@@ -44,16 +54,46 @@ def served_entry(client: ServerClient, model: str) -> dict[str, Any]:
     )
 
 
-def fingerprint(model: str, entry: dict[str, Any]) -> str:
-    """``served:<id>|runtime=server`` plus the revision fields the server reports."""
+def system_fingerprint(client: ServerClient, model: str) -> str | None:
+    """The ``system_fingerprint`` a one-token completion reports (vLLM: ``vllm-<version>-<config hash>``)."""
+    body = {"model": model, "prompt": PROBE_TEXT, "max_tokens": 1, "temperature": 0.0}
+    value = client.post("/completions", body).get("system_fingerprint")
+    return str(value) if value else None
+
+
+def hub_root(entry: dict[str, Any]) -> str | None:
+    """The entry's ``root`` when it names a hub model (``org/name``), not a path on the serving machine."""
+    root = entry.get("root")
+    if not isinstance(root, str) or not root.strip():
+        return None
+    root = root.strip()
+    looks_like_path = root.startswith(("/", "~", ".", "\\")) or (len(root) > 1 and root[1] == ":") or root.count("/") != 1
+    return None if looks_like_path else root
+
+
+def identified(entry: dict[str, Any], system: str | None, identity: str | None) -> bool:
+    """Whether the key says which weights and settings computed: the server says it, or the user does."""
+    return bool(system or identity or hub_root(entry) or any(entry.get(f) is not None for f in IDENTIFYING_ENTRY_FIELDS))
+
+
+def fingerprint(model: str, entry: dict[str, Any], system: str | None = None, identity: str | None = None) -> str:
+    """``served:<id>|runtime=server`` plus the server's system fingerprint, its entry's revision fields,
+    a hub ``root`` and the identity the user stated (see the module docstring)."""
     parts = [f"served:{model}|runtime=server"]
-    for name in REVISION_FIELDS:
+    if system:
+        parts.append(f"system={system}")
+    root = hub_root(entry)
+    if root is not None and root != model:
+        parts.append(f"root={root}")
+    for name in KEYED_ENTRY_FIELDS:
         value = entry.get(name)
         if value is None:
             continue
         if isinstance(value, dict):
             value = ",".join(f"{k}={value[k]}" for k in sorted(value))
         parts.append(f"{name}={value}")
+    if identity:
+        parts.append(f"identity={identity}")
     return "|".join(parts)
 
 

@@ -11,6 +11,7 @@ that order whatever order the server answers in.
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -18,7 +19,15 @@ from typing import Any
 from nlgjudge.engine.prompting import encode_labels, render_prompt
 from nlgjudge.engine.requests import EngineInputError
 from nlgjudge.engine.server import generation
-from nlgjudge.engine.server.capabilities import Capabilities, fingerprint, probe, served_entry
+from nlgjudge.engine.server.capabilities import (
+    IDENTITY_ENV,
+    Capabilities,
+    fingerprint,
+    identified,
+    probe,
+    served_entry,
+    system_fingerprint,
+)
 from nlgjudge.engine.server.client import ServerClient, ServerError
 from nlgjudge.engine.server.scoring import ServerScorer, piece_texts
 
@@ -30,26 +39,52 @@ class ServerRuntime:
 
     def __init__(self, model: str, url: str | None = None, *, tokenizer: str | None = None,
                  max_concurrency: int = 4, timeout: float = 120.0, retries: int = 3, backoff: float = 0.5,
-                 top_logprobs: int = DEFAULT_TOP_LOGPROBS) -> None:
+                 top_logprobs: int = DEFAULT_TOP_LOGPROBS, identity: str | None = None) -> None:
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise ValueError(f"max_concurrency must be a whole number >= 1, got {max_concurrency!r}")
         if not (timeout > 0):
             raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
         self.model = model
         self.tokenizer_name = tokenizer
+        stated = identity if identity is not None else os.environ.get(IDENTITY_ENV, "")
+        self.identity = check_identity(stated) or None
         self.max_concurrency = max_concurrency
         self.top_logprobs = int(top_logprobs)
         self.client = ServerClient(url, timeout=timeout, retries=retries, backoff=backoff, pool=max_concurrency)
         self._lock = threading.Lock()
         self._entry: dict[str, Any] | None = None
+        self._system: tuple[str | None] | None = None  # (system_fingerprint,) once asked
         self._caps: Capabilities | None = None
         self._tokenizer: Any = None
 
     # ---- what the server serves -----------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        """The cache keys' fingerprint: served id, ``runtime=server``, the server's revision fields."""
-        return fingerprint(self.model, self.entry())
+        """The cache keys' fingerprint: served id, ``runtime=server``, the server's system fingerprint
+        and revision fields, the stated identity (:mod:`~nlgjudge.engine.server.capabilities`)."""
+        return fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
+
+    def system_fingerprint(self) -> str | None:
+        self.entry()  # the model is served under this name (else one line) before anything else is asked
+        with self._lock:
+            if self._system is None:
+                self._system = (system_fingerprint(self.client, self.model),)
+            return self._system[0]
+
+    @property
+    def identified(self) -> bool:
+        """Whether the keys say which weights and settings computed (the server's word or the user's)."""
+        return identified(self.entry(), self.system_fingerprint(), self.identity)
+
+    def require_identity(self) -> None:
+        """One line when cached outputs could be another model's: the server says nothing identifying
+        and the user stated nothing, so any model served under this name would share the keys."""
+        if not self.identified:
+            raise ServerError(
+                f"{self.client.where} reports nothing that identifies the weights it serves as {self.model!r} "
+                "(no system_fingerprint, revision or model metadata), so cached outputs of another model served "
+                f"under that name would be read back: state it with --server-identity TEXT (server_identity=, "
+                f"${IDENTITY_ENV}), e.g. the weight file's sha256 and the server's settings, or run without a cache")
 
     def entry(self) -> dict[str, Any]:
         with self._lock:
@@ -59,7 +94,7 @@ class ServerRuntime:
 
     def capabilities(self) -> Capabilities:
         tokenizer = self.tokenizer()
-        self.entry()
+        self.system_fingerprint()  # with the entry: what the keys name, asked with the probe
         with self._lock:
             if self._caps is None:
                 self._caps = probe(self.client, self.model, tokenizer, self.top_logprobs)
@@ -140,3 +175,14 @@ class ServerRuntime:
         text, _ = self._prompt(r.prompt, r.response_prefix)
         return {"texts": generation.sample(self.client, self.model, text, r.n_samples, float(r.temperature),
                                            r.max_new_tokens, r.seed)}
+
+
+def check_identity(text: str) -> str:
+    """The stated server identity, stripped; one line for what would break the key's ``|`` fields."""
+    text = (text or "").strip()
+    if any(c in text for c in "|\n\r\t") or any(ord(c) < 32 for c in text):
+        raise ValueError(f"the server identity {text!r} must be one line without '|' or control characters "
+                         "(it becomes a field of the cache keys)")
+    if len(text) > 200:
+        raise ValueError(f"the server identity must be at most 200 characters, got {len(text)}")
+    return text
