@@ -135,12 +135,13 @@ def test_scrub_removes_each_kind_of_secret(text: str) -> None:
 
 
 def test_a_studys_big_call_reaches_the_cache_in_steps_with_the_same_outputs(tmp_path: Path) -> None:
-    from nlgjudge.studies.__main__ import FIRST_STEP, commit_in_steps
+    from nlgjudge.engine.judge import FIRST_STEP
 
     requests = [ClassifyRequest(f"Question {i}: is the summary good, A or B? Answer:", (" A", " B")) for i in range(20)]
     plain = Judge(tiny_handle("qwen2"), cache=OutputCache(tmp_path / "plain.sqlite"), progress=False)
     expected = plain.label_probs(requests)
-    judge = Judge(tiny_handle("qwen2"), cache=OutputCache(tmp_path / "stepped.sqlite"), progress=False)
+    # Every measured step "takes too long": one request per step after the first.
+    judge = Judge(tiny_handle("qwen2"), cache=OutputCache(tmp_path / "stepped.sqlite"), progress=False, commit_seconds=1e-9)
     stored: list[int] = []
     real_put = judge.cache.put_many
 
@@ -149,10 +150,28 @@ def test_a_studys_big_call_reaches_the_cache_in_steps_with_the_same_outputs(tmp_
         return real_put(entries)
 
     judge.cache.put_many = put_many  # type: ignore[method-assign]
-    commit_in_steps(judge, step_seconds=1e-9)  # every measured step "takes too long": one request per step
     got = judge.label_probs(requests)
     assert stored == [FIRST_STEP] + [1] * (20 - FIRST_STEP)  # one transaction per step, not one for all 20
     assert [r.meta for r in got] == [r.meta for r in expected]
     # The same outputs (the torch runtime's float noise aside: its batches differ; llama.cpp's are the same bits).
     assert all(np.allclose(a.probs, b.probs, atol=1e-5) for a, b in zip(got, expected, strict=True))
     assert judge.label_probs(requests) and judge.last_run.computed == 0  # all cached: one call, nothing computed
+
+
+def test_the_study_runner_judges_in_steps_of_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's judge stores every ~15 s (so a kill loses at most that), not every 256 requests."""
+    made: dict[str, object] = {}
+
+    class Reached(Exception):
+        pass
+
+    def judge(*args: object, **kwargs: object) -> None:
+        made.update(kwargs)
+        raise Reached
+
+    monkeypatch.setattr("nlgjudge.engine.Judge", judge)
+    monkeypatch.setattr("nlgjudge.studies.released.import_released", lambda *a, **k: 0)
+    write_summeval(tmp_path / "data")
+    with pytest.raises(Reached):
+        cli_main(studies(tmp_path))
+    assert isinstance(made.get("commit_seconds"), float) and 0 < made["commit_seconds"] <= 20, made

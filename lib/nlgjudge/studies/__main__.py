@@ -8,7 +8,7 @@
 Studies are looked up in the registry (:mod:`nlgjudge.studies.registry`). Released outputs already
 in ``data/outputs/<study>-<dataset>`` are imported first, so nothing is computed twice. The judge
 commits its outputs to the cache in steps of about :data:`STEP_SECONDS` of computing
-(:func:`commit_in_steps`), so a run killed at any moment loses at most the step in flight; after
+(the judge's ``commit_seconds``), so a run killed at any moment loses at most the step in flight; after
 every context the study is exported again (``data/outputs``), so the export lags the cache by at
 most the context in progress, and a rerun computes only what the cache does not hold.
 """
@@ -20,7 +20,6 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nlgjudge.studies.plan import N_SAMPLES
@@ -71,56 +70,9 @@ class UsageError(ValueError):
     """A bad argument, found before anything is loaded or written (the message names the option)."""
 
 
-#: A step of computing (one call of the judge, one cache transaction) aims at about this many seconds.
+#: The judge stores its outputs in steps of about this many seconds of computing (its ``commit_seconds``):
+#: a run killed at any moment loses at most the step in flight, not a chunk of 256 requests (minutes on a CPU).
 STEP_SECONDS = 15.0
-#: Requests in a step before an operation's rate is measured.
-FIRST_STEP = 4
-
-
-def commit_in_steps(judge: Any, step_seconds: float = STEP_SECONDS) -> Any:
-    """``judge`` with every operation computed in steps of about ``step_seconds``, and returned.
-
-    The engine writes to the cache after each chunk of ``chunk_size`` requests whatever they cost
-    (256 label probabilities: minutes on a CPU), so a study's big calls are cut here, in the
-    engine's own prompt order (neighbours share prefixes), each step sized by the rate measured on
-    the operation's earlier steps (:data:`FIRST_STEP` requests before that). The outputs are the
-    same (each is cached under its own key); only a kill loses less."""
-    from nlgjudge.engine.judge import _keyed, _sort_text
-
-    rates: dict[str, float] = {}  # operation -> seconds per computed request
-
-    def stepped(operation: str, run: Callable[[list[Any]], list[Any]]) -> Callable[[Any], list[Any]]:
-        def in_steps(requests: Any) -> list[Any]:
-            requests = list(requests)
-            cached = judge.cached_mask(operation, requests)
-            if sum(not c for c in cached) <= FIRST_STEP:
-                return run(requests)
-            keyed = _keyed(operation, requests)
-            order = sorted(range(len(requests)), key=lambda k: _sort_text(keyed[k]))
-            results: list[Any] = [None] * len(requests)
-            position = 0
-            while position < len(order):
-                rate = rates.get(operation)
-                size = FIRST_STEP if rate is None else max(1, int(step_seconds / rate))
-                piece, todo = [], 0
-                while position < len(order) and todo < size:  # cached requests cost nothing: not counted
-                    piece.append(order[position])
-                    todo += not cached[order[position]]
-                    position += 1
-                started = time.perf_counter()
-                out = run([requests[k] for k in piece])
-                computed = sum(not r.from_cache for r in out)
-                if computed:
-                    rates[operation] = max((time.perf_counter() - started) / computed, 1e-6)
-                for k, result in zip(piece, out, strict=True):
-                    results[k] = result
-            return results
-
-        return in_steps
-
-    for operation in ("label_probs", "sample", "generate", "loglikelihood"):
-        setattr(judge, operation, stepped(operation, getattr(judge, operation)))
-    return judge
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,7 +169,7 @@ def _run_study(argv: list[str]) -> int:
     for dependency in study.depends_on:  # e.g. the likelihood study scores the released summaries
         import_released(released_folder(dependency, ds.info.name), cache)
     print(f"{folder}: {ds.n_contexts} contexts; imported {imported} released outputs", flush=True)
-    judge = commit_in_steps(Judge(args.model, cache=cache, study=folder, **runtime))
+    judge = Judge(args.model, cache=cache, study=folder, commit_seconds=STEP_SECONDS, **runtime)
     if runtime["backend"] == "server":
         judge.load()  # the one probe of the server: a server that is down or cannot do it fails here, in one line
     started = time.time()
