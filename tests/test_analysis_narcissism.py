@@ -338,8 +338,13 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     assert overall.verdict == "contradicted" and "d / b" in overall.reason and "not tested: d / e and d / f" in overall.reason
     open_only = analysis.overall_verdict(rows[~rows["row"].isin(["d / b", "d / e"])])
     assert open_only.verdict == "not resolved" and "not resolved: d / c" in open_only.reason
-    clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(verdict=["supported"] * 2 + ["not tested"]))
+    clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")]))
     assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows; not tested: d / f"
+    # The count is given after Holm's correction over the rows, the uncorrected one beside it.
+    weak = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")]))
+    assert weak.reason == "supported in 1 (2 before Holm's correction) of 3 rows; not tested: d / f"
     # most rows untested: the claim about every row is not tested, whatever the few tested rows say
     few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
     assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f"

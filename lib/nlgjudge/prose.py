@@ -10,6 +10,7 @@ computed, so a reader sees exactly what the code decided to say.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 
@@ -27,15 +28,44 @@ class _Plain:
         return repr(self.text)
 
 
+#: The released build's glued values on a rerun (set by :func:`nlgjudge.released.compare_with_released`).
+_previous_values: Mapping[str, str] | None = None
+
+#: The verdict words of the claim rule, longest first so that "not resolved" is read whole.
+_VERDICT_WORDS = re.compile(r"\b(not resolved|not tested|supported|contradicted)\b")
+
+
+def set_previous_values(values: Mapping[str, str] | None) -> None:
+    """What :func:`glue_all` compares with: the released build's glued values, or ``None`` (no rerun)."""
+    global _previous_values
+    _previous_values = dict(values) if values is not None else None
+
+
+def with_previous(name: str, text: str, previous: Mapping[str, str] | None) -> str:
+    """``text`` with "(was: ...)" when the released build said otherwise: the verdict words it held
+    there, in order, when they differ; for a verdict count (a name such as ``claim_n_supported``)
+    the released count. Anything else, or a value the released build did not glue, is unchanged."""
+    if not previous or name not in previous:
+        return text
+    before = previous[name]
+    words_now, words_before = _VERDICT_WORDS.findall(text), _VERDICT_WORDS.findall(before)
+    if words_before:
+        return f"{text} (was: {', '.join(words_before)})" if words_now != words_before else text
+    counts_a_verdict = any(f"_{word.replace(' ', '_')}" in name for word in ("supported", "contradicted", "not resolved", "not tested"))
+    return f"{text} (was: {before})" if counts_a_verdict and text != before else text
+
+
 def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
-    """Glue every ``name -> value`` (as ``str``) for the Markdown of the current notebook, hidden."""
+    """Glue every ``name -> value`` (as ``str``) for the Markdown of the current notebook, hidden; on a
+    rerun, a verdict that changed carries the released build's beside it (:func:`with_previous`)."""
     for name in values:
         if not name.replace("_", "").isalnum():
             raise ValueError(f"glue names are letters, digits and '_': got {name!r}")
     from myst_nb import glue  # imported here: only notebooks glue
 
     for name, value in values.items():
-        glue(f"{prefix}{name}", _Plain(str(value)), display=False)
+        full = f"{prefix}{name}"
+        glue(full, _Plain(with_previous(full, str(value), _previous_values)), display=False)
 
 
 def fixed(value: float, decimals: int, signed: bool = False) -> str:

@@ -26,7 +26,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
+from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
 from nlgjudge.prose import interval_text, listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation
 from nlgjudge.stats.claims import (
@@ -630,7 +630,11 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
         verdicts = ([f"{r} {v}" for r, v in zip(tested["row"], tested["verdict"], strict=True)] if len(tested) <= max_names
                     else [f"{k} {v}" for v, k in tested["verdict"].value_counts().items()])
         return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
-    head = f"supported in {supported} of {total} rows"
+    if "p_value" in rows.columns:  # a count over the rows is given after Holm's correction (the glossary's rule)
+        p_values = [p if np.isfinite(p) else 1.0 for p in rows["p_value"].to_numpy(dtype=float)]
+        head = f"supported in {count_words(*corrected_count(rows['verdict'].tolist(), p_values, SUPPORTED))} of {total} rows"
+    else:
+        head = f"supported in {supported} of {total} rows"
     still_open = f"; not resolved: {which(NOT_RESOLVED)}" if named(NOT_RESOLVED) else ""
     against = named(CONTRADICTED)
     if against and "p_value" in rows.columns:
