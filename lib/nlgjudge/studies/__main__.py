@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nlgjudge.studies.plan import N_SAMPLES
 from nlgjudge.studies.registry import Study, StudyOptions, get_study, list_studies, released_folder, run_study, study_names
@@ -58,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
                         "--model is the name it serves")
     parser.add_argument("--server-tokenizer", default=None,
                         help="with --backend server: the packaged model whose tokenizer and chat template build the "
-                        "prompts (default: --model)")
+                        "prompts (default: --model), or, with --model a packaged name, a local folder with its tokenizer "
+                        "or a hub id")
+    parser.add_argument("--server-identity", default=None,
+                        help="with --backend server: what the cache keys name as the served weights and settings, for "
+                        "a server that reports no system_fingerprint (default $NLGJUDGE_SERVER_IDENTITY)")
     parser.add_argument("--max-concurrency", type=int, default=4, help="with --backend server: requests in flight (default 4)")
     parser.add_argument("--data-dir", default=None, help="data directory (default: $NLGJUDGE_DATA_DIR)")
     parser.add_argument("--db", default=None, help="cache database (default: the user cache)")
@@ -195,7 +199,8 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
     if args.max_concurrency < 1:  # refused with any backend: a value that is ignored is still a mistake
         raise UsageError(f"--max-concurrency {args.max_concurrency}: must be at least 1 (requests in flight to a server)")
     backend = args.backend or os.environ.get(BACKEND_ENV, "").strip() or None
-    server_only = [name for name, value in (("--server-url", args.server_url), ("--server-tokenizer", args.server_tokenizer))
+    server_only = [name for name, value in (("--server-url", args.server_url), ("--server-tokenizer", args.server_tokenizer),
+                                            ("--server-identity", args.server_identity))
                    if value is not None]
     if backend != "server":
         if server_only:
@@ -209,13 +214,21 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
         base_url(args.server_url)
     except ServerError as error:
         raise UsageError(f"--server-url: {error}") from None
-    prompt_model = args.server_tokenizer or args.model
-    if prompt_model not in PACKAGED_MODELS:
+    from nlgjudge.ranking import served_prompts_known
+
+    if not served_prompts_known(args.model, args.server_tokenizer):
         what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
         raise UsageError(f"{what}: the prompts for a served model are built with a packaged model's tokenizer and "
-                         f"chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
+                         f"chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}, or, with --model "
+                         "a packaged name, a local folder with its tokenizer or a hub id")
+    from nlgjudge.engine.server.runtime import check_identity
+
+    try:
+        identity = check_identity(args.server_identity) or None if args.server_identity is not None else None
+    except ValueError as error:
+        raise UsageError(f"--server-identity: {error}") from None
     return {"backend": "server", "server_url": args.server_url, "server_tokenizer": args.server_tokenizer,
-            "max_concurrency": args.max_concurrency}
+            "max_concurrency": args.max_concurrency, "server_identity": identity}
 
 
 def _expanded(option: str, value: str, empty_fix: str) -> str:
