@@ -61,3 +61,12 @@ def test_a_default_run_marks_nothing_and_a_rerun_without_a_released_build_neithe
 def test_glued_values_read_back_what_glue_all_wrote() -> None:
     notebook = {"cells": [{"cell_type": "code", "outputs": [_record("a", "+0.2"), _record("b", "not tested")]}]}
     assert glued_values(notebook) == {"a": "+0.2", "b": "not tested"}
+
+
+def test_the_previous_build_time_is_read_from_the_page(tmp_path: Path) -> None:
+    from nlgjudge.released import previous_build_time
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "bias.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 75.2}}, "cells": []}))
+    assert previous_build_time("bias", tmp_path) == "1 min 15 s"
+    assert previous_build_time("elo", tmp_path) == "unknown"

@@ -97,3 +97,16 @@ def compare_with_released(chapter: str, namespace: Mapping[str, Any], root: Path
     previous = None if is_default_run(chapter, namespace) else released_values(chapter, root)
     prose.set_previous_values(previous)
     return previous is not None
+
+
+def previous_build_time(chapter: str, root: Path = REPO_ROOT) -> str:
+    """How long the page's previous build took (papermill's record in ``book/<name>.ipynb``), in words,
+    for a chapter's exercises to say what a rerun costs; "unknown" without a record."""
+    from nlgjudge.book import duration_text
+
+    page = root / "book" / f"{chapter}.ipynb"
+    try:
+        seconds = json.loads(page.read_text(encoding="utf-8"))["metadata"]["papermill"]["duration"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return "unknown"
+    return duration_text(float(seconds)) if isinstance(seconds, (int, float)) else "unknown"
