@@ -28,8 +28,8 @@ class VllmLikeStub:
     """Serves model 'judge'; ``system`` is the system_fingerprint of its completions (None: none),
     ``entry`` extra fields of its /v1/models entry. Every completion answers ' A' with fixed logprobs."""
 
-    def __init__(self, system: str | None, **entry: object) -> None:
-        self.system, self.entry = system, entry
+    def __init__(self, system: str | None, name: str = "judge", **entry: object) -> None:
+        self.system, self.entry, self.name = system, entry, name
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,7 +45,7 @@ class VllmLikeStub:
                 self.wfile.write(data)
 
             def do_GET(self):
-                self._send({"object": "list", "data": [{"id": "judge", "object": "model", "created": time.time(),
+                self._send({"object": "list", "data": [{"id": stub.name, "object": "model", "created": time.time(),
                                                         **stub.entry}]})
 
             def do_POST(self):
@@ -181,3 +181,36 @@ def test_server_identity_without_a_server_is_refused(tmp_path: Path, capsys):
                        "--server-identity", "x"])
     err = capsys.readouterr().err
     assert status == 2 and "--server-identity is for a judge on a server: pass --server-url too" in err, err
+
+
+# ---- a tokenizer from a folder: no weight packages on the client -----------------------------------
+def test_the_converted_folder_builds_the_packaged_models_prompts_and_rank_takes_it(tmp_path: Path, monkeypatch, capsys):
+    from vllm_utils import MODEL, served_folder
+
+    from nlgjudge.engine.prompting import render_prompt
+    from nlgjudge.engine.server import ServerRuntime
+
+    folder = served_folder()  # what a vLLM server of the packaged model serves
+    nowhere = "http://127.0.0.1:9/v1"  # never contacted: only the tokenizers are compared
+    from_folder = ServerRuntime(MODEL, nowhere, tokenizer=str(folder)).tokenizer()
+    packaged = ServerRuntime(MODEL, nowhere).tokenizer()
+    for prompt, prefix in (([{"role": "user", "content": "Which summary is better, A or B? A: the cat. B: a dog."}], "Answer:"),
+                           ("Is the sky green? Answer:", "")):
+        text, special = render_prompt(from_folder, prompt, prefix)
+        assert (text, special) == render_prompt(packaged, prompt, prefix)
+        assert from_folder(text, add_special_tokens=special)["input_ids"] == packaged(text, add_special_tokens=special)["input_ids"]
+
+    monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", str(tmp_path / "cache.sqlite"))
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    stub = VllmLikeStub("vllm-0.32.0-6717a39c", name=MODEL)
+    try:
+        status = cli_main(["rank", str(path), "--out", str(tmp_path / "out"), "--model", MODEL, "--server-tokenizer",
+                           str(folder), "--server-url", stub.url, "--bootstrap", "20"])
+    finally:
+        stub.close()
+    assert status == 0, capsys.readouterr().err
+    assert (tmp_path / "out" / "leaderboard.csv").is_file()
+    status = cli_main(["rank", str(path), "--out", str(tmp_path / "out2"), "--model", MODEL, "--server-tokenizer",
+                       str(tmp_path / "no-such-folder"), "--server-url", nowhere])
+    assert status == 2 and "the prompts for a served judge are built with" in capsys.readouterr().err

@@ -707,7 +707,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="judge on an OpenAI-compatible server at this URL (e.g. http://127.0.0.1:8000/v1); "
                         "--model is the name it serves (default with --backend server: $NLGJUDGE_SERVER_URL)")
     parser.add_argument("--server-tokenizer", default=None,
-                        help="the packaged model whose tokenizer and chat template build the prompts (default: --model)")
+                        help="the packaged model whose tokenizer and chat template build the prompts (default: --model), "
+                        "or a local folder with the tokenizer (e.g. the folder a vLLM server serves) or a hub id, "
+                        "so the client needs no weight packages")
     parser.add_argument("--server-identity", default=None,
                         help="what the cache keys name as the served weights and settings, for a server that reports "
                         "no system_fingerprint of its own (llama.cpp's; e.g. the GGUF file's sha256 and --n_ctx); "
@@ -747,13 +749,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if runtime["backend"] != "server":
                 _check_judge_kind(args.model, "--model")
                 resolve_model(args.model)  # an unknown name fails first, before anything is read
-            elif (args.server_tokenizer or args.model) not in PACKAGED_MODELS:
+            elif not served_prompts_known(args.model, args.server_tokenizer):
                 what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
                 raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
-                                     f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}")
+                                     f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}, "
+                                     "or, with --model a packaged name, a local folder with its tokenizer or a hub id")
             else:
-                _check_judge_kind(args.server_tokenizer or args.model,
-                                  "--server-tokenizer" if args.server_tokenizer else "--model")
+                tokenizer_packaged = args.server_tokenizer in PACKAGED_MODELS
+                _check_judge_kind(args.server_tokenizer if tokenizer_packaged else args.model,
+                                  "--server-tokenizer" if tokenizer_packaged else "--model")
             # Everything about the input is checked before the model is loaded (which takes a while).
             frame = read_user_outputs(os.path.expanduser(args.input), fields, with_reference=args.with_reference)
             prompt_file = os.path.expanduser(args.prompt) if args.prompt is not None else None
@@ -800,6 +804,17 @@ def _check_sizes(args: argparse.Namespace) -> None:
     if not 1 <= args.max_concurrency <= MAX_CONCURRENCY:
         raise UserInputError(f"--max-concurrency {args.max_concurrency}: must be a whole number >= 1 and at most "
                              f"{MAX_CONCURRENCY} (requests in flight to a server), e.g. --max-concurrency 4")
+
+
+def served_prompts_known(model: str, tokenizer: str | None) -> bool:
+    """Whether a served judge's prompts can be built as in-process: the tokenizer (default ``model``) is a
+    packaged model, or ``model`` is (its prompt style) and the tokenizer a local folder or hub id."""
+    from nlgjudge.engine.server.runtime import tokenizer_source
+    from nlgjudge.models import PACKAGED_MODELS
+
+    if (tokenizer or model) in PACKAGED_MODELS:
+        return True
+    return tokenizer is not None and model in PACKAGED_MODELS and tokenizer_source(tokenizer) is not None
 
 
 def _check_judge_kind(model: str, option: str) -> None:

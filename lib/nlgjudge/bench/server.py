@@ -17,7 +17,24 @@ rate against the in-process runtime is what the server library costs; the served
 is what HTTP, JSON and the client cost. ``--no-library-path`` skips it.
 
 Run: ``python -m nlgjudge.bench server [--quick]`` (or ``--server``); ``--quick``: SmolLM2-135M and
-the article's first 5 candidates, coherence only.
+the article's first 5 candidates, coherence only. The launcher refuses a ``--port`` another process
+already holds (one line), so it never benchmarks some other server in its own's place.
+
+A server that is already running (vLLM, SGLang, ...): ``python -m nlgjudge.bench server --server-url
+URL --model NAME`` judges the same prompts through it and in-process on the runtime that computes the
+same weights (``--inprocess torch``, the default: a vLLM server of the folder the torch runtime
+converts, ``NLGJUDGE_CACHE_DIR/models/NAME``, in float32; ``--inprocess llamacpp`` for a server of
+the GGUF file), NAME being the packaged model (``--server-name`` when the server serves it under
+another name), printing both rates, the ratio and the largest P(A) difference with the same final
+line. The running server shares the machine with the in-process side (an idle vLLM CPU server was
+seen here keeping about one core busy), so on a small machine prefer the launcher:
+
+``python -m nlgjudge.bench server --engine vllm``: one model process at a time again -- the torch
+runtime in-process on the converted folder (fp32), then in-process llama.cpp on the GGUF file
+(reported beside, ``--no-llamacpp`` skips it), then vLLM's CPU build (``make install-vllm``) started
+on a free 127.0.0.1 port serving that folder in float32 with prefix caching, eager
+(:func:`~nlgjudge.engine.server.local.start_vllm_server`; ``VLLM_CPU_OMP_THREADS_BIND=0-1`` in the
+environment lets it use both cores), then stopped; the final line compares vLLM with torch.
 """
 
 from __future__ import annotations
@@ -34,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from nlgjudge.engine.server.client import ServerUnavailableError
-from nlgjudge.engine.server.local import free_port, start_llama_cpp_server, stop_server
+from nlgjudge.engine.server.client import ServerUnavailableError, redact
+from nlgjudge.engine.server.local import free_port, start_llama_cpp_server, start_vllm_server, stop_server
 
 PROG = "python -m nlgjudge.bench server"
 
@@ -73,12 +90,16 @@ def prefix_cache_report(url: str) -> str:
             "it keeps the previous prompt's key/values, so requests sent in shared-prefix order reuse them)")
 
 
-def run_inprocess(model: str, requests: Sequence[Any], threads: int, cache_path: Path) -> tuple[float, np.ndarray]:
+def run_inprocess(model: str, requests: Sequence[Any], threads: int, cache_path: Path,
+                  backend: str = "llamacpp") -> tuple[float, np.ndarray]:
     from nlgjudge.cache import OutputCache
     from nlgjudge.engine import Judge
 
     cache = OutputCache(cache_path)
-    judge = Judge(model, cache=cache, progress=False, backend="llamacpp", threads=threads)
+    if backend == "torch":
+        judge = Judge(model, cache=cache, progress=False, backend="torch", device="cpu", dtype="float32")
+    else:
+        judge = Judge(model, cache=cache, progress=False, backend="llamacpp", threads=threads)
     judge.load()
     start = time.perf_counter()
     results = judge.label_probs(list(requests))
@@ -138,20 +159,35 @@ def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Pa
     from nlgjudge.cache import OutputCache
     from nlgjudge.engine import Judge
 
+    from nlgjudge.models.packaged import PACKAGED_MODELS
+
+    spec = PACKAGED_MODELS[model]
     proc, url = start_server(model, threads, port or free_port())
     try:
-        cache = OutputCache(cache_path)
-        judge = Judge(model, cache=cache, progress=False, backend="server", server_url=url, max_concurrency=max_concurrency)
-        judge.load()  # the one capabilities probe, untimed as the in-process load is
-        start = time.perf_counter()
-        results = judge.label_probs(list(requests))
-        seconds = time.perf_counter() - start
-        assert judge.last_run.from_cache == 0
-        cache.close()
-        reuse = prefix_cache_report(url)
+        # llama-cpp-python's server reports no identity: the keys name the file it was started on.
+        seconds, p_a, reuse = judge_served(model, url, requests, cache_path, max_concurrency,
+                                           identity=f"{spec.gguf_file} sha256 {spec.sha256} n_ctx 4096")
     finally:
         stop_server(proc)
-    return seconds, np.array([r.probs[0] for r in results]), reuse
+    return seconds, p_a, reuse
+
+
+def judge_served(served_name: str, url: str, requests: Sequence[Any], cache_path: Path, max_concurrency: int,
+                 identity: str | None, tokenizer: str | None = None) -> tuple[float, np.ndarray, str]:
+    """Time the served runtime on ``requests`` through the server at ``url`` on a fresh cache."""
+    from nlgjudge.cache import OutputCache
+    from nlgjudge.engine import Judge
+
+    cache = OutputCache(cache_path)
+    judge = Judge(served_name, cache=cache, progress=False, backend="server", server_url=url,
+                  server_tokenizer=tokenizer, max_concurrency=max_concurrency, server_identity=identity)
+    judge.load()  # the one capabilities probe, untimed as the in-process load is
+    start = time.perf_counter()
+    results = judge.label_probs(list(requests))
+    seconds = time.perf_counter() - start
+    assert judge.last_run.from_cache == 0
+    cache.close()
+    return seconds, np.array([r.probs[0] for r in results]), prefix_cache_report(url)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +202,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-concurrency", type=int, default=4, help="requests in flight to the server (default: 4)")
     parser.add_argument("--no-library-path", action="store_true",
                         help="skip the third side: the server's library code in-process, without HTTP")
+    parser.add_argument("--engine", choices=("llamacpp", "vllm"), default="llamacpp",
+                        help="the server the benchmark starts: llama-cpp-python's on the GGUF file (default), or vLLM's "
+                        "CPU build (make install-vllm) on the torch runtime's converted folder in float32")
+    parser.add_argument("--no-llamacpp", action="store_true",
+                        help="with --engine vllm: skip the in-process llama.cpp side reported beside torch")
+    parser.add_argument("--server-url", default=None,
+                        help="benchmark this already running server (e.g. vLLM at http://127.0.0.1:8000/v1) instead of "
+                        "starting llama-cpp-python's; --model names the packaged model whose weights it serves")
+    parser.add_argument("--server-name", default=None,
+                        help="with --server-url: the name the server serves the model under (default: --model)")
+    parser.add_argument("--server-tokenizer", default=None,
+                        help="with --server-url: the tokenizer that builds the prompts (default: --model's)")
+    parser.add_argument("--server-identity", default=None,
+                        help="with --server-url: what names the served weights in the (temporary) cache keys, for a "
+                        "server that reports no system_fingerprint")
+    parser.add_argument("--inprocess", choices=("torch", "llamacpp"), default=None,
+                        help="with --server-url: the in-process runtime on the same weights (default torch: a vLLM "
+                        "server of the torch runtime's converted folder in float32)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    running_only = [name for name, value in (("--server-name", args.server_name), ("--server-tokenizer", args.server_tokenizer),
+                                             ("--server-identity", args.server_identity), ("--inprocess", args.inprocess))
+                    if value is not None]
+    if args.server_url is not None and args.engine != "llamacpp":
+        parser.error("--engine chooses the server the benchmark starts; with --server-url the server runs already")
+    if args.no_llamacpp and args.engine != "vllm":
+        parser.error("--no-llamacpp is for --engine vllm")
+    if args.server_url is None and running_only:
+        parser.error(f"{running_only[0]} is for a running server: pass --server-url too")
+    if args.server_url is not None and args.port is not None:
+        parser.error("--port chooses where the benchmark starts its own server; with --server-url the server runs already")
+    if args.server_url is not None:
+        from nlgjudge.engine.server.client import ServerError, base_url
+
+        try:
+            base_url(args.server_url)
+        except ServerError as error:
+            parser.error(f"--server-url: {error}")
     if args.candidates is not None and args.candidates < 2:
         parser.error(f"--candidates must be at least 2, got {args.candidates}")
     if args.threads is not None and args.threads < 1:
@@ -191,8 +263,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     threads = thread_count(args.threads)
     one = one_article(load_dataset("summeval"), args.context, candidates)
     requests, _ = comparative_requests(one, aspects=aspects, templates=[1], style=prompt_style(resolve_model(model)))
+    where = (f"the running server at {redact(args.server_url)} vs {args.inprocess or 'torch'} in-process, each side on a "
+             "fresh cache" if args.server_url is not None else
+             f"{threads} threads on each side; one model process at a time, each side on a fresh cache")
     print(f"model {model}; SummEval article {one.context_ids()[0]}: {len(one.frame)} candidates, {len(requests)} comparisons; "
-          f"{threads} threads on each side; one model process at a time, each side on a fresh cache")
+          f"{where}")
+
+    if args.server_url is not None:
+        return bench_running_server(args, model, requests, threads)
+    if args.engine == "vllm":
+        return bench_launched_vllm(args, model, requests, threads)
 
     with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
         t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite")
@@ -218,6 +298,67 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"served vs library path {float(np.max(np.abs(p_srv[kept] - p_lib[kept]))):.2e}")
     print(reuse)
     print("caveat: CPU time is shared with other processes on this machine; time it on a quiet machine")
+    print(final_line(t_in, t_srv, p_in, p_srv))
+    return 0
+
+
+def bench_launched_vllm(args: argparse.Namespace, model: str, requests: Sequence[Any], threads: int) -> int:
+    """torch in-process, llama.cpp in-process, then vLLM started here on the torch runtime's folder."""
+    from nlgjudge.models.handle import converted_dir
+    from nlgjudge.models.packaged import PACKAGED_MODELS
+
+    n = len(requests)
+    with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
+        t_torch, p_torch = run_inprocess(model, requests, threads, Path(tmp) / "torch.sqlite", backend="torch")
+        llama = None
+        if not args.no_llamacpp:
+            llama = run_inprocess(model, requests, threads, Path(tmp) / "llamacpp.sqlite", backend="llamacpp")
+        folder = converted_dir(PACKAGED_MODELS[model])  # the torch side converted it
+        log = Path(tmp) / "vllm.log"
+        try:
+            proc, url = start_vllm_server(folder, model, port=args.port, log_path=log)
+        except ServerUnavailableError as error:
+            raise SystemExit(f"{PROG}: {error}") from None
+        try:
+            t_srv, p_srv, reuse = judge_served(model, url, requests, Path(tmp) / "server.sqlite", args.max_concurrency,
+                                               identity=None, tokenizer=str(folder))
+        finally:
+            stop_server(proc)
+    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
+    print(f"{'torch in-process (fp32, same weights)':<40} {t_torch:>8.1f} {n / t_torch:>14.3f}")
+    if llama is not None:
+        print(f"{'llama.cpp in-process (GGUF)':<40} {llama[0]:>8.1f} {n / llama[0]:>14.3f}")
+    print(f"{'vLLM CPU server (HTTP, fp32, same weights)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    if llama is not None:
+        print(f"vLLM served vs llama.cpp in-process: {llama[0] / t_srv:.2f}x; largest |P(A)| difference llama.cpp vs "
+              f"torch {float(np.max(np.abs(llama[1] - p_torch))):.2e} (the quantised GGUF vs its de-quantised copy)")
+    print(reuse)
+    print("caveat: CPU time is shared with other processes on this machine; time it on a quiet machine")
+    print(final_line(t_torch, t_srv, p_torch, p_srv))
+    return 0
+
+
+def bench_running_server(args: argparse.Namespace, model: str, requests: Sequence[Any], threads: int) -> int:
+    """The running server at ``--server-url`` against the in-process runtime on the same weights."""
+    from nlgjudge.engine.server.client import ServerError
+
+    backend = args.inprocess or "torch"
+    served_name = args.server_name or model
+    n = len(requests)
+    with tempfile.TemporaryDirectory(prefix="nlgjudge-bench-server-") as tmp:
+        try:  # the server first: a wrong URL or name fails in seconds, before the in-process run
+            t_srv, p_srv, reuse = judge_served(served_name, args.server_url, requests, Path(tmp) / "server.sqlite",
+                                               args.max_concurrency, args.server_identity or "benchmark (temporary cache)",
+                                               args.server_tokenizer or model)
+        except ServerError as error:
+            raise SystemExit(f"{PROG}: {error}") from None
+        t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite", backend=backend)
+    inprocess = {"torch": "torch in-process (fp32, same weights)", "llamacpp": "llama.cpp in-process (same GGUF)"}[backend]
+    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
+    print(f"{inprocess:<40} {t_in:>8.1f} {n / t_in:>14.3f}")
+    print(f"{'running server (HTTP)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print(reuse)
+    print("caveat: the running server shares this machine's CPU with the in-process side; time it on a quiet machine")
     print(final_line(t_in, t_srv, p_in, p_srv))
     return 0
 

@@ -118,7 +118,9 @@ def served_handle(name: str, tokenizer: str | None = None) -> ModelHandle:
     under the served name (so prompt style, answer end, family and kind are the in-process ones,
     known without loading anything) with the served fingerprint; its weights are never loaded here.
     Otherwise a ``server`` handle: the runtime refuses it with one line at the first computation."""
-    prompt_model = PACKAGED_MODELS.get(tokenizer or name)
+    # A tokenizer given as a folder or hub id builds the prompts; the style is still the packaged
+    # model's when the served name is one (a vLLM server of the torch runtime's converted folder).
+    prompt_model = PACKAGED_MODELS.get(tokenizer) if tokenizer in PACKAGED_MODELS else PACKAGED_MODELS.get(name)
     if prompt_model is not None:
         return ModelHandle(name=name, source="packaged", location=prompt_model.name, _fingerprint=f"served:{name}",
                            _kind=prompt_model.kind)

@@ -101,18 +101,18 @@ class ServerRuntime:
             return self._caps
 
     def tokenizer(self) -> Any:
-        """The in-process runtimes' tokenizer of the model (packaged models load it offline)."""
+        """The tokenizer that builds the prompts: a packaged model's (loaded offline, as on the in-process
+        runtimes), or one from a local Hugging Face folder or a hub id (``server_tokenizer``), so a
+        client needs none of the weight packages -- e.g. the folder the torch runtime converts a
+        packaged model into, which is what a vLLM server of that model serves."""
         if self._tokenizer is None:
             from nlgjudge.models import PACKAGED_MODELS
 
             name = self.tokenizer_name or self.model
             spec = PACKAGED_MODELS.get(name)
             if spec is None:
-                raise ServerError(
-                    f"no tokenizer for the served model {self.model!r}: pass server_tokenizer= a packaged model name "
-                    f"({', '.join(PACKAGED_MODELS)}) so prompts are built as on the in-process runtimes"
-                )
-            if spec.gguf_file is not None:
+                self._tokenizer = load_named_tokenizer(name, self.model)
+            elif spec.gguf_file is not None:
                 from nlgjudge.engine.llamacpp.loading import load_tokenizer
                 from nlgjudge.models.packaged import gguf_path
 
@@ -186,3 +186,39 @@ def check_identity(text: str) -> str:
     if len(text) > 200:
         raise ValueError(f"the server identity must be at most 200 characters, got {len(text)}")
     return text
+
+
+def tokenizer_source(name: str) -> str | None:
+    """``"folder"`` for a local folder holding a tokenizer, ``"hub"`` for an ``org/name`` hub id, else None."""
+    from pathlib import Path
+
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return "folder" if any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")) else None
+    parts = name.split("/")
+    if len(parts) == 2 and all(p.strip() for p in parts) and not name.startswith((".", "/", "~")):
+        return "hub"
+    return None
+
+
+def load_named_tokenizer(name: str, served: str) -> Any:
+    """A Hugging Face tokenizer from a local folder or hub id, or one line saying what to pass."""
+    from pathlib import Path
+
+    from nlgjudge.models import PACKAGED_MODELS
+
+    source = tokenizer_source(name)
+    if source is None:
+        raise ServerError(
+            f"no tokenizer for the served model {served!r}: pass server_tokenizer= a packaged model name "
+            f"({', '.join(PACKAGED_MODELS)}), a local folder with the model's tokenizer (e.g. the folder the "
+            "server serves) or a hub id, so prompts are built as on the in-process runtimes"
+        )
+    from transformers import AutoTokenizer
+
+    location = str(Path(name).expanduser()) if source == "folder" else name
+    try:
+        return AutoTokenizer.from_pretrained(location)
+    except (OSError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ServerError(f"cannot load the tokenizer {name!r} ({source}): {first}") from None
