@@ -306,19 +306,34 @@ def test_a_parameter_without_a_meaning_is_refused() -> None:
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
-def test_the_table_s_options_give_back_the_values_of_this_build(chapter: Chapter) -> None:
-    """Each row's ``-p NAME VALUE`` option, read the way ``make chapter`` reads it, gives back the value."""
+def test_the_table_s_last_column_is_a_runnable_command_that_changes_the_value(chapter: Chapter, monkeypatch) -> None:
+    """Each row's ``make chapter NAME=... PARAMS="-p NAME VALUE"``, split by the shell and then the
+    way ``make chapter`` reads PARAMS, names this chapter and sets the row's parameter to another
+    value the chapter accepts (issue 47: the column repeated the current value)."""
     import shlex
 
-    from nlgjudge.book import parse_overrides
+    from nlgjudge.book import parameters_from_environment, parse_overrides
 
     rows = chapter.parameter_rows(dict(chapter.defaults))
     assert [r["parameter"] for r in rows] == list(chapter.defaults)
     for row in rows:
-        _, name, value = shlex.split(row["to change it"])
-        again = chapter.parameters(parse_overrides([(name, value)]))[name]
-        assert again == chapter.parameters()[name] or list(again) == list(chapter.parameters()[name])
+        make, target, chapter_name, params = shlex.split(row["to change it"])
+        assert (make, target, chapter_name) == ("make", "chapter", f"NAME={chapter.name}")
+        assert params.startswith("PARAMS=")
+        monkeypatch.setenv("PARAMS", params.removeprefix("PARAMS="))
+        overrides = parse_overrides(parameters_from_environment("PARAMS"))
+        name = row["parameter"]
+        assert name in overrides, row["to change it"]
+        assert overrides[name] != chapter.defaults[name], f"{chapter.name}: {row['to change it']} changes nothing"
+        chapter.parameters(overrides)  # accepted (types, n_contexts against datasets)
         assert row["meaning"] == chapter.meanings[name]
+
+
+def test_examples_never_suggest_the_judge_that_answers_by_position() -> None:
+    for chapter in CHAPTERS:
+        for name in chapter.defaults:
+            if "model" in name and "smollm2-135m" not in str(chapter.defaults[name]):
+                assert "smollm2-135m" not in chapter.change_command(name, chapter.defaults[name])
 
 
 def test_book_list_prints_every_parameter_with_its_meaning(capsys) -> None:

@@ -23,19 +23,32 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from nlgjudge.chapters import Chapter, ParameterError, UnknownChapterError, get_chapter, list_chapters, yaml_text
+from nlgjudge.chapters import (
+    Chapter,
+    ParameterError,
+    UnknownChapterError,
+    get_chapter,
+    list_chapters,
+    shell_quoted,
+    yaml_text,
+)
 from nlgjudge.config import REPO_ROOT
 
 KERNEL_NAME = "nlgjudge"
@@ -190,6 +203,203 @@ def scrub_machine_paths(text: str, root: Path) -> str:
     return text
 
 
+# --------------------------------------------------------------------------------------------
+# Running a chapter: quiet pages, one progress line on the terminal
+
+#: The chapter kernel's environment, set for the run only: progress bars (tqdm's, Hugging Face's
+#: downloads and "Loading weights") would be pasted into the page as dozens of boxes, and
+#: transformers' advisory warnings with them. The terminal has its own line (:class:`ChapterProgress`).
+KERNEL_ENVIRONMENT: dict[str, str] = {
+    "TQDM_DISABLE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+}
+
+#: Name under which :class:`ProgressEngine` is registered with papermill.
+ENGINE_NAME = "nlgjudge"
+
+
+@contextmanager
+def kernel_environment(variables: Mapping[str, str] = KERNEL_ENVIRONMENT) -> Iterator[None]:
+    """Set ``variables`` for the kernel papermill starts (it inherits this process's
+    environment), and restore the previous values afterwards."""
+    previous = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _ipc_kernel_manager(socket_dir: Path) -> type:
+    """A kernel manager whose kernel talks over local sockets in ``socket_dir``: over TCP on the
+    loopback, ipykernel warns at every start that the traffic is not encrypted."""
+    from jupyter_client.manager import KernelManager
+
+    class IpcKernelManager(KernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = str(socket_dir / "kernel")
+
+    return IpcKernelManager
+
+
+def duration_text(seconds: float) -> str:
+    """``75.2`` -> ``"1 min 15 s"``; ``8.4`` -> ``"8 s"``."""
+    seconds = round(seconds)
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
+class ChapterProgress:
+    """One line on the terminal for a chapter being executed: cells done, time taken and, where the
+    last execution ran the same parameters, the time left.
+
+    The estimate is the last execution's time for the cells still to run, scaled by how this run's
+    pace compares so far (``previous`` holds that execution's seconds per cell). Without them (a first
+    run, or new parameters, which may compute what the last run only read) it says so rather than
+    guessing. On a terminal the line is rewritten in place; in a log, only the last state is printed.
+    """
+
+    def __init__(self, name: str, n_cells: int, previous: Sequence[float] | None, stream: Any = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.name = name
+        self.n_cells = n_cells
+        self.previous = list(previous) if previous is not None and len(previous) == n_cells else None
+        self.stream = stream if stream is not None else sys.stdout
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def seconds_left(self) -> float | None:
+        if self.previous is None:
+            return None
+        expected_so_far = sum(self.previous[: self.done])
+        remaining = sum(self.previous[self.done :])
+        pace = (self.clock() - self.started) / expected_so_far if expected_so_far >= 1.0 else 1.0
+        return remaining * pace
+
+    def line(self) -> str:
+        elapsed = duration_text(self.clock() - self.started)
+        text = f"[nlgjudge.book] {self.name}: cell {self.done}/{self.n_cells}, {elapsed}"
+        left = self.seconds_left()
+        if self.done < self.n_cells:
+            if left is not None:
+                text += f", about {duration_text(left)} left"
+            else:
+                text += " (no estimate: the last execution ran other parameters)"
+        return text
+
+    def cell_done(self) -> None:
+        self.done += 1
+        if self.interactive:
+            self.stream.write("\r\033[K" + self.line())
+            self.stream.flush()
+
+    def finish(self, failed: bool = False) -> None:
+        outcome = "failed" if failed else "done"
+        line = f"[nlgjudge.book] {self.name}: {outcome} after {self.done}/{self.n_cells} cells in " \
+               f"{duration_text(self.clock() - self.started)}"
+        self.stream.write(("\r\033[K" if self.interactive else "") + line + "\n")
+        self.stream.flush()
+
+
+def previous_cell_seconds(executed: Path, parameters: Mapping[str, Any]) -> list[float] | None:
+    """Seconds per cell of the last execution in ``executed`` (papermill records them), or None when
+    it ran other parameters or has no timings."""
+    import nbformat
+
+    if not executed.is_file():
+        return None
+    try:
+        notebook = nbformat.reads(executed.read_text(encoding="utf-8"), as_version=4)
+    except Exception:  # an unreadable page gives no estimate; the run itself will say what is wrong
+        return None
+    recorded = notebook.metadata.get(STAMP_KEY, {}).get("parameters")
+    if recorded != json.loads(json.dumps(dict(parameters), default=str)):
+        return None
+    seconds = [cell.metadata.get("papermill", {}).get("duration") for cell in notebook.cells]
+    if any(value is None for value in seconds[1:]):  # markdown cells record 0, never None
+        return None
+    return [float(value or 0.0) for value in seconds]
+
+
+def _register_progress_engine() -> None:
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class ProgressEngine(NBClientEngine):
+        """papermill's nbclient engine, telling a :class:`ChapterProgress` when each cell is done
+        (in place of papermill's per-cell bar, whose estimate assumes every cell takes as long)."""
+
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            progress: ChapterProgress | None = kwargs.pop("chapter_progress", None)
+            if progress is not None:
+                complete = nb_man.cell_complete
+
+                def cell_complete(cell: Any, cell_index: Any = None, **more: Any) -> Any:
+                    result = complete(cell, cell_index=cell_index, **more)
+                    progress.cell_done()
+                    return result
+
+                nb_man.cell_complete = cell_complete
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    papermill_engines.register(ENGINE_NAME, ProgressEngine)
+
+
+class _RegisteredParameterNotice(logging.Filter):
+    """Drops papermill's "Passed unknown parameter" and "Unable to parse line" warnings about a
+    chapter's registered parameters: the registry, not the notebook's parameters cell, declares
+    them (and has type-checked the values), and papermill injects them all the same. A name the
+    registry does not know never reaches papermill (it is an error before the run)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        super().__init__()
+        self.names = set(names)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        unknown = re.match(r"Passed unknown parameter: (\w+)", message)
+        if unknown:
+            return unknown.group(1) not in self.names
+        unparsed = re.match(r"Unable to parse line \d+ '(\w+)\s*=", message)
+        return not (unparsed and unparsed.group(1) in self.names)
+
+
+def normalised_source(source: Path, scratch_dir: Path) -> Path:
+    """A copy of ``source`` with the cell ids nbformat 4.5 requires filled in (a notebook saved by an
+    older tool lacks some, and nbformat warns at every read and write of it); ``source`` itself when
+    nothing is missing."""
+    import nbformat
+    from nbformat.validator import normalize
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=nbformat.warnings.MissingIDFieldWarning)
+        raw = json.loads(source.read_text(encoding="utf-8"))
+        changes, fixed = normalize(raw)  # fills in missing and repeated cell ids
+    if not changes:
+        return source
+    copy = scratch_dir / f"{source.stem}.source.ipynb"
+    copy.write_text(json.dumps(fixed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return copy
+
+
+def command_line_hints(text: str, names: Iterable[str]) -> str:
+    """Python-style settings in a failing cell's message (``backend="torch"``) as the chapter option
+    that sets them (``-p backend torch``), for the chapter's parameters ``names``."""
+    pattern = r"\b(" + "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + \
+              r")\s*=\s*(['\"])([^'\"]*)\2"
+    return re.sub(pattern, lambda m: f"`-p {m.group(1)} {shell_quoted(m.group(3))}`", text) if names else text
+
+
 def execute_chapter(
     chapter: Chapter,
     overrides: Mapping[str, Any] | None = None,
@@ -217,23 +427,43 @@ def execute_chapter(
     scratch.parent.mkdir(parents=True, exist_ok=True)
     _check_kernel(kernel_name)
     print(f"[nlgjudge.book] executing {chapter.name}: {source.relative_to(root)} -> {target} with {parameters}")
-    started = time.perf_counter()
+    runnable = normalised_source(source, scratch.parent)
+    n_cells = len(json.loads(runnable.read_text(encoding="utf-8"))["cells"]) + 1  # + papermill's parameters cell
+    progress = ChapterProgress(chapter.name, n_cells, previous_cell_seconds(target, parameters)) if progress_bar else None
+    _register_progress_engine()
+    notice = _RegisteredParameterNotice(chapter.defaults)
+    papermill_log = logging.getLogger("papermill")
+    papermill_log.addFilter(notice)
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(scratch),
-            parameters=parameters,
-            kernel_name=kernel_name,
-            cwd=str(root),
-            progress_bar=progress_bar,
-            report_mode=False,
-        )
+        with kernel_environment(), tempfile.TemporaryDirectory(prefix="nlgjudge-kernel-") as sockets:
+            papermill.execute_notebook(
+                str(runnable),
+                str(scratch),
+                parameters=parameters,
+                kernel_name=kernel_name,
+                cwd=str(root),
+                progress_bar=False,  # papermill's bar is per cell, its estimate as if every cell took as long
+                report_mode=False,
+                engine_name=ENGINE_NAME,
+                chapter_progress=progress,
+                kernel_manager_class=_ipc_kernel_manager(Path(sockets)),
+            )
     except papermill.PapermillExecutionError as error:
+        if progress is not None:
+            progress.finish(failed=True)
+        message = command_line_hints(f"{error.ename}: {error.evalue}", chapter.defaults)
         raise BookError(
-            f"chapter {chapter.name!r} failed in cell {error.exec_count}: {error.ename}: {error.evalue}\n"
+            f"chapter {chapter.name!r} failed in cell {error.exec_count}: {message}\n"
             f"(the partially executed notebook is {scratch}; {target} was left as it was)"
         ) from None
+    finally:
+        papermill_log.removeFilter(notice)
+        if runnable != source:
+            runnable.unlink(missing_ok=True)
+    if progress is not None:
+        progress.finish()
     notebook = nbformat.read(scratch, as_version=4)
+    notebook.metadata.setdefault("papermill", {})["input_path"] = str(source)  # not the normalised copy
     for cell in notebook.cells:  # the values are on the page in "Parameters of this chapter", with their meanings
         tags = cell.metadata.get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
@@ -248,7 +478,6 @@ def execute_chapter(
     scratch.write_text(scrub_machine_paths(scratch.read_text(encoding="utf-8"), root), encoding="utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(scratch, target)
-    print(f"[nlgjudge.book] {chapter.name} done in {time.perf_counter() - started:.1f} s")
     return target
 
 

@@ -254,20 +254,82 @@ class Chapter:
 
     def parameter_rows(self, values: Mapping[str, Any]) -> list[dict[str, str]]:
         """One row per parameter for the chapter's "Parameters of this chapter" table: its name, its
-        value in this build (read from ``values``, e.g. the notebook's globals), its meaning and the
-        ``-p`` option of ``make chapter`` that sets it (the value written as YAML)."""
+        value in this build (read from ``values``, e.g. the notebook's globals), its meaning and a
+        runnable ``make chapter`` command that sets it to another value (:meth:`change_command`)."""
         rows = []
         for name in self.defaults:
             if name not in values:
                 raise ParameterError(f"chapter {self.name!r}: no value for parameter {name!r} in this build")
             value = values[name]
             rows.append({"parameter": name, "value in this build": yaml_text(value),
-                         "meaning": self.meanings[name], "to change it": f"-p {name} {shell_quoted(yaml_text(value))}"})
+                         "meaning": self.meanings[name], "to change it": self.change_command(name, value)})
         return rows
+
+    def example_value(self, name: str, value: Any) -> Any:
+        """A value of parameter ``name`` other than ``value`` that the chapter accepts (its type, and
+        n_contexts against datasets), or None when none can be made up; smaller runs come first,
+        so an example is quick to try."""
+        for candidate in _example_candidates(name, value, self.types[name]):
+            if candidate == value or candidate is None:
+                continue
+            try:
+                self.parameters({name: candidate})
+            except ParameterError:
+                continue
+            return candidate
+        return None
+
+    def change_command(self, name: str, value: Any) -> str:
+        """``make chapter NAME=<chapter> PARAMS="-p <name> <another value>"``: a command a reader can
+        paste to rerun the chapter with parameter ``name`` changed from ``value``."""
+        options = COMPANION_OPTIONS.get(name, "")
+        example = self.example_value(name, value)
+        shown_value = "VALUE" if example is None else shell_quoted(yaml_text(example))
+        return f'make chapter NAME={self.name} PARAMS="{options}-p {name} {shown_value}"'
 
     def ci_parameters(self) -> dict[str, Any]:
         """The small parameters the notebook tests run with."""
         return self.parameters(self.ci)
+
+
+#: Example values where a parameter's type cannot make one up: the packaged judges that answer (not
+#: the 135M model, which answers by position), a data directory where the Makefile looks for one,
+#: a local server, one aspect.
+EXAMPLE_VALUES: dict[str, tuple[Any, ...]] = {
+    "model": (JUDGE, SMALL_JUDGES[0]),
+    "small_model": (SMALL_JUDGES[0], JUDGE),
+    "judge_model": (JUDGE, SMALL_JUDGES[0]),
+    "data_dir": ("../shared/data",),
+    "server_url": ("http://localhost:8000/v1",),
+    "aspects": (["COH"],),
+    "aspect": ("REL", "COH"),
+    "backend": ("torch", "llamacpp"),
+}
+#: Options an example needs beside its own (a server's URL is read only with the server runtime).
+COMPANION_OPTIONS: dict[str, str] = {"server_url": "-p backend server "}
+
+
+def _example_candidates(name: str, value: Any, kind: ParamType) -> list[Any]:
+    """Values to try, in order, as another value of parameter ``name`` than ``value``."""
+    candidates: list[Any] = list(EXAMPLE_VALUES.get(name, ()))
+    if isinstance(value, bool):
+        candidates.append(not value)
+    elif is_int(value):
+        candidates += [value // 2, value + 1] if value >= 2 else [value + 1]
+    elif isinstance(value, float):
+        candidates += [round(value / 2, 3), round(min(0.99, value * 1.5), 3)]
+    elif isinstance(value, Mapping):
+        candidates.append({key: count // 2 if is_int(count) and count >= 2 else count for key, count in value.items()})
+    elif isinstance(value, list | tuple):
+        if len(value) > 1:
+            candidates.append(list(value[:-1]))  # one item fewer: a shorter run
+            candidates.append(list(reversed(value)))  # another order (the reference of a pair first)
+        candidates += [list(value) + [x for x in example if x not in value] for example in kind.examples
+                       if isinstance(example, list)]
+    elif value is None:
+        candidates += [10, 5]  # a number of contexts, documents, articles
+    candidates += [example for example in kind.examples if not isinstance(example, list)]
+    return candidates
 
 
 #: The contestants of the Elo chapter (nlgjudge.data.contest.CONTESTANTS; a test keeps them equal;

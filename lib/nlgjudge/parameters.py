@@ -36,6 +36,9 @@ class ParamType:
     plural: str
     """As in "a list of <plural>", e.g. ``"integers >= 1"``."""
     test: Callable[[Any], bool] = field(repr=False, compare=False)
+    examples: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    """Values this type accepts, for a runnable example where the type cannot make one up (the
+    choices of :func:`choice`)."""
 
     def accepts(self, value: Any) -> bool:
         return self.test(value)
@@ -45,6 +48,7 @@ class ParamType:
             f"{self.description} or {other.description}",
             f"{self.plural} or {other.plural}",
             lambda value: self.test(value) or other.test(value),
+            self.examples + other.examples,
         )
 
     def __str__(self) -> str:
@@ -73,7 +77,8 @@ def choice(values: Iterable[Any], what: str = "values") -> ParamType:
     allowed = tuple(values)
     listing = ", ".join(repr(v) for v in allowed)
     return ParamType(
-        f"one of {listing}", f"{what} from {listing}", lambda v: any(type(v) is type(a) and v == a for a in allowed)
+        f"one of {listing}", f"{what} from {listing}", lambda v: any(type(v) is type(a) and v == a for a in allowed),
+        allowed,
     )
 
 
@@ -85,6 +90,7 @@ def list_of(item: ParamType, min_length: int = 0) -> ParamType:
         f"{article}{size}list of {item.plural}",
         f"lists of {item.plural}",
         lambda v: isinstance(v, list | tuple) and len(v) >= min_length and all(item.accepts(x) for x in v),
+        tuple([x] for x in item.examples),
     )
 
 
