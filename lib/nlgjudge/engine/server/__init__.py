@@ -5,9 +5,12 @@ an API key only from ``$NLGJUDGE_SERVER_API_KEY``) computes the same requests as
 runtimes -- the same prompt text, built by the same tokenizer and chat template, sent raw to
 ``/v1/completions`` -- and every label probability or log-likelihood is the model's exact
 log-probability of the tokens the in-process runtime scores, or a one-line error, never a floor.
-Its cache keys carry the fingerprint ``served:<model as served>|runtime=server`` plus the revision
-fields the server reports (never the URL or key), so served outputs never mix with in-process
-ones; the judge's cache-first driver writes each chunk as it completes, so a killed or failed run
+Its cache keys carry the fingerprint ``served:<model as served>|runtime=server`` plus what
+identifies the computation -- the server's ``system_fingerprint`` (vLLM: its version and a hash of
+its configuration, so an fp32 and a bf16 server differ), the revision fields of its ``/v1/models``
+entry, the identity the user states (``server_identity``, required with a cache when the server
+reports none) -- never the URL, a key or a path on the serving machine, so served outputs never mix
+with in-process ones or with another server's computation; the judge's cache-first driver writes each chunk as it completes, so a killed or failed run
 resumes where it stopped, losing and duplicating nothing.
 
 One module per concern, each saying in its first lines what it guarantees:
@@ -24,7 +27,12 @@ One module per concern, each saying in its first lines what it guarantees:
 - :mod:`~nlgjudge.engine.server.runtime`: :class:`ServerRuntime`, what the judge drives, with
   bounded concurrency in shared-prefix order.
 
-Tested against llama-cpp-python's own server on the packaged SmolLM2 (tests/test_engine_server.py).
+- :mod:`~nlgjudge.engine.server.local`: llama-cpp-python's and vLLM's servers started on a free
+  loopback port for the tests and benchmarks, stopped with their process group.
+
+Tested against llama-cpp-python's own server on the packaged SmolLM2 (tests/test_engine_server.py)
+and against vLLM's CPU build serving the torch runtime's converted folder in float32, to the torch
+runtime's values within 1e-4 (tests/test_engine_server_vllm.py).
 """
 
 from nlgjudge.engine.server.capabilities import Capabilities, fingerprint, probe
