@@ -47,7 +47,9 @@ def test_every_contestant_has_its_own_clearly_different_colour() -> None:
 
     names = ["BART", "PEGASUS", "BRIO", "GPT-4", "ChatGPT", "GPT-3", "reference"]
     colours = _colours(names)
-    rgb = np.array([colours[n] for n in names])
+    from matplotlib.colors import to_rgb
+
+    rgb = np.array([to_rgb(colours[n]) for n in names])
     distances = np.sqrt(((rgb[:, None, :] - rgb[None, :, :]) ** 2).sum(-1))[np.triu_indices(len(names), 1)]
     assert distances.min() > 0.25  # the old palette's PEGASUS and GPT-4 were 0.12 apart
 

@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from nlgjudge.plotting.style import PALETTE, require_columns
+from nlgjudge.plotting.style import PALETTE, model_style, require_columns
 
 
 def paper_vs_ours_bars(
@@ -27,7 +27,9 @@ def paper_vs_ours_bars(
     if not panels or not order:
         raise ValueError("paper_vs_ours_bars: nothing to draw (no aspect or method group in the frame)")
     who = list(dict.fromkeys(frame.sort_values("source", ascending=False, kind="stable")["who"]))  # reported first
-    colours = dict(zip(who, sns.color_palette(PALETTE, len(who)), strict=True))
+    # each system in its book-wide colour; the paper's bars hatched, ours plain
+    reported = set(frame.loc[frame["source"].astype(str).str.startswith("reported"), "who"])
+    styles = {name: model_style(name, paper=name in reported) for name in who}
     columns = min(len(panels), 2)
     rows = int(np.ceil(len(panels) / columns))
     fig, axes = plt.subplots(rows, columns, figsize=(max(3.6, 0.9 * len(order) + 1.2) * columns, 3.0 * rows + 0.9),
@@ -51,7 +53,8 @@ def paper_vs_ours_bars(
                 highs.append(high - ys[-1] if np.isfinite(high) else 0.0)
             if not xs:
                 continue
-            ax.bar(xs, ys, width=width, color=colours[name], label=name)
+            ax.bar(xs, ys, width=width, color=styles[name]["color"], hatch=styles[name]["hatch"], edgecolor="white",
+                   linewidth=0, label=name)
             if any(lows) or any(highs):
                 ax.errorbar(xs, ys, yerr=[lows, highs], fmt="none", ecolor="black", elinewidth=0.7, capsize=1.5)
         ax.axhline(0, color="black", linewidth=0.6)
@@ -61,8 +64,9 @@ def paper_vs_ours_bars(
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
         ax.set_ylabel("Spearman x100")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[name]) for name in who]
-    fig.legend(handles, who, loc="outside lower center", ncols=2, frameon=False, fontsize="small")
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=styles[name]["color"], hatch=styles[name]["hatch"], edgecolor="white")
+               for name in who]
+    fig.legend(handles, who, loc="outside lower center", ncols=2, frameon=False)
     if title:
         fig.suptitle(title)
     return fig

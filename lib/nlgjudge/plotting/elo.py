@@ -10,34 +10,27 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, PANEL_HEIGHT, PANEL_WIDTH, require_columns
+from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, PANEL_HEIGHT, PANEL_WIDTH, model_colour, require_columns
 
 
-#: The palette's colours in an order where neighbours differ clearly: its 2nd and 4th (orange,
-#: vermilion) and its 5th and 7th (two pinks) look alike as thin lines, so they are not used together.
-_DISTINCT_ORDER = (0, 1, 2, 4, 5, 7, 9, 8, 3, 6)
-REFERENCE_COLOUR = (0.1, 0.1, 0.1)
+#: The reference summary's colour (also :data:`nlgjudge.plotting.style.MODEL_COLOURS`' "reference").
+REFERENCE_COLOUR = model_colour("reference")
 
 
-def _colours(contestants: Sequence[str]) -> dict[str, tuple[float, float, float]]:
-    """One colour per contestant, the same in every panel and figure of the chapter; the reference
-    summary is drawn in near-black."""
-    palette = sns.color_palette(PALETTE, 10)
-    others = [c for c in contestants if c != "reference"]
-    colours = {name: tuple(palette[_DISTINCT_ORDER[k % len(_DISTINCT_ORDER)]]) for k, name in enumerate(others)}
-    if "reference" in contestants:
-        colours["reference"] = REFERENCE_COLOUR
-    return colours
+def _colours(contestants: Sequence[str]) -> dict[str, str]:
+    """One colour per contestant, the model's colour in every figure of the book
+    (:func:`nlgjudge.plotting.style.model_colour`); the reference summary is drawn in dark grey."""
+    return {name: model_colour(name) for name in contestants}
 
 
 def rouge_bars(scores: pd.DataFrame, title: str | None = None) -> Figure:
     """Seed 004 Fig. 1: mean ROUGE F1 x100 per contestant and ROUGE variant (``scores``: contestant,
     metric, value)."""
     require_columns(scores, ["contestant", "metric", "value"])
-    fig, ax = plt.subplots(figsize=(7.0, 3.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(9.0, 3.6), layout="constrained")
     sns.barplot(data=scores, x="contestant", y="value", hue="metric", palette=PALETTE, errorbar=None, ax=ax)
     for container in ax.containers:
-        ax.bar_label(container, fmt="%.1f", fontsize="x-small", padding=1)
+        ax.bar_label(container, fmt="%.1f", fontsize=10, padding=1)
     ax.set_xlabel("")
     ax.set_ylabel("F1 x100 against the reference")
     ax.set_ylim(0, float(scores["value"].max()) * 1.12)  # room for the value labels

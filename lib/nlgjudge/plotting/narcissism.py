@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, panel_grid, require_columns
+from nlgjudge.plotting.style import CORRELATION_CMAP, PANEL_WIDTH, model_colour, panel_grid, require_columns
 
 #: Sequential map for eq. 4's [0, 1] scores: darker = the evaluator rates the generator higher (as the paper).
 HEATMAP_CMAP = "Blues"
@@ -19,8 +19,10 @@ HEATMAP_SCALE_LABEL = "eq. 4, per evaluator (row):\n0 = its least liked, 1 = its
 
 
 def _short(name: str) -> str:
-    """Model names broken before their size, so that tick labels stay short."""
-    return name.replace("-instruct", "").replace("qwen2.5-coder-", "qwen2.5-coder\n").replace("smollm2-", "smollm2\n")
+    """Model names broken before their size, so that tick labels stay short (at 10 pt a heatmap
+    cell holds about ten characters: "qwen2.5-coder" ran into its neighbour, so the Qwen coder models read "qwen")."""
+    return (name.replace("-instruct", "").replace("qwen2.5-coder-", "qwen\n").replace("smollm2-", "smollm2\n")
+            .replace("gemma-3-", "gemma-3\n"))
 
 
 def heatmap_panels(
@@ -34,7 +36,7 @@ def heatmap_panels(
     if not tables:
         raise ValueError("no heatmap to draw")
     n = len(tables)
-    fig, panels = panel_grid(n, max_columns, 5.6, 4.2)
+    fig, panels = panel_grid(n, max_columns, 4.7, 4.4)
     ncols = min(n, max_columns)
     for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)
@@ -42,16 +44,16 @@ def heatmap_panels(
         last_in_row = k % ncols == ncols - 1 or k == n - 1
         sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
                     cbar=last_in_row, cbar_kws={"label": HEATMAP_SCALE_LABEL, "shrink": 0.8}, ax=ax,
-                    xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 9})
+                    xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 11})
         for i, evaluator in enumerate(table.index):
             if evaluator in table.columns:
                 j = list(table.columns).index(evaluator)
                 ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, edgecolor="#d55e00", linewidth=2.2))
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name, fontsize=12)
         ax.set_xlabel("generator (mean words)")
         ax.set_ylabel("evaluator" if k % ncols == 0 else "")
-        ax.tick_params(axis="x", rotation=0, labelsize=8)
-        ax.tick_params(axis="y", rotation=0, labelsize=8)
+        ax.tick_params(axis="x", rotation=0, labelsize=10)
+        ax.tick_params(axis="y", rotation=0, labelsize=10)
     if title:
         fig.suptitle(title)
     return fig
@@ -67,18 +69,17 @@ def interval_dots(
     if not tables:
         raise ValueError("nothing to draw")
     rows = max(len(t) for t in tables.values())
-    fig, panels = panel_grid(len(tables), max_columns, 4.2, 0.55 * rows + 1.4, sharey=True)
-    colours = sns.color_palette(PALETTE, rows)
+    fig, panels = panel_grid(len(tables), max_columns, 3.1, 0.55 * rows + 1.4, sharey=True)
     for ax, (name, table) in zip(panels, tables.items(), strict=True):
         require_columns(table, [value, low, high])
         y = np.arange(len(table))
-        for k, (label, row) in enumerate(table.iterrows()):
+        for k, (label, row) in enumerate(table.iterrows()):  # rows are models: each in its book-wide colour
             ax.errorbar(row[value], y[k], xerr=[[row[value] - row[low]], [row[high] - row[value]]], fmt="o",
-                        color=colours[k % len(colours)], capsize=3, label=str(label))
+                        color=model_colour(str(label)), capsize=3, label=str(label))
         ax.axvline(reference, color="0.4", linewidth=1, linestyle="--")
         ax.set_yticks(y, [_short(str(i)).replace("\n", " ") for i in table.index])
         ax.tick_params(axis="y", labelleft=True)
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name, fontsize=12)
         ax.set_xlabel(xlabel)
     panels[0].invert_yaxis()  # the y axis is shared: inverting it once puts the first row on top everywhere
     if title:
@@ -89,19 +90,18 @@ def interval_dots(
 def length_scatter(points: pd.DataFrame, evaluators: Sequence[str], title: str | None = None) -> Figure:
     """Score against summary length, one panel per evaluator (``points``: evaluator, n_words, score, generator)."""
     require_columns(points, ["evaluator", "n_words", "score", "generator"])
-    n = len(evaluators)
-    fig, axes = plt.subplots(1, n, figsize=(min(12.0, 3.0 * n), 2.9), layout="constrained", squeeze=False)
-    generators = list(dict.fromkeys(points["generator"]))
-    colours = dict(zip(generators, sns.color_palette(PALETTE, len(generators)), strict=True))
-    for ax, evaluator in zip(axes[0], evaluators, strict=True):
+    fig, panels = panel_grid(len(evaluators), 3, PANEL_WIDTH, 2.9)
+    for ax, evaluator in zip(panels, evaluators, strict=True):
         rows = points[points["evaluator"] == evaluator]
         for generator, part in rows.groupby("generator", sort=False):
-            ax.scatter(part["n_words"], part["score"], s=6, alpha=0.5, color=colours[generator], label=_short(str(generator)).replace("\n", " "))
-        ax.set_title(_short(evaluator).replace("\n", " "), fontsize=9)
+            ax.scatter(part["n_words"], part["score"], s=8, alpha=0.5, color=model_colour(str(generator)),
+                       label=_short(str(generator)).replace("\n", " "))
+        ax.set_title(_short(evaluator).replace("\n", " "), fontsize=12)
         ax.set_xlabel("summary length (words)")
-    axes[0][0].set_ylabel("score (mean log-prob.)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(5, len(labels)), fontsize=8, markerscale=2)
+        ax.tick_params(axis="y", labelleft=True)
+    panels[0].set_ylabel("score (mean log-prob.)")
+    handles, labels = panels[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), markerscale=2)
     if title:
         fig.suptitle(title)
     return fig
