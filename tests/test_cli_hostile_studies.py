@@ -175,3 +175,45 @@ def test_the_study_runner_judges_in_steps_of_seconds(tmp_path: Path, monkeypatch
     with pytest.raises(Reached):
         cli_main(studies(tmp_path))
     assert isinstance(made.get("commit_seconds"), float) and 0 < made["commit_seconds"] <= 20, made
+
+
+# --------------------------------------------------------------------------------------------
+# What the probe found after 58dced5: one clear line, before any judge is made
+
+
+@pytest.mark.parametrize(("replace", "env", "message"), [
+    (("smollm2-135m-instruct", "minilm-l6"), {}, "--model minilm-l6: a sentence encoder, which cannot judge"),
+    (None, {"NLGJUDGE_THREADS": "abc"}, "NLGJUDGE_THREADS='abc' is not a whole number of threads; set e.g. NLGJUDGE_THREADS=2"),
+])
+def test_an_encoder_or_a_bad_thread_setting_is_refused_before_a_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch, replace: tuple[str, str] | None,
+                                                                     env: dict[str, str], message: str) -> None:
+    def no_judge(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a judge was made before the bad argument was refused")
+
+    monkeypatch.setattr("nlgjudge.engine.Judge", no_judge)
+    monkeypatch.setattr("nlgjudge.studies.released.import_released", lambda *a, **k: 0)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # were the hub sought, the test would fail offline, not hang
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    write_summeval(tmp_path / "data")
+    argv = studies(tmp_path)
+    if replace is not None:
+        argv = [replace[1] if a == replace[0] else a for a in argv]
+    status = cli_main(argv)
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert status == 2 and len(errors) == 1 and message in errors[0] and "Traceback" not in err, err
+
+
+def test_a_data_dir_without_the_dataset_says_what_is_missing_and_the_option(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    (tmp_path / "empty").mkdir()
+    status = cli_main(studies(tmp_path, data=str(tmp_path / "empty")))
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("error: dataset 'summeval'"), err
+    assert f"missing {tmp_path / 'empty' / 'summeval'}" in lines[0] and "pass --data-dir" in lines[0], lines[0]

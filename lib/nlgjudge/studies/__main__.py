@@ -94,12 +94,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except known as error:
-        print(f"error: {_one_line(error)}", file=sys.stderr)
+        line = _data_not_found(error) if isinstance(error, DataNotFoundError) else _one_line(error)
+        print(f"error: {line}", file=sys.stderr)
         return 2
     except OSError as error:  # a file or folder the run needs (the options are checked first; this is the rest)
         where = f" ({error.filename})" if error.filename else ""
-        print(f"error: {error.strerror or type(error).__name__}{where}", file=sys.stderr)
+        print(f"error: {error.strerror or _one_line(error)}{where}", file=sys.stderr)
         return 2
+
+
+def _data_not_found(error: BaseException) -> str:
+    """A dataset's long not-found message (where it looked, how to fix it, several lines) as one line
+    with what was looked for on disk and the command line's fix."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    local = next((line.removeprefix("- local:").strip() for line in lines if line.startswith("- local:")), None)
+    where = f" ({local})" if local else ""
+    return (f"{lines[0].rstrip('.') if lines else 'the dataset was not found'}{where}; pass --data-dir, or set "
+            "NLGJUDGE_DATA_DIR, to the data directory that holds it (one sub-folder per dataset)")
 
 
 def _one_line(error: BaseException) -> str:
@@ -145,6 +156,12 @@ def _run_study(argv: list[str]) -> int:
         handle = served_handle(args.model, args.server_tokenizer)
     else:
         handle = resolve_model(args.model)  # an unknown name fails now, before data and cache are read
+        if handle.kind == "encoder":  # otherwise its prompts fail to build (or its tokenizer is sought online)
+            from nlgjudge.models import PACKAGED_MODELS
+
+            judges = ", ".join(name for name, spec in PACKAGED_MODELS.items() if spec.kind != "encoder")
+            raise UsageError(f"--model {args.model}: a sentence encoder, which cannot judge (it has no language-model "
+                             f"head to answer with); pass a generative model, e.g. one of {judges}")
     study = get_study(args.study)
     try:
         ds = load_dataset(args.dataset, data_dir=args.data_dir, n_contexts=args.n_contexts, seed=args.seed)
@@ -205,6 +222,13 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
     if backend != "server":
         if server_only:
             raise UsageError(f"{server_only[0]} is for a judge on a server: pass --backend server too")
+        from nlgjudge.engine.llamacpp import THREADS_ENV, thread_count
+
+        if os.environ.get(THREADS_ENV, "").strip():  # a bad setting is named now, even if all is in the cache
+            try:
+                thread_count(None)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
         return {"backend": args.backend}
     from nlgjudge.engine.server import ServerError
     from nlgjudge.engine.server.client import base_url
