@@ -98,3 +98,16 @@ def test_engine_vllm_runs_torch_then_llamacpp_then_starts_vllm_on_the_converted_
     with pytest.raises(SystemExit) as info:
         bench.main(["server", "--no-llamacpp"])
     assert info.value.code == 2 and "--no-llamacpp is for --engine vllm" in capsys.readouterr().err
+
+
+def test_vllm_prefix_cache_counters_become_one_hit_rate():
+    metrics = "\n".join([
+        "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.",
+        'vllm:prefix_cache_queries_total{engine="0",model_name="smollm2-135m-instruct"} 4000.0',
+        'vllm:prefix_cache_queries_created{engine="0",model_name="smollm2-135m-instruct"} 1.7958e+09',
+        'vllm:prefix_cache_hits_total{engine="0",model_name="smollm2-135m-instruct"} 3000.0',
+        'vllm:kv_cache_usage_perc{engine="0",model_name="smollm2-135m-instruct"} 0.01',
+    ])
+    assert server.vllm_prefix_cache(metrics) == \
+        "server prefix cache (vLLM, since it started): 3000 of 4000 prompt tokens found cached (75.0%)"
+    assert server.vllm_prefix_cache("llamacpp_kv_cache_tokens 5") is None

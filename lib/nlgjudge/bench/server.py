@@ -73,16 +73,38 @@ def start_server(model: str, threads: int, port: int) -> tuple[subprocess.Popen[
         raise SystemExit(f"{PROG}: {error}") from None
 
 
+def vllm_prefix_cache(metrics: str) -> str | None:
+    """vLLM's prefix-cache hit rate from its Prometheus text (``vllm:prefix_cache_hits_total`` over
+    ``vllm:prefix_cache_queries_total``, in tokens, since the server started), or None if absent."""
+    totals: dict[str, float] = {}
+    for line in metrics.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"):
+            try:
+                totals[name] = totals.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+            except (IndexError, ValueError):
+                continue
+    queries = totals.get("vllm:prefix_cache_queries_total")
+    if not queries:
+        return None
+    hits = totals.get("vllm:prefix_cache_hits_total", 0.0)
+    return (f"server prefix cache (vLLM, since it started): {hits:.0f} of {queries:.0f} prompt tokens found cached "
+            f"({100 * hits / queries:.1f}%)")
+
+
 def prefix_cache_report(url: str) -> str:
     """What the server says about prefix-cache reuse (llama-cpp-python's server: nothing, said so)."""
     import httpx
 
     root = url.removesuffix("/v1")
     try:
-        response = httpx.get(root + "/metrics", timeout=5)
+        response = httpx.get(root + "/metrics", timeout=5, trust_env=False)  # loopback: never via a proxy
     except httpx.TransportError:
         response = None
     if response is not None and response.status_code == 200:
+        vllm = vllm_prefix_cache(response.text)
+        if vllm is not None:
+            return vllm
         lines = [x for x in response.text.splitlines() if "cache" in x.lower() and not x.startswith("#")]
         if lines:
             return "server prefix-cache counters: " + "; ".join(lines)

@@ -71,7 +71,7 @@ def wait_until_serving(proc: subprocess.Popen[bytes], url: str, timeout: float, 
             stop_server(proc)
             raise ServerUnavailableError(f"{what} exited with status {proc.returncode} before serving at {url}{hint}")
         try:
-            if httpx.get(url + "/models", timeout=2).status_code == 200 and proc.poll() is None:
+            if httpx.get(url + "/models", timeout=2, trust_env=False).status_code == 200 and proc.poll() is None:
                 return
         except httpx.TransportError:
             pass
