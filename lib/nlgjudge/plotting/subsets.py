@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
 from nlgjudge.analysis.subsets import STRATEGY_ORDER
-from nlgjudge.plotting.style import PALETTE
+from nlgjudge.plotting.style import PALETTE, PANEL_WIDTH, panel_grid
 
 
 def _strategy_palette() -> dict[str, tuple[float, float, float]]:
@@ -46,9 +44,9 @@ def plot_subset_curves(
     else:
         panels = [(("debiased" if flag else "plain (eq. 2)"), curves[curves["debiased"] == flag])
                   for flag in sorted(set(curves["debiased"]))]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.6, 3.0), squeeze=False,
-                             sharey=True, layout="constrained")
-    for ax, (name, part) in zip(axes.flat, panels, strict=True):
+    # three panels a row at most: five in one row were shrunk to unreadable text at page width
+    fig, axes = panel_grid(len(panels), 3, PANEL_WIDTH, 3.0, sharey=True)
+    for ax, (name, part) in zip(axes, panels, strict=True):
         if panel == "strategy":
             lines = [((("debiased" if flag else "plain")), part[part["debiased"] == flag],
                       "tab:orange" if flag else "tab:blue") for flag in sorted(set(part["debiased"]))]
@@ -61,7 +59,8 @@ def plot_subset_curves(
         ax.set_title(str(name), fontsize="medium")
         ax.set_xlabel("comparisons R" if x == "budget" else "fraction of all N(N-1) comparisons")
         ax.set_ylabel("Spearman x100")
-    axes.flat[-1].legend(loc="lower right", fontsize="small", frameon=False)
+        ax.tick_params(axis="y", labelleft=True)
+    axes[-1].legend(loc="lower right", frameon=False)
     if title:
         fig.suptitle(title)
     return fig
@@ -79,12 +78,9 @@ def plot_curve_grid(curves: pd.DataFrame, debiased: bool = False, title: str | N
     averaged = part.groupby(["dataset", "aspect", "strategy", "budget", "fraction"], sort=False)[
         ["spearman_x100", "ci_low_x100", "ci_high_x100"]].mean().reset_index()
     cells = list(dict.fromkeys(zip(averaged["dataset"], averaged["aspect"])))
-    n_columns = min(4, len(cells))
-    n_rows = int(np.ceil(len(cells) / n_columns))
-    fig, axes = plt.subplots(n_rows, n_columns, figsize=(3.0 * n_columns + 0.6, 2.6 * n_rows), squeeze=False,
-                             layout="constrained")
+    fig, axes = panel_grid(len(cells), 3, PANEL_WIDTH, 2.6)  # three a row: four were shrunk at page width
     palette = _strategy_palette()
-    for ax, (dataset, aspect) in zip(axes.flat, cells):
+    for ax, (dataset, aspect) in zip(axes, cells):
         cell = averaged[(averaged["dataset"] == dataset) & (averaged["aspect"] == aspect)]
         for strategy in [s for s in STRATEGY_ORDER if s in set(cell["strategy"])]:
             line = cell[cell["strategy"] == strategy].sort_values("budget")
@@ -94,9 +90,7 @@ def plot_curve_grid(curves: pd.DataFrame, debiased: bool = False, title: str | N
         ax.set_title(f"{dataset} {aspect}", fontsize="medium")
         ax.set_xlabel("fraction of N(N-1)")
         ax.set_ylabel("Spearman x100")
-    for ax in list(axes.flat)[len(cells):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize="x-small", frameon=False, loc="lower right")
+    axes[0].legend(frameon=False, loc="lower right")
     fig.suptitle(title or f"{curves['model'].iloc[0]}: {'debiased' if debiased else 'plain'} decisions, "
                  "mean over prompts")
     return fig
