@@ -55,12 +55,12 @@ MODEL_COLOURS: dict[str, str] = {
     "qwen2.5-coder-1.5b-instruct": "#0173b2",  # blue
     "qwen2.5-coder-0.5b-instruct": "#de8f05",  # orange
     "smollm2-135m-instruct": "#029e73",  # green
-    "gemma-3-270m": "#d55e00",  # vermilion
+    "gemma-3-270m": "#cc78bc",  # pink (vermilion read as the 0.5B's orange in a scatter)
     # seed 000's judges
     "flant5-220m": "#fbafe4",
     "flant5-770m": "#ece133",
-    "flant5-3b": "#cc78bc",
-    "flant5-7b": "#8c613c",
+    "flant5-3b": "#8c613c",
+    "flant5-7b": "#d55e00",
     "flant5-11b": "#ca9161",
     "llama2-chat-7b": "#56b4e9",
     "llama2-chat-13b": "#5d3a9b",
