@@ -128,3 +128,16 @@ def test_the_command_line_names_the_delimiter(tmp_path: Path, capsys: pytest.Cap
     status = cli_main(["rank", str(path), "--model", "smollm2-135m-instruct", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "separated by semicolons" in err and "Traceback" not in err
+
+
+def test_a_null_output_is_called_null_not_missing(tmp_path: Path) -> None:
+    rows = [dict(r) for r in ROWS]
+    rows[1]["output"] = None  # type: ignore[assignment]
+    message = refused(jsonl(tmp_path / "o.jsonl", rows), r"line 2: field 'output' has no value \(null\)")
+    assert "missing field" not in message
+
+
+def test_a_wrong_type_is_named_with_its_article(tmp_path: Path) -> None:
+    rows = [dict(r) for r in ROWS]
+    rows[0]["output"] = 5  # type: ignore[assignment]
+    refused(jsonl(tmp_path / "o.jsonl", rows), r"line 1: field 'output' is an int \(5\), not a string")

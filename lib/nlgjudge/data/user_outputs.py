@@ -286,12 +286,20 @@ def row_place(frame: pd.DataFrame, context_id: str, system: str) -> str:
     return frame.attrs.get(PLACES_ATTR, {}).get((context_id, system), f"context {context_id!r}, system {system!r}")
 
 
+def _a(noun: str) -> str:
+    """``"an int"``, ``"a list"``: the type named in a sentence."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _absent(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> str:
-    if field not in record or _absent(record[field]):
+    if field in record and _absent(record[field]):  # there, but null (JSON null, an empty Parquet cell)
+        raise UserInputError(f"{where}: field {field!r} has no value (null); give every row its "
+                             f"{column.replace('_', ' ')} as text")
+    if field not in record:
         present = ", ".join(repr(k) for k, v in record.items() if not _absent(v)) or "none"
         raise UserInputError(f"{where}: missing field {field!r} (fields present: {present}); every row needs it, "
                              f"or name the field that holds the {column.replace('_', ' ')} with {FIELD_OPTIONS[column]}")
@@ -300,7 +308,7 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
         value = str(int(value))  # integer ids (also numpy's, from Parquet) are common and unambiguous
     if not isinstance(value, str):
         raise UserInputError(
-            f"{where}: field {field!r} is a {type(value).__name__} ({_short(value)}), not a string; "
+            f"{where}: field {field!r} is {_a(type(value).__name__)} ({_short(value)}), not a string; "
             f"write the {column.replace('_', ' ')} as text"
         )
     _check_encodable(value, field, where)
