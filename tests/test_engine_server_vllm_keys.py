@@ -148,6 +148,8 @@ def test_a_server_without_identity_is_refused_with_a_cache_and_keyed_by_the_stat
         stub.close()
     with pytest.raises(ValueError, match="one line without '|'"):
         served("http://127.0.0.1:9/v1", False, server_identity="a|b")
+    with pytest.raises(ValueError, match="for backend='server' only"):
+        Judge(TOKENIZER, backend="torch", cache=False, server_identity="x")
 
 
 ROWS = [{"context_id": f"c{c}", "source": f"Article {c} .", "system": s, "output": f"{s} says {c} ."}

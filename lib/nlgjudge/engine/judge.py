@@ -220,6 +220,8 @@ class Judge:
                 timeout=request_timeout, retries=request_retries, identity=server_identity,
             )
         else:
+            if server_identity is not None:
+                raise ValueError("server_identity names the weights a server serves: it is for backend='server' only")
             self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
         # A served handle may describe its packaged prompt model (source "packaged"): the runtime is the server's.
         self.backend = "server" if self._server is not None else choose_backend(self.handle, backend)
