@@ -91,6 +91,15 @@ def test_overlapping_tick_labels_are_found() -> None:
     assert any("overlapping" in p for p in legibility_problems(fig))
 
 
+def test_slanted_labels_overlap_only_when_their_lines_are_too_close() -> None:
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.set_xticks(range(3), ["a system with a long descriptive name", "B", "C"], rotation=30, ha="right")
+    assert legibility_problems(fig) == []  # upright boxes overlap, the slanted lines do not
+    crowded, ax = plt.subplots(figsize=(1.2, 3))
+    ax.set_xticks(range(6), ["some long name"] * 6, rotation=30, ha="right")
+    assert any("overlapping" in p for p in legibility_problems(crowded))
+
+
 def test_panel_grid_wraps_rather_than_shrinking_panels() -> None:
     fig, axes = panel_grid(4, 4, 3.1, 2.5)
     grid = axes[0].get_subplotspec().get_gridspec()

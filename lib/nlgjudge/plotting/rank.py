@@ -41,6 +41,9 @@ def win_matrix(win_rates: pd.DataFrame, order: list[str] | None = None, title: s
     ax.set_xlabel("against")
     ax.set_ylabel("system (row) wins")
     ax.tick_params(axis="x", rotation=30)
+    for label in ax.get_xticklabels():  # a slanted label ends at its column, not centred across its neighbours
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
     ax.tick_params(axis="y", rotation=0)
     ax.set_title(drawable(title or "Pairwise win rates (debiased)"))
     return fig

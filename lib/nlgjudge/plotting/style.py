@@ -156,11 +156,26 @@ def legibility_problems(fig: Figure, width: float = CONTENT_WIDTH, min_font: flo
             continue
         for axis in (ax.xaxis, ax.yaxis):
             labels = [t for t in axis.get_ticklabels() if t.get_text() and t.get_visible()]
-            boxes = [t.get_window_extent(renderer) for t in labels]
-            for k in range(len(boxes) - 1):
-                if boxes[k].overlaps(boxes[k + 1]):
-                    problems.append(f"overlapping tick labels {labels[k].get_text()!r} and {labels[k + 1].get_text()!r}")
+            for left, right in zip(labels, labels[1:]):
+                if _labels_overlap(left, right, renderer):
+                    problems.append(f"overlapping tick labels {left.get_text()!r} and {right.get_text()!r}")
     return problems
+
+
+def _labels_overlap(first: Text, second: Text, renderer: object) -> bool:
+    """Whether two neighbouring tick labels run into each other. Level labels overlap when their boxes
+    do; slanted ones (parallel lines of text) when the distance between their lines, the gap between
+    the ticks times the sine of the angle, is less than a line's height (their upright boxes overlap
+    even when the text does not)."""
+    import math
+
+    angle = first.get_rotation() % 180
+    if angle in (0.0, 90.0):
+        return first.get_window_extent(renderer).overlaps(second.get_window_extent(renderer))
+    (x1, y1), (x2, y2) = (t.get_transform().transform(t.get_position()) for t in (first, second))
+    gap = math.hypot(x2 - x1, y2 - y1)
+    line_height = first.get_fontsize() * first.figure.dpi / 72
+    return gap * abs(math.sin(math.radians(angle))) < line_height
 
 
 def show(fig: Figure) -> None:
