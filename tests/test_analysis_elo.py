@@ -334,3 +334,18 @@ def test_tau_between_judges_is_tested_over_the_systems_by_its_exact_permutation_
     out = claims({"ROUGE-1": rouge, "llm": llm}, _kappas("llm", 0.0, -0.1, 0.1), "llm", six, n_boot=50).set_index("key")
     assert out.loc["tau_reversed", "verdict"] == "supported" and out.loc["tau_reversed", "n"] == 6
     assert out.loc["tau_reversed", "reason"].startswith("p = 0.003 < 0.05")
+
+
+def test_the_claims_view_puts_the_verdict_first_and_names_each_estimate_s_unit() -> None:
+    from nlgjudge.analysis import elo as analysis
+
+    frame = pd.DataFrame({
+        "judge": ["j", "j", "j"], "short": ["kappa", "tau", "reference"], "key": ["kappa", "tau_reversed", "reference"],
+        "estimate": [-0.12, -0.47, 452.0], "ci_low": [-0.2, float("nan"), 378.0], "ci_high": [-0.04, float("nan"), 526.0],
+        "n": [99, 6, 99], "verdict": ["contradicted", "not resolved", "supported"], "reason": ["a", "b", "c"],
+    })
+    view = analysis.claims_view(frame)
+    assert list(view.columns) == ["verdict", "estimate [95% interval]", "unit", "n", "n counts", "reason"]
+    assert view.loc[("j", "tau"), "unit"] == "Kendall's tau" and view.loc[("j", "tau"), "n counts"] == "systems"
+    assert view.loc[("j", "reference"), "unit"] == "Elo points" and view.loc[("j", "kappa"), "n counts"] == "articles"
+    assert view.loc[("j", "kappa"), "estimate [95% interval]"] == "-0.12 [-0.20, -0.04]"

@@ -342,10 +342,10 @@ def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
 
     return pd.DataFrame(
         {
+            "verdict": [verdict_cell(v, r) for v, r in zip(claims["verdict"], claims["reason"], strict=True)],
             "Spearman change [95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
                                       zip(claims["gain"], claims["gain_low"], claims["gain_high"], strict=True)],
             "n": claims["n_contexts"].to_numpy(),
-            "verdict": [verdict_cell(v, r) for v, r in zip(claims["verdict"], claims["reason"], strict=True)],
             "contexts needed": [("out of reach" if v == NOT_RESOLVED else "–") if not np.isfinite(n) else str(int(n))
                                 for v, n in zip(claims["verdict"], claims["contexts_needed"], strict=True)],
         },

@@ -827,6 +827,10 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     ("–" where the model has no scoring figure), and the claim rule's verdict with its reason."""
     return pd.DataFrame(
         {
+            # The verdict first: it is what the table is read for, and the column a narrow page keeps.
+            "verdict": [family_cell(v, r, f) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
+                        zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
+                            claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
             "comparative": [f"{value:.{decimals}f}" for value in claim[COMPARATIVE]],
             "best scoring": [
                 f"{value:.{decimals}f} ({SCORING_SHORT[method]})" if isinstance(method, str) else "–"
@@ -837,9 +841,6 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
                 for gap, low, high in zip(claim["gap"], claim["gap_low"], claim["gap_high"], strict=True)
             ],
             "n": claim["n_paired"].to_numpy(),
-            "verdict": [family_cell(v, r, f) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
-                        zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
-                            claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )

@@ -507,6 +507,32 @@ MIN_ARTICLES_FOR_A_CLAIM = 5
 #: Each claim's short name, for tables (the full wording is the ``claim`` column).
 CLAIM_SHORT = {"kappa": "kappa near 0", "tau_different": "tau below 1", "tau_reversed": "tau below 0",
                "reference": "reference not always first", "llms": "LLMs above fine-tuned"}
+#: Per claim key: the unit of its estimate, and what its n counts (the unit of inference).
+CLAIM_UNITS = {
+    "kappa": ("Cohen's kappa", "articles"),
+    "tau_different": ("Kendall's tau", "systems"),
+    "tau_reversed": ("Kendall's tau", "systems"),
+    "reference": ("Elo points", "articles"),
+    "llms": ("Elo points", "articles"),
+}
+
+
+def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
+    """The claims table for the page: per judge and claim, the estimate with its interval, its unit,
+    n and what n counts, the verdict and its reason (verdict first after the estimate)."""
+    from nlgjudge.prose import interval_text
+
+    units = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[0])
+    counts = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[1])
+    shown = claims_frame.assign(
+        interval=[interval_text(e, lo, hi) for e, lo, hi in
+                  zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"], strict=True)],
+        unit=units, n_counts=counts)
+    return (shown.set_index(["judge", "short"])[["verdict", "interval", "unit", "n", "n_counts", "reason"]]
+            .rename(columns={"interval": "estimate [95% interval]", "n_counts": "n counts"})
+            .rename_axis(index=["judge", "claim"]))
+
+
 CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
                  "articles_needed"]
 

@@ -669,10 +669,11 @@ def claims_summary(rows: pd.DataFrame) -> pd.DataFrame:
         finite = part["estimate"].dropna()
         out.append({
             "claim": claim,
+            "verdict": verdict.verdict,
             "estimates": (f"{finite.min():+.2f} to {finite.max():+.2f}" if len(finite) > 1 else
                           f"{finite.iloc[0]:+.2f}" if len(finite) else "–"),
             "n (documents)": listing([str(k) for k in sorted(set(part["n"]), reverse=True)]) if part["n"].any() else "–",
-            "verdict": verdict.verdict, "reason": verdict.reason,
+            "reason": verdict.reason,
         })
     return pd.DataFrame(out).set_index("claim")
 
