@@ -141,3 +141,21 @@ def test_a_wrong_type_is_named_with_its_article(tmp_path: Path) -> None:
     rows = [dict(r) for r in ROWS]
     rows[0]["output"] = 5  # type: ignore[assignment]
     refused(jsonl(tmp_path / "o.jsonl", rows), r"line 1: field 'output' is an int \(5\), not a string")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("alpha", "alpha\u200b"),  # a zero-width space: two systems that both read 'alpha'
+    ("caf\u00e9", "cafe\u0301"),  # 'café' with its accent composed, and decomposed
+])
+def test_names_that_look_the_same_are_refused(tmp_path: Path, first: str, second: str) -> None:
+    rows = [dict(r) for r in ROWS]
+    rows[0]["system"] = rows[2]["system"] = first
+    rows[1]["system"] = rows[3]["system"] = second
+    refused(jsonl(tmp_path / "o.jsonl", rows), r"line 1 and line 2: system names .* differ only in invisible characters, "
+                                                r"spacing or how their accents are encoded")
+
+
+def test_a_bidirectional_override_in_a_name_is_refused(tmp_path: Path) -> None:
+    rows = [dict(r) for r in ROWS]
+    rows[1]["system"] = rows[3]["system"] = "\u202eateb"  # shown as 'beta'
+    refused(jsonl(tmp_path / "o.jsonl", rows), r"line 2: field 'system' .* bidirectional control character U\+202E")

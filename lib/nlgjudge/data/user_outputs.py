@@ -337,6 +337,10 @@ def _check_field_names(fields: FieldNames, with_reference: bool) -> None:
         seen[field] = column
 
 
+#: Characters that reorder the display of text around them (embeddings, overrides, isolates, marks).
+BIDI_CONTROLS = frozenset("\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _check_label(value: str, field: str, column: str, where: str) -> None:
     """A system name or context id is printed in every output file: no control characters (a newline
     would start a heading in report.md) and, for a system, a length a table and a figure can show."""
@@ -344,24 +348,40 @@ def _check_label(value: str, field: str, column: str, where: str) -> None:
     if bad is not None:
         raise UserInputError(f"{where}: field {field!r} ({_short(value)!r}) holds the control character {bad!r}; "
                              f"a {column.replace('_', ' ')} must be one line of printable text")
+    bidi = next((ch for ch in value if ch in BIDI_CONTROLS), None)
+    if bidi is not None:  # shown, the name would read differently from what it is ("\u202eateb" reads "beta")
+        raise UserInputError(f"{where}: field {field!r} ({_short(value)!r}) holds the bidirectional control character "
+                             f"U+{ord(bidi):04X} ({unicodedata.name(bidi, 'unnamed')}), which reorders how the name is "
+                             f"shown; remove it")
     if column == "system" and len(value) > MAX_NAME_LENGTH:
         raise UserInputError(f"{where}: field {field!r} is {len(value)} characters long ({_short(value)!r}); a system "
                              f"name is a label in the leaderboard and the figure: use at most {MAX_NAME_LENGTH} characters")
 
 
+def _shown_as(name: str) -> str:
+    """What a reader sees of ``name``: Unicode-normalised (NFKC: an accent composed or not), without
+    invisible format characters (zero-width spaces, joiners, a byte-order mark) and surrounding spaces."""
+    visible = "".join(ch for ch in unicodedata.normalize("NFKC", name) if unicodedata.category(ch) != "Cf")
+    return " ".join(visible.split())
+
+
 def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
-    """``"A "`` and ``"A"`` would be two systems: names that differ only in surrounding spaces are refused."""
+    """``"A "`` and ``"A"`` would be two systems that look alike: names that differ only in surrounding
+    spaces, invisible characters or Unicode normalisation are refused."""
     for column, what in (("system", "system"), ("context_id", "context")):
         names = list(dict.fromkeys(checked[column]))
-        by_stripped: dict[str, list[str]] = {}
+        by_shown: dict[str, list[str]] = {}
         for value in names:
-            by_stripped.setdefault(value.strip(), []).append(value)
-        for variants in by_stripped.values():
+            by_shown.setdefault(_shown_as(value), []).append(value)
+        for variants in by_shown.values():
             if len(variants) > 1:
-                places = [checked["_place"][checked[column] == v].iloc[0] for v in variants[:2]]
+                first, second = variants[:2]
+                places = [checked["_place"][checked[column] == v].iloc[0] for v in (first, second)]
+                how = ("spaces around them" if first.strip() == second.strip()
+                       else "invisible characters, spacing or how their accents are encoded (Unicode normalisation)")
                 raise UserInputError(
-                    f"{origin}, {' and '.join(places)}: {what} names {variants[0]!r} and {variants[1]!r} differ only in "
-                    f"spaces around them, so they would count as two {what}s; write the name the same way everywhere"
+                    f"{origin}, {' and '.join(places)}: {what} names {first!r} and {second!r} differ only in "
+                    f"{how}, so they would count as two {what}s that look the same; write the name the same way everywhere"
                 )
 
 
