@@ -222,3 +222,24 @@ def test_the_model_cache_setting_gets_its_own_fix_not_the_model_name_one() -> No
     assert line.endswith("set e.g. NLGJUDGE_THREADS=2") and "packaged short name" not in line
     line = ranking._load_failure("smollm2-135m-instruct", json.JSONDecodeError("Expecting value", "", 0))
     assert "model cache folder" in line and "file_sha256.json" in line and "packaged short name" not in line
+
+
+# --------------------------------------------------------------------------------------------
+# What the probe found after 58dced5
+
+
+@pytest.mark.parametrize("variable", ["NLGJUDGE_CACHE_DIR", "NLGJUDGE_OUTPUT_CACHE"])
+def test_a_cache_setting_naming_an_impossible_place_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch, no_model: None,
+                                                             variable: str) -> None:
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv(variable, str(tmp_path / "afile" / "sub" / ("c.sqlite" if "OUTPUT" in variable else "")))
+    line = one_error(rank_cli(tmp_path), capsys.readouterr().err)
+    assert line.startswith(f"error: {variable}='{tmp_path / 'afile' / 'sub'}") and f"set {variable} to" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_truncate_with_a_server_names_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], no_model: None) -> None:
+    line = one_error(rank_cli(tmp_path, "--truncate", "--server-url", "http://127.0.0.1:9/v1"), capsys.readouterr().err)
+    assert line.startswith("error: --truncate is for a judge computed here") and "truncate=True" not in line, line
+    assert not (tmp_path / "out").exists()

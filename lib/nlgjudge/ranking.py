@@ -742,8 +742,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_sizes(args)
             budget = _check_budget(args.budget)
             _check_seed(args.seed)
+            _check_cache_folders()
             runtime = judge_runtime(args.backend, args.server_url, args.server_tokenizer, args.max_concurrency,
                                     args.server_identity, cli=True)
+            if args.truncate and runtime["backend"] == "server":
+                raise UserInputError("--truncate is for a judge computed here: a server reads the prompt's text, not cut "
+                                     "token ids; leave --truncate out and shorten the long contexts' sources or outputs")
             from nlgjudge.models import PACKAGED_MODELS, resolve_model
 
             if runtime["backend"] != "server":
@@ -794,6 +798,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: Upper bounds of the size options: beyond them a run takes hours doing nothing useful.
 MAX_BOOTSTRAP = 100_000
 MAX_CONCURRENCY = 1024
+
+
+def _check_cache_folders() -> None:
+    """The user cache folder and the output cache's folder exist or can be made, before anything is
+    read: a setting that names an impossible place is one line naming the variable."""
+    from nlgjudge.config import CACHE_DIR_ENV, OUTPUT_CACHE_ENV, cache_dir, output_cache_path
+
+    for variable, make in ((CACHE_DIR_ENV, cache_dir), (OUTPUT_CACHE_ENV, output_cache_path)):
+        try:
+            make()
+        except OSError as error:
+            setting = os.environ.get(variable, "").strip()
+            what = f"{variable}={setting!r}" if setting else f"the user cache folder (set {CACHE_DIR_ENV} to move it)"
+            raise UserInputError(f"{what}: cannot create the folder {error.filename or ''} ({_reason(error)}); "
+                                 f"set {variable} to a place you can write to") from None
 
 
 def _check_sizes(args: argparse.Namespace) -> None:
