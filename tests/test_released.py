@@ -32,6 +32,8 @@ def test_a_changed_verdict_carries_the_released_one_and_an_unchanged_one_does_no
     assert prose.with_previous("take_c_x", "summeval 0.5 [-0.2, 1.2], not resolved (n = 8); webnlg 0.1 [-1, 1], not resolved (n = 8)",
                                previous).endswith("(was: supported, not resolved)")
     assert prose.with_previous("judge", "smollm2", previous) == "smollm2"  # not a verdict: no mark
+    assert prose.with_previous("rank_resolved", "1", {"rank_resolved": "2 (4 before Holm's correction)"}) == \
+        "1 (was: 2 (4 before Holm's correction))"
     assert prose.with_previous("new_name", "supported", previous) == "supported"
     assert prose.with_previous("claim_kappa_verdict", "not resolved", None) == "not resolved"
 

@@ -51,7 +51,8 @@ def with_previous(name: str, text: str, previous: Mapping[str, str] | None) -> s
     words_now, words_before = _VERDICT_WORDS.findall(text), _VERDICT_WORDS.findall(before)
     if words_before:
         return f"{text} (was: {', '.join(words_before)})" if words_now != words_before else text
-    counts_a_verdict = any(f"_{word.replace(' ', '_')}" in name for word in ("supported", "contradicted", "not resolved", "not tested"))
+    # Counts of verdicts (claim_n_supported) and of resolved orders (rank_resolved) are verdicts too.
+    counts_a_verdict = any(f"_{word}" in name for word in ("supported", "contradicted", "not_resolved", "not_tested", "resolved"))
     return f"{text} (was: {before})" if counts_a_verdict and text != before else text
 
 
