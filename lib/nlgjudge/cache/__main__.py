@@ -76,6 +76,9 @@ def _check_before(args: argparse.Namespace, cache: OutputCache) -> None:
     reads it (opening it would create an empty one and report 0 outputs), and an ``--out`` folder
     that cannot be written (found by creating it and writing a file, not by permission bits: root
     ignores them)."""
+    if cache.path.is_dir():  # for every command: a folder is never a cache file, whatever is in it
+        raise CacheError(f"no output cache at {cache.path}: it is a folder, not a cache file; name the file with --db "
+                         f"(e.g. --db {cache.path / 'outputs.sqlite'})")
     if args.command != "import" and not cache.path.is_file():
         raise CacheError(
             f"no output cache at {cache.path}: it does not exist (nothing has been computed or imported there); run a study, or "
