@@ -350,7 +350,7 @@ def bench_launched_vllm(args: argparse.Namespace, model: str, requests: Sequence
     print(f"{'torch in-process (fp32, same weights)':<40} {t_torch:>8.1f} {n / t_torch:>14.3f}")
     if llama is not None:
         print(f"{'llama.cpp in-process (GGUF)':<40} {llama[0]:>8.1f} {n / llama[0]:>14.3f}")
-    print(f"{'vLLM CPU server (HTTP, fp32, same weights)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print(f"{'vLLM CPU server (HTTP, fp32)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
     if llama is not None:
         print(f"vLLM served vs llama.cpp in-process: {llama[0] / t_srv:.2f}x; largest |P(A)| difference llama.cpp vs "
               f"torch {float(np.max(np.abs(llama[1] - p_torch))):.2e} (the quantised GGUF vs its de-quantised copy)")
