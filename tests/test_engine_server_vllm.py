@@ -6,7 +6,7 @@ the cache keys of an fp32 server, a bf16 server and the fp32 server restarted.
 One module-scoped fp32 server (tests/vllm_utils.py) serves the module, started after the first
 test's in-process run; the last test stops it, starts a bf16 one, then the fp32 one again, so at
 most one vLLM process runs at a time. Only 127.0.0.1 is ever contacted. All slow: they start vLLM
-three times (40-60 s each on 2 quiet cores) and load SmolLM2; the module took 4 min 37 s on this
+three times (40-60 s each on 2 quiet cores) and load SmolLM2; the module took about 4 min 40 s on this
 busy 2-core machine."""
 
 from __future__ import annotations
