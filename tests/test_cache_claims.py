@@ -81,3 +81,27 @@ def test_two_runs_sharing_a_cache_compute_each_request_once(tmp_path: Path) -> N
     assert outs[0]["probs"] == outs[1]["probs"]
     assert OutputCache(tmp_path / "c.sqlite").count() == 8
     assert not (tmp_path / "c.sqlite.claims").exists()
+
+
+def test_a_request_claimed_by_a_run_that_dies_is_computed_by_the_waiting_one(tmp_path: Path) -> None:
+    import threading
+
+    from engine_utils import tiny_handle
+
+    from nlgjudge.engine import ClassifyRequest, Judge
+
+    cache = OutputCache(tmp_path / "c.sqlite")
+    judge = Judge(tiny_handle("qwen2"), cache=cache, progress=False)
+    requests = [ClassifyRequest(f"Question {i}: good, A or B? Answer:", (" A", " B")) for i in range(4)]
+    taken = judge.request_keys("label_probs", requests[:1])
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(cache.path), *taken], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "1"
+    killer = threading.Timer(1.0, holder.kill)  # it dies without storing its output
+    killer.start()
+    try:
+        results = judge.label_probs(requests)
+    finally:
+        killer.cancel()
+        holder.kill()
+        holder.wait()
+    assert len(results) == 4 and judge.last_run.computed == 4 and cache.count() == 4

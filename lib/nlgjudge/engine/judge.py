@@ -480,13 +480,15 @@ class Judge:
                 while todo:
                     deferred: list[_Prepared] = []
                     for step in self._steps(operation, todo):
-                        deferred += self._compute_step(operation, step, requests, values, model, tokenizer, report,
-                                                       compute)
+                        others = self._compute_step(operation, step, requests, values, model, tokenizer, report, compute)
+                        deferred += others
                         if bar is not None:
-                            bar.update(len(step))
+                            bar.update(len(step) - len(others))
                     # Steps another run sharing the cache was computing: wait for it to store them and
                     # read them; what it left undone (it was killed) is computed here, in a next round.
                     todo = self._after_other_runs(deferred, values, report)
+                    if bar is not None:
+                        bar.update(len(deferred) - len(todo))
             finally:
                 if bar is not None:
                     bar.close()
