@@ -69,12 +69,13 @@ install-vllm: $(VLLM_STAMP)
 book: install
 	$(PY) -m nlgjudge.book build
 
-# PARAMS reaches Python through the environment, unsplit: Python splits it (shlex) and names a bad
-# quoting in one line, where bash would stop at an unmatched quote with "unexpected EOF".
+# NAME and PARAMS reach Python through the environment, unsplit: Python splits PARAMS (shlex) and
+# names a bad quoting in one line, where bash would stop at an unmatched quote with "unexpected EOF".
 chapter: export NLGJUDGE_CHAPTER_PARAMS = $(value PARAMS)
+chapter: export NLGJUDGE_CHAPTER_NAME = $(value NAME)
 chapter: install
-	@test -n "$(NAME)" || { echo "usage: make chapter NAME=<chapter> PARAMS=\"-p name value\""; $(PY) -m nlgjudge.book list; exit 2; }
-	$(PY) -m nlgjudge.book chapter $(NAME) --parameters-from NLGJUDGE_CHAPTER_PARAMS
+	@test -n "$$NLGJUDGE_CHAPTER_NAME" || { echo "usage: make chapter NAME=<chapter> PARAMS=\"-p name value\""; $(PY) -m nlgjudge.book list; exit 2; }
+	$(PY) -m nlgjudge.book chapter "$$NLGJUDGE_CHAPTER_NAME" --parameters-from NLGJUDGE_CHAPTER_PARAMS
 	$(PY) -m nlgjudge.book html
 
 html: install

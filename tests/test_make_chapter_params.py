@@ -1,4 +1,4 @@
-"""`make chapter PARAMS=...` (issue 48): PARAMS reaches Python unsplit, so a bad quoting is one
+"""`make chapter NAME=... PARAMS=...` (issue 48): both reach Python unsplit, so a bad quoting is one
 `error:` line naming PARAMS and how to quote it, not bash's "unexpected EOF"; values with spaces
 still arrive as one value. Nothing is executed: every case here is refused before papermill."""
 
@@ -15,7 +15,7 @@ from nlgjudge.book import main as book_main
 from nlgjudge.config import REPO_ROOT
 
 
-def make_chapter(tmp_path: Path, params: str) -> subprocess.CompletedProcess[str]:
+def make_chapter(tmp_path: Path, params: str, name: str = "datasets") -> subprocess.CompletedProcess[str]:
     """``make chapter`` with a stand-in virtual environment that runs this interpreter (its install
     stamp marked old-and-fine with ``-o``, so nothing is installed)."""
     venv = tmp_path / "venv"
@@ -25,7 +25,7 @@ def make_chapter(tmp_path: Path, params: str) -> subprocess.CompletedProcess[str
     python.chmod(0o755)
     (venv / ".installed").touch()
     return subprocess.run(
-        ["make", "--no-print-directory", "-o", str(venv / ".installed"), "chapter", f"VENV={venv}", "NAME=datasets",
+        ["make", "--no-print-directory", "-o", str(venv / ".installed"), "chapter", f"VENV={venv}", f"NAME={name}",
          f"PARAMS={params}"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
@@ -59,3 +59,9 @@ def test_the_variable_is_split_like_a_shell_line(monkeypatch: pytest.MonkeyPatch
     err = capsys.readouterr().err
     # The shell quotes are gone: the chapter's type check sees the word three.
     assert len(errors(err)) == 1 and "parameter 'n_contexts'" in err and "got 'three' (str)" in err, err
+
+
+def test_a_name_with_a_quote_is_one_line_from_python(tmp_path: Path) -> None:
+    done = make_chapter(tmp_path, "", name='da"tasets')
+    assert done.returncode != 0 and "unexpected EOF" not in done.stderr, done.stderr
+    assert len(errors(done.stderr)) == 1 and "no chapter named 'da\"tasets'" in errors(done.stderr)[0], done.stderr
