@@ -217,3 +217,23 @@ def test_a_data_dir_without_the_dataset_says_what_is_missing_and_the_option(tmp_
     lines = [line for line in err.splitlines() if line.strip()]
     assert status == 2 and len(lines) == 1 and lines[0].startswith("error: dataset 'summeval'"), err
     assert f"missing {tmp_path / 'empty' / 'summeval'}" in lines[0] and "pass --data-dir" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--templates"], "--templates is given without a number"),
+    (["--backend", "server", "--server-url", "http://127.0.0.1:9/v1", "--server-tokenizer", "minilm-l6"],
+     "--server-tokenizer minilm-l6: a sentence encoder, which has no chat template"),
+])
+def test_options_refused_before_the_hub_or_the_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch, options: list[str], message: str) -> None:
+    def no_judge(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a judge was made before the bad argument was refused")
+
+    monkeypatch.setattr("nlgjudge.engine.Judge", no_judge)
+    monkeypatch.setattr("nlgjudge.studies.released.import_released", lambda *a, **k: 0)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    write_summeval(tmp_path / "data")
+    status = cli_main(studies(tmp_path, *options))
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert status == 2 and len(errors) == 1 and message in errors[0] and "Traceback" not in err, err

@@ -240,6 +240,12 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
         raise UsageError(f"--server-url: {error}") from None
     from nlgjudge.ranking import served_prompts_known
 
+    prompt_model = PACKAGED_MODELS.get(args.server_tokenizer or args.model)
+    if prompt_model is not None and prompt_model.kind == "encoder":  # no chat template: sought on the hub otherwise
+        what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
+        judges = ", ".join(name for name, spec in PACKAGED_MODELS.items() if spec.kind != "encoder")
+        raise UsageError(f"{what}: a sentence encoder, which has no chat template to build a judge's prompts with; "
+                         f"pass --server-tokenizer one of {judges}")
     if not served_prompts_known(args.model, args.server_tokenizer):
         what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
         raise UsageError(f"{what}: the prompts for a served model are built with a packaged model's tokenizer and "
@@ -294,6 +300,9 @@ def _check_requests(study: Study, handle: ModelHandle, ds: JudgeDataset, options
         if unknown or not options.aspects:
             raise UsageError(f"--aspects {' '.join(options.aspects) or '(none)'}: {info.name}'s aspects are "
                              f"{', '.join(info.aspects)}; pass some of them, or leave --aspects out for all")
+    if options.templates is not None and not options.templates:
+        raise UsageError("--templates is given without a number; pass the templates' numbers (e.g. --templates 1 2), "
+                         "or leave --templates out for the study's own")
     one = ds.first_contexts(1)
     try:
         for _, build in study.checks(handle, one, options):
