@@ -353,3 +353,15 @@ def test_tables_5_and_9_are_compared_cell_by_cell() -> None:
     assert reported_tables_5_and_9(five, changed)["n_differ"] == 0
     with pytest.raises(ValueError, match="do not hold the same cells"):
         reported_tables_5_and_9(five.iloc[1:], nine)
+
+
+def test_a_degenerate_judge_gets_no_verdict_on_the_bias_gain_relation(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.bias import bias_gain_relation, debiasing_summary
+
+    ds = tiny_dataset(n_contexts=4, n_candidates=4)
+    comparisons = synthetic_comparisons(ds, pull=0.6, sharpness=0.5)
+    scores, bias = debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons)
+    gate = {("toy", "tiny"): "degenerate judge: its two orders agree on 40% of 24 pairs"}
+    relation = bias_gain_relation(scores, bias, judges=gate).set_index("model")
+    assert relation.loc["toy", "verdict"] == "not tested" and "degenerate" in relation.loc["toy", "sentence"]
+    assert any("not tested (degenerate judge" in line for line in debiasing_summary(scores, bias, judges=gate))

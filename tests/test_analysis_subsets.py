@@ -276,7 +276,7 @@ def test_family_counts_give_holm_counts_with_the_uncorrected_beside() -> None:
     counts = family_counts(cells)
     # Holm over 4: 0.001 < 0.0125 kept; 0.03 > 0.05/3 stops the procedure.
     assert counts == {"supported": "1 (2 before Holm's correction)", "contradicted": "0 (1 before Holm's correction)",
-                      "not resolved": "1", "not tested": "0"}
+                      "not resolved": "3 (1 before Holm's correction)", "not tested": "0"}
 
 
 def test_fraction_reached_names_the_cells_that_fall_short(tiny_dataset, synthetic_comparisons) -> None:
@@ -306,3 +306,16 @@ def test_the_contexts_needed_sentence_names_only_what_the_benchmark_can_give() -
     assert text == ("within the benchmarks' sizes: summeval 'a' (31 contexts, now 16); 2 more would need more contexts "
                     "than the benchmark has (the table lists them)")
     assert needed_words(rows.iloc[0:0]) == "none (every claim is resolved)"
+
+
+def test_the_cells_table_marks_a_cell_that_does_not_survive_holm_as_a_flag() -> None:
+    from nlgjudge.analysis.subsets import claims_display
+
+    cells = pd.DataFrame({"dataset": ["d"] * 3, "aspect": ["a", "b", "c"], "comparison": ["x"] * 3, "finding": ["1"] * 3,
+                          "claim": ["c"] * 3, "estimate": [1.0, -1.0, 0.1], "low": [0.5, -1.9, -1.0], "high": [1.5, -0.1, 1.2],
+                          "n": [30, 30, 30], "verdict": ["supported", "contradicted", "not resolved"],
+                          "reason": ["r"] * 3, "p_value": [0.0001, 0.04, 0.8]})
+    shown = claims_display(cells, by=["dataset", "aspect"], family=True)
+    assert shown["verdict"].tolist() == ["supported", "contradicted (a flag: not after Holm's correction over the cells)",
+                                         "not resolved"]
+    assert list(shown.columns)[0] == "verdict"

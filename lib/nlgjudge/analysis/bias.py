@@ -383,7 +383,8 @@ def average_over_templates(table: pd.DataFrame, values: Sequence[str], keys: Seq
 
 
 
-def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
+def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame,
+                      judges: Mapping[tuple[str, str], str | None] | None = None) -> list[str]:
     """The chapter's closing statements, computed from :func:`debiasing_table` (``scores``) and
     :func:`bias_table` (``bias``): per model, the P(A) range, how often debiasing raised or lowered
     Spearman and accuracy (a description, not a test), and the relation "the more biased sets gain
@@ -391,7 +392,7 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
     keys = ["model", "dataset", "template", "aspect"]
     wide = scores.pivot_table(index=keys, columns="debiased", values=["spearman_x100", "accuracy_pct"])
     gain_acc = wide[("accuracy_pct", True)] - wide[("accuracy_pct", False)]
-    relation = bias_gain_relation(scores, bias)
+    relation = bias_gain_relation(scores, bias, judges=judges)
     gain_rho = wide[("spearman_x100", True)] - wide[("spearman_x100", False)]
     lines = []
     for judge_name in dict.fromkeys(scores["model"]):
@@ -414,7 +415,8 @@ def debiasing_summary(scores: pd.DataFrame, bias: pd.DataFrame) -> list[str]:
 RELATION_PERMUTATIONS = 9999
 
 
-def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
+                       judges: Mapping[tuple[str, str], str | None] | None = None) -> pd.DataFrame:
     """"The more biased sets gain more from debiasing" (seed 000 §5.4), per model, tested with the
     dependence of the comparison sets accounted for. The sets of one dataset share its contexts,
     and the bias clusters by dataset, so a Spearman over all sets treated as independent is close to
@@ -423,7 +425,9 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0) 
     the sets of the same dataset) and its verdict is the claim rule's
     (:func:`nlgjudge.stats.claims.verdict_from_test`, alpha :data:`RELATION_ALPHA`); the pooled
     coefficient is shown beside it as a description. Columns: model, n_sets, pooled, within,
-    p_value, n_datasets, verdict, reason, sentence."""
+    p_value, n_datasets, verdict, reason, sentence. ``judges``: :func:`judge_gates`; the sets of a
+    degenerate judge on a dataset are left out (the book's one test), and a model degenerate on every
+    dataset is not tested."""
     keys = ["model", "dataset", "template", "aspect"]
     wide = scores.pivot_table(index=keys, columns="debiased", values="spearman_x100")
     gain = (wide[True] - wide[False]).rename("gain")
@@ -431,6 +435,14 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0) 
     frame = pd.concat([gain, distance], axis=1).dropna().reset_index()
     rows = []
     for judge_name, part in frame.groupby("model", sort=False):
+        gates = {d: (judges or {}).get((judge_name, d)) for d in part["dataset"].unique()}
+        if gates and all(gates.values()):
+            reason = next(iter(gates.values()))
+            rows.append({"model": judge_name, "n_sets": len(part), "pooled": np.nan, "within": np.nan, "p_value": np.nan,
+                         "n_datasets": 0, "verdict": NOT_TESTED, "reason": reason,
+                         "sentence": f"'the more biased sets gain more': not tested ({reason})"})
+            continue
+        part = part[[not gates[d] for d in part["dataset"]]]
         n_sets = len(part)
         pooled = float("nan")
         if n_sets >= 3 and part["distance"].nunique() > 1 and part["gain"].nunique() > 1:

@@ -54,7 +54,7 @@ from nlgjudge.stats.claims import (
     contexts_needed_from_values,
 )
 from nlgjudge.stats.intervals import paired_difference_interval
-from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
 from nlgjudge.stats.subset_curves import per_context_comparisons
 
 #: Plot order and names of the strategies.
@@ -575,18 +575,28 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     return out.sort_values([*keys, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
-def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decimals: int = 1) -> pd.DataFrame:
-    """:func:`strategy_claims` as the page shows it: the claim, the estimate with its interval
-    (Spearman x100 points), n contexts, the verdict and its reason."""
+def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decimals: int = 1,
+                   family: bool = False) -> pd.DataFrame:
+    """:func:`strategy_claims` as the page shows it: the verdict, the claim, the estimate with its
+    interval (Spearman x100 points), n contexts and the reason. ``family``: the rows of one
+    comparison are read as a family (Fig. 5's cells), and a resolved cell that does not survive
+    Holm's correction over them is marked a flag."""
     from nlgjudge.prose import interval_text
 
+    verdicts = claims["verdict"].tolist()
+    if family:
+        after = pd.Series(NOT_RESOLVED, index=claims.index, dtype=object)
+        for _, part in claims.groupby("comparison", sort=False):
+            after.loc[part.index] = after_holm(part)
+        verdicts = [v if a == v else f"{v} (a flag: not after Holm's correction over the cells)"
+                    for v, a in zip(claims["verdict"], after, strict=True)]
     return pd.DataFrame({
+        "verdict": verdicts,
         "finding": claims["finding"].to_numpy(),
         "claim": claims["claim"].to_numpy(),
         "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
                            zip(claims["estimate"], claims["low"], claims["high"], strict=True)],
         "n contexts": claims["n"].astype(int).to_numpy(),
-        "verdict": claims["verdict"].to_numpy(),
         "reason": claims["reason"].to_numpy(),
     }, index=pd.MultiIndex.from_frame(claims[list(by)]) if len(by) > 1 else pd.Index(claims[by[0]], name=by[0]))
 
@@ -628,15 +638,21 @@ def every_cell_verdict(verdicts: Sequence[str], p_values: Sequence[float]) -> st
 def family_counts(cells: pd.DataFrame) -> dict[str, str]:
     """Per verdict, how many cells have it, supported and contradicted counted after Holm's correction
     over the cells with the uncorrected count beside it where the two differ (the glossary's rule)."""
+    after = after_holm(cells)
+    before = cells["verdict"].tolist()
+    # Every category after the correction (a resolved cell that does not survive it is not resolved,
+    # a flag), so the counts add up to the cells; the uncorrected count beside where it differs.
+    return {verdict: count_words(after.count(verdict), before.count(verdict))
+            for verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)}
+
+
+def after_holm(cells: pd.DataFrame) -> list[str]:
+    """Each cell's verdict read as one of a family: a supported or contradicted cell that does not
+    survive Holm's correction over the cells' own p-values becomes not resolved (a flag)."""
     p_values = [p if np.isfinite(p) else 1.0 for p in cells["p_value"].to_numpy(dtype=float)]
-    verdicts = cells["verdict"].tolist()
-    out = {}
-    for verdict in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED):
-        if verdict in (SUPPORTED, CONTRADICTED):
-            out[verdict] = count_words(*corrected_count(verdicts, p_values, verdict))
-        else:
-            out[verdict] = str(sum(v == verdict for v in verdicts))
-    return out
+    kept = holm_rejections(p_values)
+    return [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED
+            for v, k in zip(cells["verdict"], kept, strict=True)]
 
 
 def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
