@@ -349,3 +349,25 @@ def test_the_claims_view_puts_the_verdict_first_and_names_each_estimate_s_unit()
     assert view.loc[("j", "tau"), "unit"] == "Kendall's tau" and view.loc[("j", "tau"), "n counts"] == "systems"
     assert view.loc[("j", "reference"), "unit"] == "Elo points" and view.loc[("j", "kappa"), "n counts"] == "articles"
     assert view.loc[("j", "kappa"), "estimate [95% interval]"] == "-0.12 [-0.20, -0.04]"
+
+
+def test_the_reference_claim_counts_contestants_above_it_after_holm() -> None:
+    from nlgjudge.analysis import elo as analysis
+    from nlgjudge.stats.claims import PairEvidence
+
+    class Draws:  # three contestants against the reference, with given paired intervals over 99 articles
+        contestants = ["a", "b", "c", "reference"]
+
+        def __init__(self, intervals):
+            self.intervals = intervals
+
+        def pair(self, higher, lower):
+            low, high = self.intervals[higher]
+            return PairEvidence(higher, lower, (low + high) / 2, low, high, 99)
+
+    strong = analysis._reference_row(Draws({"a": (100, 300), "b": (1, 41), "c": (-50, 50)}), "reference", None)
+    assert strong["verdict"] == "supported"
+    assert strong["reason"].startswith("1 (2 before Holm's correction) of 3 contestants above the reference")
+    # Only barely resolved pairs: each excludes 0 alone (p just under 0.05) but not after Holm over 3.
+    weak = analysis._reference_row(Draws({"a": (1, 41), "b": (1, 41), "c": (-50, 50)}), "reference", None)
+    assert weak["verdict"] == "not resolved" and "a flag" in weak["reason"]

@@ -42,6 +42,7 @@ from nlgjudge.stats.claims import (
     units_needed_from_interval,
 )
 from nlgjudge.stats.intervals import bootstrap_se_interval
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
 OUTCOME_COLUMNS = [*ENCOUNTER_COLUMNS, "judge", "y"]
@@ -633,14 +634,23 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
                    key=lambda p: p.difference, reverse=True)
     verdicts = [(p, claim_verdict(p.difference, p.low, p.high, p.n, min_n=MIN_ARTICLES_FOR_A_CLAIM,
                                   degenerate=degenerate)) for p in pairs]
-    above = [(p, v) for p, v in verdicts if v.verdict == SUPPORTED]
-    if above:  # an existence claim: one resolved contestant settles it
+    # An existence claim ("some contestant is above the reference") over several pairs: a pair counts
+    # only if it survives Holm's correction over the pairs (the book's family rule).
+    kept = holm_rejections([p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs])
+    above_raw = [(p, v) for p, v in verdicts if v.verdict == SUPPORTED]
+    above = [(p, v) for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == SUPPORTED and k]
+    if above:  # one resolved contestant settles it
         shown, verdict = above[0]
-        verdict = ClaimVerdict(SUPPORTED, f"{len(above)} of {len(pairs)} contestants above the reference with "
-                                          f"their paired interval above 0 (the row shows the strongest)")
+        verdict = ClaimVerdict(SUPPORTED, f"{count_words(len(above), len(above_raw))} of {len(pairs)} contestants above "
+                                          f"the reference with their paired interval above 0, after Holm's correction "
+                                          f"over the {len(pairs)} pairs (the row shows the strongest)")
     elif all(v.verdict == CONTRADICTED for _, v in verdicts):
         shown, verdict = verdicts[0]
         verdict = ClaimVerdict(CONTRADICTED, f"the reference is above every contestant, each paired interval below 0")
+    elif above_raw:  # resolved on its own interval only: a flag, not the family's verdict
+        shown = above_raw[0][0]
+        verdict = ClaimVerdict(NOT_RESOLVED, f"0 ({len(above_raw)} before Holm's correction) of {len(pairs)} contestants "
+                                             f"above the reference: a flag, not after Holm's correction over the pairs")
     else:
         shown, verdict = next(((p, v) for p, v in verdicts if v.verdict != CONTRADICTED), verdicts[0])
     needed = (_needed(shown.difference, shown.low, shown.high, shown.n, 0.0) if verdict.verdict == NOT_RESOLVED
@@ -666,13 +676,17 @@ def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_
     verdict = ordering_verdict(pairs, min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate)
     weakest = min(pairs, key=lambda p: p.low)
     resolved = sum(p.low > 0 for p in pairs)
+    # Every pair must be resolved for the claim, so its verdict needs no correction; the count is
+    # given after Holm's correction over the pairs too, as every count of the book is.
+    kept = holm_rejections([p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs])
+    resolved_holm = sum(bool(k) and p.low > 0 for p, k in zip(pairs, kept, strict=True))
     open_pairs = [p for p in pairs if p.low <= 0 <= p.high]
     needed = float("nan")
     if verdict.verdict == NOT_RESOLVED:
         counts = [_needed(p.difference, p.low, p.high, p.n, 0.0) for p in open_pairs]
         needed = float("nan") if any(not np.isfinite(c) for c in counts) else max(counts)
     return {**row, "estimate": weakest.difference, "ci_low": weakest.low, "ci_high": weakest.high, "n": weakest.n,
-            "evidence": f"{resolved} of {len(pairs)} (LLM, fine-tuned) pairs resolved; weakest: {weakest.higher} - "
+            "evidence": f"{count_words(resolved_holm, resolved)} of {len(pairs)} (LLM, fine-tuned) pairs resolved; weakest: {weakest.higher} - "
                         f"{weakest.lower} = {weakest.difference:+.0f} [{weakest.low:+.0f}, {weakest.high:+.0f}] Elo points",
             "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
 
