@@ -278,3 +278,16 @@ def test_runtime_label_names_each_runtime_in_the_prose_words_and_rejects_others(
     assert runtime_label("server") == "inference-server"  # every chapter's backend parameter accepts it
     with pytest.raises(ValueError, match="'gpu' is not a runtime"):
         runtime_label("gpu")
+
+
+def test_changes_are_counted_after_holm_over_every_table_s_rows() -> None:
+    from nlgjudge.analysis.runtime import changed_after_holm
+
+    def table(rows):
+        return pd.DataFrame([{"difference": d, "difference_low": lo, "difference_high": hi, "n_contexts": n,
+                              "excludes_zero": lo > 0 or hi < 0, "small_n": n < 5} for d, lo, hi, n in rows])
+
+    humans = table([(5.0, 4.0, 6.0, 30), (1.0, 0.05, 1.95, 30)])  # p < 0.001 and p just under 0.05
+    bias = table([(0.2, 0.1, 0.3, 3), (0.0, -0.1, 0.1, 30)])      # a row of too few contexts never counts
+    kept_humans, kept_bias = changed_after_holm([humans, bias])
+    assert kept_humans.tolist() == [True, False] and kept_bias.tolist() == [False, False]

@@ -519,13 +519,14 @@ def summary_values(
     :func:`method_agreement_table` of the scoring readings, when the run has them) counts in the
     verdict with the comparative agreements."""
     scoring = EMPTY_SCORING if scoring is None else scoring
-    n_changed = int(humans["excludes_zero"].sum())
-    n_scoring_changed = int(scoring["excludes_zero"].astype(bool).sum())
-    n_bias_changed = int(bias["excludes_zero"].sum())
-    # rows with enough contexts to be tested (a table without the flag has none)
+    # "Does the runtime change a number?" over every row of enough contexts is one family: a row
+    # counts as changed only if it survives Holm's correction over them (the glossary's rule).
+    survive = changed_after_holm((humans, scoring, bias))
+    n_changed, n_scoring_changed, n_bias_changed = (int(k.sum()) for k in survive)
+    raw = [int(t["excludes_zero"].astype(bool).sum()) for t in (humans, scoring, bias)]
     tested = int(sum((~t["small_n"].astype(bool)).sum() for t in (humans, bias, scoring) if "small_n" in t))
-    chance = (f" With {tested} rows of enough contexts tested at 95%, about {0.05 * tested:.1f} would exclude 0 by "
-              "chance alone if the runtime changed nothing.") if tested else ""
+    chance = (f" Counted after Holm's correction over the {tested} rows of enough contexts ({sum(raw)} before it), "
+              "since among many rows tested at 95% some would exclude 0 by chance alone.") if tested else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
                    "positional bias changes by more than its paired interval can resolve: no change is detected "
@@ -565,6 +566,25 @@ def summary_values(
         "n_scoring_small": str(int(scoring["small_n"].astype(bool).sum())),
         "small_n": str(SMALL_N),
     }
+
+
+def changed_after_holm(tables: Sequence[pd.DataFrame]) -> list[pd.Series]:
+    """Per table, which rows' paired intervals exclude 0 after Holm's correction over the rows of
+    every table that have enough contexts (one family); rows of too few contexts never count."""
+    from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
+
+    p_values, where = [], []
+    for k, table in enumerate(tables):
+        for index, row in table.iterrows():
+            if bool(row.get("small_n", True)) or not np.isfinite(row["difference"]):
+                continue
+            p = p_from_interval(row["difference"], row["difference_low"], row["difference_high"], int(row["n_contexts"]))
+            p_values.append(p if np.isfinite(p) else 1.0)
+            where.append((k, index))
+    out = [pd.Series(False, index=table.index) for table in tables]
+    for (k, index), kept in zip(where, holm_rejections(p_values) if p_values else [], strict=True):
+        out[k].loc[index] = bool(kept) and bool(tables[k].loc[index, "excludes_zero"])
+    return out
 
 
 def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
