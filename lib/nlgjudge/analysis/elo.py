@@ -526,8 +526,11 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
     units = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[0])
     counts = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[1])
     shown = claims_frame.assign(
-        interval=[interval_text(e, lo, hi) for e, lo, hi in
-                  zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"], strict=True)],
+        # A ranking correlation is tested over systems (exact p, no interval): its spread over
+        # resampled articles is shown as a description only.
+        interval=[interval_text(e, lo, hi) + (" (spread over articles: a description)" if key.startswith("tau") else "")
+                  for e, lo, hi, key in zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"],
+                                            claims_frame["key"], strict=True)],
         unit=units, n_counts=counts)
     return (shown.set_index(["judge", "short"])[["verdict", "interval", "unit", "n", "n_counts", "reason"]]
             .rename(columns={"interval": "estimate [95% interval]", "n_counts": "n counts"})
@@ -601,7 +604,7 @@ def _tau_rows(tau: Mapping[str, float], rouge_judge: str, degenerate: str | None
     n, k = int(tau["n_articles"]), int(tau["n_contestants"])
     p_systems = float(tau.get("p_systems", float("nan")))
     evidence = (f"Kendall's tau = {estimate:.2f} between the two Bradley-Terry rankings of {k} contestants "
-                f"(exact permutation p over them = {p_systems:.2f}; bootstrap over {n} articles [{low:.2f}, {high:.2f}])"
+                f"(exact permutation p over them = {p_systems:.2f}; its spread over {n} resampled articles, a description: [{low:.2f}, {high:.2f}])"
                 if np.isfinite(estimate) else f"fewer than 3 contestants ranked by both ({k})")
     untested = degenerate or (None if k >= 3 else f"only {k} contestant(s) ranked by both")
     differs = (ClaimVerdict(NOT_TESTED, untested) if untested else

@@ -21,7 +21,7 @@ Two quantities, each defined once:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -107,7 +107,9 @@ def self_bias_bootstrap(
             draws[b] = _excess(means, own_index, alpha)
         except ValueError:  # a resample where an evaluator ties every generator: no eq. 4 value
             failed += 1
-    return _se_intervals(estimate, draws, n_docs, level, failed)
+    result = _se_intervals(estimate, draws, n_docs, level, failed)
+    # The excess lies in [-alpha, alpha] (eq. 4's scale): a symmetric interval is clipped to it.
+    return replace(result, low=np.maximum(result.low, -alpha), high=np.minimum(result.high, alpha))
 
 
 def _zscore_per_evaluator(values: NDArray[np.float64]) -> NDArray[np.float64]:
