@@ -77,11 +77,11 @@ def served(url: str, cache, **kw) -> Judge:
 
 # ---- the fingerprint itself ---------------------------------------------------------------------------
 def test_fingerprint_keys_the_system_fingerprint_and_settings_never_a_server_path():
-    entry = {"root": "/root/.cache/nlgjudge/models/smollm2-135m-instruct", "parent": None, "max_model_len": 4096}
+    entry = {"root": "/srv/served/smollm2-135m-instruct", "parent": None, "max_model_len": 4096}
     assert fingerprint("judge", entry, "vllm-0.32.0-6717a39c") == \
         "served:judge|runtime=server|system=vllm-0.32.0-6717a39c|max_model_len=4096"
     # A restart elsewhere (another cache folder, another start time): the same fingerprint.
-    moved = {**entry, "root": "/home/someone/models/smollm2", "created": 1}
+    moved = {**entry, "root": "/data/other-place/smollm2", "created": 1}
     assert fingerprint("judge", moved, "vllm-0.32.0-6717a39c") == fingerprint("judge", entry, "vllm-0.32.0-6717a39c")
     # Another dtype changes vLLM's configuration hash, hence the fingerprint.
     assert fingerprint("judge", entry, "vllm-0.32.0-0badbeef") != fingerprint("judge", entry, "vllm-0.32.0-6717a39c")
