@@ -4,14 +4,12 @@ steps of seconds, not of 256 requests. Only 127.0.0.1 is ever contacted."""
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 from engine_utils import tiny_handle
+from loopback_server import LoopbackServer, QuietJsonHandler
 from test_data_summeval import write_summeval
 
 from nlgjudge.cache import OutputCache
@@ -80,31 +78,16 @@ def test_tilde_in_db_and_data_dir_is_the_home_folder(tmp_path: Path, monkeypatch
 # Secrets: a server's error text is scrubbed
 
 
-class Refusing:
+class Refusing(LoopbackServer):
     """A loopback server answering every request with a 401 that quotes the key it was sent."""
 
     def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # type: ignore[no-untyped-def]
-                pass
-
+        class Handler(QuietJsonHandler):
             def do_GET(self) -> None:
                 sent = self.headers.get("Authorization", "")
-                body = json.dumps({"error": {"message": f"Incorrect API key provided: {sent}. api_key=sk-abcdef123456"}})
-                data = body.encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(401, {"error": {"message": f"Incorrect API key provided: {sent}. api_key=sk-abcdef123456"}})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def test_a_key_quoted_in_a_server_error_is_not_printed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,9 +8,7 @@ Only 127.0.0.1 is ever contacted."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,11 +18,12 @@ from nlgjudge.cli import main as cli_main
 from nlgjudge.engine import ClassifyRequest, Judge
 from nlgjudge.engine.server import ServerError
 from nlgjudge.engine.server.capabilities import fingerprint, hub_root, identified
+from loopback_server import LoopbackServer, QuietJsonHandler
 
 TOKENIZER = "smollm2-135m-instruct"
 
 
-class VllmLikeStub:
+class VllmLikeStub(LoopbackServer):
     """Serves model 'judge'; ``system`` is the system_fingerprint of its completions (None: none),
     ``entry`` extra fields of its /v1/models entry. Every completion answers ' A' with fixed logprobs."""
 
@@ -32,21 +31,10 @@ class VllmLikeStub:
         self.system, self.entry, self.name = system, entry, name
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def _send(self, body):
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietJsonHandler):
             def do_GET(self):
-                self._send({"object": "list", "data": [{"id": stub.name, "object": "model", "created": time.time(),
-                                                        **stub.entry}]})
+                self.send_json(200, {"object": "list", "data": [{"id": stub.name, "object": "model",
+                                                                 "created": time.time(), **stub.entry}]})
 
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -55,15 +43,9 @@ class VllmLikeStub:
                 body = {"choices": [{"text": " A", "index": 0, "logprobs": lp, "finish_reason": "length"}]}
                 if stub.system is not None:
                     body["system_fingerprint"] = stub.system
-                self._send(body)
+                self.send_json(200, body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def requests(n: int = 2) -> list[ClassifyRequest]:

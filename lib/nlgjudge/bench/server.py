@@ -302,12 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         t_srv, p_srv, reuse = run_served(model, requests, threads, Path(tmp) / "server.sqlite", args.port,
                                          max_concurrency=args.max_concurrency)
     n = len(requests)
-    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
-    print(f"{'llama.cpp in-process':<40} {t_in:>8.1f} {n / t_in:>14.3f}")
     if library is not None:
         t_lib, p_lib, outside = library
-        print(f"{'llama-cpp-python server code, no HTTP':<40} {t_lib:>8.1f} {n / t_lib:>14.3f}")
-    print(f"{'llama.cpp server (HTTP, same GGUF)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print_rates(n, [("llama.cpp in-process", t_in),
+                    *([("llama-cpp-python server code, no HTTP", t_lib)] if library is not None else []),
+                    ("llama.cpp server (HTTP, same GGUF)", t_srv)])
     if library is not None:
         print(f"where the server's time goes: its library path in-process / in-process runtime = {t_in / t_lib:.2f} "
               "(llama-cpp-python's completion code with logits_all=True), served / its library path = "
@@ -322,6 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("caveat: CPU time is shared with other processes on this machine; time it on a quiet machine")
     print(final_line(t_in, t_srv, p_in, p_srv))
     return 0
+
+
+def print_rates(n: int, rows: Sequence[tuple[str, float]]) -> None:
+    """The report's table: one row per runtime, its median seconds and comparisons per second."""
+    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
+    for label, seconds in rows:
+        print(f"{label:<40} {seconds:>8.1f} {n / seconds:>14.3f}")
 
 
 def bench_launched_vllm(args: argparse.Namespace, model: str, requests: Sequence[Any], threads: int) -> int:
@@ -346,11 +352,9 @@ def bench_launched_vllm(args: argparse.Namespace, model: str, requests: Sequence
                                                identity=None, tokenizer=str(folder))
         finally:
             stop_server(proc)
-    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
-    print(f"{'torch in-process (fp32, same weights)':<40} {t_torch:>8.1f} {n / t_torch:>14.3f}")
-    if llama is not None:
-        print(f"{'llama.cpp in-process (GGUF)':<40} {llama[0]:>8.1f} {n / llama[0]:>14.3f}")
-    print(f"{'vLLM CPU server (HTTP, fp32)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print_rates(n, [("torch in-process (fp32, same weights)", t_torch),
+                    *([("llama.cpp in-process (GGUF)", llama[0])] if llama is not None else []),
+                    ("vLLM CPU server (HTTP, fp32)", t_srv)])
     if llama is not None:
         print(f"vLLM served vs llama.cpp in-process: {llama[0] / t_srv:.2f}x; largest |P(A)| difference llama.cpp vs "
               f"torch {float(np.max(np.abs(llama[1] - p_torch))):.2e} (the quantised GGUF vs its de-quantised copy)")
@@ -376,9 +380,7 @@ def bench_running_server(args: argparse.Namespace, model: str, requests: Sequenc
             raise SystemExit(f"{PROG}: {error}") from None
         t_in, p_in = run_inprocess(model, requests, threads, Path(tmp) / "inprocess.sqlite", backend=backend)
     inprocess = {"torch": "torch in-process (fp32, same weights)", "llamacpp": "llama.cpp in-process (same GGUF)"}[backend]
-    print(f"{'runtime':<40} {'time s':>8} {'comparisons/s':>14}")
-    print(f"{inprocess:<40} {t_in:>8.1f} {n / t_in:>14.3f}")
-    print(f"{'running server (HTTP)':<40} {t_srv:>8.1f} {n / t_srv:>14.3f}")
+    print_rates(n, [(inprocess, t_in), ("running server (HTTP)", t_srv)])
     print(reuse)
     print("caveat: the running server shares this machine's CPU with the in-process side; time it on a quiet machine")
     print(final_line(t_in, t_srv, p_in, p_srv))

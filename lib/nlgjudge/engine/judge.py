@@ -158,6 +158,10 @@ class _Prepared:
     truncated: bool = False
 
 
+#: How one operation computes a step of prepared requests: (step, model, tokenizer, report, progress) -> outputs.
+_Compute = Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]]
+
+
 class Judge:
     """Label probabilities, sampling, sequence log-likelihoods and generation for one model.
 
@@ -455,7 +459,7 @@ class Judge:
         operation: str,
         requests: Sequence[Any],
         keyed: list[dict[str, Any]],
-        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+        compute: _Compute,
     ) -> list[dict[str, Any]]:
         report = RunReport(operation)
         keys = [self._key(operation, k) for k in keyed]
@@ -524,7 +528,7 @@ class Judge:
         model: Any,
         tokenizer: Any,
         report: RunReport,
-        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+        compute: _Compute,
     ) -> list[_Prepared]:
         """Compute and store one step (into ``values``); returns the requests another run sharing the
         cache is computing now (claimed by it, :mod:`nlgjudge.cache.claims`), left to it."""
@@ -580,7 +584,7 @@ class Judge:
         model: Any,
         tokenizer: Any,
         report: RunReport,
-        compute: Callable[[list[_Prepared], Any, Any, RunReport, Callable[[int], None] | None], list[dict[str, Any]]],
+        compute: _Compute,
     ) -> None:
         started = time.perf_counter()
         computed = compute(step, model, tokenizer, report, None)
