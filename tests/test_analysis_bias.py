@@ -173,7 +173,7 @@ def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tin
     # the win ratio of a symmetric set already ranks perfectly: debiasing changes no ranking, so no test
     assert claims["verdict"].tolist() == ["not tested"] and claims["reason"].iloc[0] == "debiasing changes no ranking"
     assert values["verdict"] == ("by the claim rule over contexts, 'debiasing raises the Spearman' is supported on 0, "
-                                 "contradicted on 0, not resolved on 0 and not tested on 1 of its 1 dataset(s); on "
+                                 "contradicted on 0, not resolved on 0 and not tested on 1 of its 1 dataset; on "
                                  "pairwise accuracy, pooled debiasing raised it in most comparison sets (a count of sets, "
                                  "not a test)")
     two = ds.restrict(["ctx0", "ctx1"])

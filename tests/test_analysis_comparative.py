@@ -300,3 +300,21 @@ def test_contexts_needed_in_words_separate_what_the_benchmark_can_give() -> None
         "from 30 to 90 contexts for 2 of them")
     assert analysis.needed_range(rows.iloc[0:0]) == "none (no claim is left unresolved)"
 
+
+
+def test_contexts_needed_counts_flags_apart_from_rows_that_need_more_contexts() -> None:
+    rows = pd.DataFrame({"dataset": ["summeval", "summeval", "topicalchat"], "contexts_needed": [30.0, np.nan, np.nan],
+                         "verdict": ["not resolved", "supported", "supported"]})
+    assert analysis.needed_range(rows) == ("30 contexts for 1 of them; 2 more are flags (resolved on their own intervals, "
+                                           "not after Holm's correction)")
+    assert analysis.needed_range(rows.iloc[[1]]) == ("no more contexts: the one row is a flag (resolved on its own "
+                                                     "interval, not after Holm's correction)")
+
+
+def test_the_contexts_needed_table_lists_the_rows_the_family_leaves_unresolved() -> None:
+    claim = pd.DataFrame({"model": ["m", "m"], "dataset": ["summeval", "summeval"], "aspect": ["COH", "FLU"],
+                          "gap": [3.0, 9.0], "gap_low": [-2.0, 1.0], "gap_high": [8.0, 17.0], "n_paired": [30, 30],
+                          "verdict": ["not resolved", "supported"], "family_verdict": ["not resolved", "not resolved"],
+                          "contexts_needed": [120.0, np.nan]})
+    shown = analysis.contexts_needed_table(claim)
+    assert list(shown["contexts needed"]) == ["120", "a flag: supported on its own interval, not after Holm's correction"]

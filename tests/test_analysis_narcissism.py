@@ -340,18 +340,18 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     assert open_only.verdict == "not resolved" and "not resolved: d / c" in open_only.reason
     clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")]))
-    assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows; not tested: d / f"
+    assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
     # The count is given after Holm's correction over the rows, the uncorrected one beside it.
     weak = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")]))
-    assert weak.reason == "supported in 1 (2 before Holm's correction) of 3 rows; not tested: d / f"
+    assert weak.reason == "supported in 1 of 3 rows after Holm's correction (2 before it); not tested: d / f"
     # most rows untested: the claim about every row is not tested, whatever the few tested rows say
     few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
     assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f"
     assert analysis.overall_verdict(rows.iloc[3:]).verdict == "not tested"
     assert analysis.overall_verdict(analysis.untested_claim("y", "no such evaluator")).reason == "no such evaluator"
     summary = analysis.claims_summary(pd.concat([rows, analysis.untested_claim("y", "no such evaluator")]))
-    assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows; contradicted (after Holm's correction over the 5 rows): "
+    assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows after Holm's correction; contradicted (after Holm's correction over the 5 rows): "
                                           "1 row; not resolved: 1 row; not tested: 2 rows")  # counted in the table; named in the detail
     assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows")
     assert summary.loc["x", "estimates"] == "-0.20 to +0.40" and summary.loc["y", "verdict"] == "not tested"
@@ -393,3 +393,18 @@ def test_a_single_row_against_a_claim_about_every_row_is_a_flag_unless_it_surviv
     assert flagged.verdict == "not resolved" and "a flag, not after Holm's correction over the 12 rows: against" in flagged.reason
     kept = overall_verdict(rows(0.0001))
     assert kept.verdict == "contradicted" and "contradicted (after Holm's correction over the 12 rows): against" in kept.reason
+
+
+def test_a_degenerate_judge_is_never_an_anchor() -> None:
+    rows = []
+    judges = ["j1", "j2", "j3"]
+    for doc in ["d1", "d2", "d3"]:
+        for judge in judges:
+            for a, b in [("j1", "j2"), ("j1", "j3"), ("j2", "j3")]:
+                rows.append({"judge": judge, "context_id": doc, "a": a, "b": b, "a_wins": 1.0 if judge == a else 0.5})
+    outcomes = pd.DataFrame(rows)
+    full = analysis.self_preference_table(outcomes, judges)
+    assert full.loc[("j1", "j2"), "anchor judges"] == "j3"
+    kept = analysis.self_preference_table(outcomes, judges, not_anchors=["j3"])
+    assert ("j1", "j2") not in kept.index and kept.loc[("j1", "j3"), "anchor judges"] == "j2"
+    assert ("j3", "j1") in kept.index  # its own rows are still there (read as not tested)

@@ -135,8 +135,12 @@ def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranki
     from nlgjudge.analysis.rank import compare_with_people, rank_agreement
 
     result = analyse(judgments(), SYSTEMS, n_boot=200)
-    assert set(result.adjacent["verdict"]) <= {"supported", "not resolved", "contradicted", "not tested"}
-    assert (result.adjacent["resolved"] == (result.adjacent["verdict"] == "supported")).all()
+    assert set(result.adjacent["row_verdict"]) <= {"supported", "not resolved", "contradicted", "not tested"}
+    assert (result.adjacent["resolved"] == (result.adjacent["row_verdict"] == "supported")).all()
+    # the family's verdict: a pair resolved alone but not after Holm's correction reads as a flag
+    flags = result.adjacent["resolved"] & ~result.adjacent["resolved_after_holm"]
+    assert result.adjacent.loc[flags, "verdict"].str.startswith("not resolved (a flag").all()
+    assert (result.adjacent.loc[~flags, "verdict"] == result.adjacent.loc[~flags, "row_verdict"]).all()
     people = pd.DataFrame([{"context_id": f"c{c}", "system": s, "ACU": QUALITY[s] + 0.1 * c} for c in range(3) for s in SYSTEMS])
     people.loc[(people["system"] == "low") & (people["context_id"] == "c2"), "ACU"] = np.nan
     table = compare_with_people(result.leaderboard, people)

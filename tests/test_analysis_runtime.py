@@ -119,9 +119,9 @@ def test_a_change_on_too_few_contexts_is_flagged_not_counted(tiny_dataset, synth
     frame = _frame(synthetic_comparisons, ds, pull=0.3, sharpness=0.8)
     lean = frame.assign(p_a=np.clip(frame["p_a"] + 0.3, 0, 1))  # the same shift of P(A) in both contexts
     bias = rt.bias_comparison_table(rt.pair_runtimes(frame, lean))
-    assert (bias["difference"] > 0).all() and bias["small_n"].all() and not bias["excludes_zero"].any()
-    assert rt.resolved_words(bias) == ["n < 5"] * len(bias)
-    assert rt.resolved_words(pd.DataFrame({"small_n": [False, False], "excludes_zero": [True, False]})) == ["yes", "no"]
+    assert (bias["difference"] > 0).all() and bias["too_few"].all() and not bias["excludes_zero"].any()
+    assert rt.resolved_words(bias) == ["n < 3"] * len(bias)
+    assert rt.resolved_words(pd.DataFrame({"too_few": [False, False], "excludes_zero": [True, False]})) == ["yes", "no"]
 
 
 # ---- section 5: the scoring readings and the paper's claim under both runtimes ----------------------
@@ -195,11 +195,11 @@ def test_rows_of_one_runtime_only_and_different_context_sets_are_kept_visible(si
     ds, frame, scores = six
     table, _ = _claim({("tiny", "toy"): frame}, {("tiny", "toy"): scores}, ds)
     fewer = table.copy()
-    fewer["per_context"] = [{c: v for c, v in d.items() if c not in ("ctx0", "ctx1")} for d in fewer["per_context"]]
+    fewer["per_context"] = [{c: v for c, v in d.items() if c not in ("ctx0", "ctx1", "ctx2", "ctx3")} for d in fewer["per_context"]]
     fewer = fewer[fewer["method"] != "prompt scoring (sampled)"]
     rows = rt.method_agreement_table(table, fewer, ["prompt scoring (expected)", "prompt scoring (sampled)"])
     expected = rows[rows["method"] == "prompt scoring (expected)"]
-    assert (expected["n_contexts"] == 4).all() and expected["small_n"].all() and (expected["difference"] == 0).all()
+    assert (expected["n_contexts"] == 2).all() and expected["too_few"].all() and (expected["difference"] == 0).all()
     sampled = rows[rows["method"] == "prompt scoring (sampled)"]
     assert len(sampled) == 2 and (sampled["n_contexts"] == 0).all() and sampled["other"].isna().all()
 
@@ -232,7 +232,7 @@ def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
     assert "differs between the runtimes in 2 of the 2 rows tested under both" in words["claim_sentence"]
     assert "supported under torch, contradicted under llama.cpp" in words["claim_sentence"]
     assert "moves by more than its paired interval resolves in 2 of the 2 rows" in words["claim_sentence"]
-    assert rt.claim_values(identical)["claim_sentence"].startswith("The verdict on the paper's claim is the same")
+    assert rt.claim_values(identical)["claim_sentence"].startswith("The verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same")
     nothing = rt.claim_values(rt.EMPTY_CLAIMS)
     assert nothing["claim_sentence"].startswith("No (dataset, aspect)")
     assert list(claims.columns) == list(rt.EMPTY_CLAIMS.columns)
@@ -245,7 +245,7 @@ def test_small_or_tied_runs_are_shown_but_not_counted_as_agreeing(tiny_dataset, 
     table, _ = _claim({key: frame}, {key: _scores(ds, noise=1.5, seed=1)}, ds)
     claims = rt.claim_table(table, table.copy())
     assert (claims["ref_verdict"] == "not tested").all() and not claims["verdicts_compared"].any()
-    assert not claims["same_verdict"].any() and claims["change_small_n"].all()
+    assert not claims["same_verdict"].any() and claims["change_too_few"].all()
     words = rt.claim_values(claims)
     assert words["n_claim_compared"] == "0" and "No row is a test of the claim under both runtimes" in words["claim_sentence"]
     # a judge that always answers A ties every candidate: no verdict, whatever the gap
@@ -266,7 +266,7 @@ def test_summary_counts_scoring_changes_in_the_verdict(six) -> None:
     scoring = rt.method_agreement_table(table, worse, ["prompt scoring (expected)"])
     values = rt.summary_values(*tables, scoring=scoring)
     assert f"0 comparative and {int(scoring['excludes_zero'].sum())} prompt-scoring" in values["verdict"]
-    assert values["n_scoring_changed"] == str(int(scoring["excludes_zero"].sum())) and values["small_n"] == "5"
+    assert values["n_scoring_changed"] == str(int(scoring["excludes_zero"].sum())) and values["min_contexts"] == "3"
 
 
 def test_runtime_label_names_each_runtime_in_the_prose_words_and_rejects_others():
@@ -285,9 +285,9 @@ def test_changes_are_counted_after_holm_over_every_table_s_rows() -> None:
 
     def table(rows):
         return pd.DataFrame([{"difference": d, "difference_low": lo, "difference_high": hi, "n_contexts": n,
-                              "excludes_zero": lo > 0 or hi < 0, "small_n": n < 5} for d, lo, hi, n in rows])
+                              "excludes_zero": lo > 0 or hi < 0, "too_few": n < 3} for d, lo, hi, n in rows])
 
     humans = table([(5.0, 4.0, 6.0, 30), (1.0, 0.05, 1.95, 30)])  # p < 0.001 and p just under 0.05
-    bias = table([(0.2, 0.1, 0.3, 3), (0.0, -0.1, 0.1, 30)])      # a row of too few contexts never counts
+    bias = table([(0.2, 0.1, 0.3, 2), (0.0, -0.1, 0.1, 30)])      # a row of too few contexts never counts
     kept_humans, kept_bias = changed_after_holm([humans, bias])
     assert kept_humans.tolist() == [True, False] and kept_bias.tolist() == [False, False]

@@ -316,6 +316,20 @@ def test_the_cells_table_marks_a_cell_that_does_not_survive_holm_as_a_flag() -> 
                           "n": [30, 30, 30], "verdict": ["supported", "contradicted", "not resolved"],
                           "reason": ["r"] * 3, "p_value": [0.0001, 0.04, 0.8]})
     shown = claims_display(cells, by=["dataset", "aspect"], family=True)
-    assert shown["verdict"].tolist() == ["supported", "contradicted (a flag: not after Holm's correction over the cells)",
-                                         "not resolved"]
+    assert shown["verdict"].tolist() == ["supported", "not resolved (a flag: contradicted on its own interval, not after "
+                                         "Holm's correction over the cells)", "not resolved"]
     assert list(shown.columns)[0] == "verdict"
+
+
+def test_the_per_dataset_sentences_count_after_holm_within_each_finding() -> None:
+    from nlgjudge.analysis.subsets import claims_prose
+
+    rows = pd.DataFrame({"dataset": ["d1", "d2", "d3"], "comparison": ["no_repeat_minus_random"] * 3, "finding": ["1"] * 3,
+                         "claim": ["c"] * 3, "estimate": [1.0, -1.0, 0.1], "low": [0.5, -1.9, -1.0], "high": [1.5, -0.1, 1.2],
+                         "n": [30, 30, 30], "verdict": ["supported", "contradicted", "not resolved"], "reason": ["r"] * 3,
+                         "p_value": [0.0001, 0.04, 0.8], "contexts_needed": [np.nan, np.nan, 400.0]})
+    reached = pd.DataFrame({"dataset": [], "aspect": [], "debiased": [], "reached": [], "at_fraction": [], "full": []})
+    said = claims_prose(rows, rows.iloc[0:0], reached)
+    assert "d2 -1.0 [-1.9, -0.1], not resolved (a flag: contradicted on its own interval) (n = 30)" in said["c_no_repeat_minus_random"]
+    assert said["c_no_repeat_minus_random"].endswith("; Holm over the 3 datasets")
+    assert said["n_not_resolved"] == "2 (1 before Holm's correction)" and "1 more is a flag" in said["needed"]

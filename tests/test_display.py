@@ -17,7 +17,7 @@ def test_missing_values_of_every_type_read_as_a_dash_and_zeros_lose_their_sign()
     })
     with pd.option_context("display.precision", 1):
         html = clean_table_html(frame._repr_html_())
-    cells = [cell.strip() for cell in __import__("re").findall(r"<td>(.*?)</td>", html, flags=__import__("re").S)]
+    cells = [cell.strip() for cell in __import__("re").findall(r"<td[^>]*>(.*?)</td>", html, flags=__import__("re").S)]
     assert cells == ["1.5", "1", "x", "0.0", MISSING, MISSING, MISSING, "2.0", "0.0", "3", "-0.0 [-1.0, 1.0]", "-1.0"]
     assert "NaN" not in html and "&lt;NA&gt;" not in html and "None" not in html
 
@@ -30,3 +30,82 @@ def test_a_styler_is_cleaned_the_same_way() -> None:
 
 def test_outside_a_kernel_nothing_is_registered() -> None:
     assert readable_tables() is False
+
+
+def test_code_names_of_columns_and_index_levels_are_headed_in_words() -> None:
+    import re
+
+    frame = pd.DataFrame({"mean_prob_a": [0.9], "n_contexts": [30], "qags_cnndm": [1.0]}).set_index(pd.Index(["x"], name="p_value"))
+    html = clean_table_html(frame._repr_html_())
+    headings = [h.strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)]
+    assert "mean P(A)" in headings and "contexts" in headings and "p-value" in headings
+    assert "mean_prob_a" not in html and "n_contexts" not in html
+    assert "qags_cnndm" in headings  # a data name (a dataset) is not a code name: left as it is
+    styled = clean_table_html(frame.style.to_html())
+    assert "mean P(A)" in styled and "mean_prob_a" not in styled
+
+
+def test_a_body_cell_holding_a_code_name_is_data_and_left_alone() -> None:
+    html = clean_table_html(pd.DataFrame({"what": ["p_a"]})._repr_html_())
+    assert "<td>p_a</td>" in html
+
+
+def test_truth_values_read_as_yes_and_no() -> None:
+    html = clean_table_html(pd.DataFrame({"same top system": [True, False]})._repr_html_())
+    assert "<td>yes</td>" in html and "<td>no</td>" in html and "True" not in html
+
+
+def test_a_rerun_shows_the_released_verdict_beside_each_changed_row(monkeypatch) -> None:
+    import json
+
+    from nlgjudge import display, prose
+
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda name, value, display=True: glued.__setitem__(name, repr(value)))
+    table = pd.DataFrame({"verdict": ["supported", "not resolved", "supported"], "gap": [1.0, 2.0, 3.0]},
+                         index=pd.Index(["COH", "FLU", "REL"], name="aspect"))
+    try:
+        prose.set_previous_values(None)  # the released build itself: no column, the verdicts glued
+        assert display.with_released_verdicts(table, "claims").equals(table)
+        released = json.loads(eval(glued["rows_claims"]))
+        assert released == {"COH": "supported", "FLU": "not resolved", "REL": "supported"}
+        prose.set_previous_values({"rows_claims": json.dumps({"COH": "not resolved", "FLU": "not resolved"})})
+        shown = display.with_released_verdicts(table, "claims")
+        assert list(shown.columns) == ["verdict", display.WAS_COLUMN, "gap"]
+        assert list(shown[display.WAS_COLUMN]) == ["was: not resolved", "same", "new row"]
+    finally:
+        prose.set_previous_values(None)
+
+
+def test_claims_tables_name_missing_columns() -> None:
+    import pytest
+
+    from nlgjudge import display
+
+    with pytest.raises(KeyError, match="no column"):
+        display.with_released_verdicts(pd.DataFrame({"x": [1]}), "t")
+
+
+def test_a_download_is_written_only_where_the_build_says(tmp_path, monkeypatch) -> None:
+    from nlgjudge import display
+
+    frame = pd.DataFrame({"context": ["a", "b"], "gap": [0.5, -0.25]})
+    monkeypatch.delenv(display.DOWNLOADS_ENV, raising=False)
+    assert "make book" in display.download_link(frame, "bias", "gains", "per-context gains").data
+    monkeypatch.setenv(display.DOWNLOADS_ENV, str(tmp_path))
+    html = display.download_link(frame, "bias", "gains", "per-context gains").data
+    assert 'href="downloads/bias/gains.csv"' in html and "2 rows" in html
+    assert pd.read_csv(tmp_path / "gains.csv").equals(frame)
+
+
+def test_per_unit_values_unfold_a_column_of_per_context_values() -> None:
+    from nlgjudge.display import per_unit_values
+
+    claims = pd.DataFrame({"aspect": ["COH", "FLU"], "per_context_gap": [{"c1": 1.0, "c2": 2.0}, {"c1": -1.0}]})
+    got = per_unit_values(claims, "per_context_gap", ["aspect"], "context", "gap")
+    assert got.values.tolist() == [["COH", "c1", 1.0], ["COH", "c2", 2.0], ["FLU", "c1", -1.0]]
+
+
+def test_an_estimate_with_its_interval_stays_on_one_line() -> None:
+    html = clean_table_html(pd.DataFrame({"gap [95%]": ["-13.9 [-25.5, -2.3]", "note"]})._repr_html_())
+    assert '<td style="white-space: nowrap">-13.9 [-25.5, -2.3]</td>' in html and "<td>note</td>" in html

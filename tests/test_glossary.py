@@ -15,7 +15,7 @@ REQUIRED_TERMS = [
     "supported", "contradicted", "not resolved", "not tested", "verdict", "interval",
     "bootstrap standard error", "exact permutation test", "holm family", "holm's correction", "flag",
     "degenerate judge", "pooled correlation", "self-bias excess", "cohen's kappa",
-    "goodman-kruskal gamma", "kendall's tau", "spearman correlation", "summary-level spearman",
+    "length-controlled self-preference", "comparison probability", "kendall's tau", "spearman correlation", "summary-level spearman",
     "seed", "seed 000", "seed 001", "seed 002", "seed 003", "seed 004", "gguf", "de-quantise",
     "kv cache", "acu", "encounter", "landis and koch's scale", "elo", "bradley-terry",
 ]

@@ -12,6 +12,8 @@
   17rem beside the article), scrolls wide tables inside their own box with the first column fixed,
   pads the cells of notebook output tables (the theme gives pandas tables none, so adjacent columns
   ran together) and wraps long printed lines (logs, prompts), which otherwise run off the page.
+* **Downloads beside their pages.** The CSV files a chapter writes for its readers
+  (``book/downloads/<chapter>/``) are copied to ``<html>/book/downloads/``, where the pages link them.
 * **A last check.** Any script or stylesheet still registered with a remote URL fails the build.
 * **A front page that opens the book.** The book's root page lives in ``book/``, so Jupyter Book
   writes ``index.html`` as a bare ``<meta http-equiv="Refresh">`` redirect, which some viewers
@@ -124,6 +126,16 @@ def _filter_page_assets(app: Sphinx, pagename: str, templatename: str, context: 
         )
 
 
+def _copy_downloads(app: Sphinx, exception: Exception | None) -> None:
+    """The CSV files the chapters offer (``book/downloads/<chapter>/``, written when a chapter is
+    executed) beside the pages that link them (``<html>/book/downloads/``)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    source = Path(app.srcdir) / "book" / "downloads"
+    if source.is_dir():
+        shutil.copytree(source, Path(app.outdir) / "book" / "downloads", dirs_exist_ok=True)
+
+
 def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -181,6 +193,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", _remove_thebe_nodes, priority=900)
     app.connect("html-page-context", _filter_page_assets, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _copy_downloads)
     # after sphinx-external-toc, which writes a bare redirect only when index.html is missing
     app.connect("build-finished", _write_index, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

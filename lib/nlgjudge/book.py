@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from nlgjudge.display import DOWNLOADS_ENV
 from nlgjudge.chapters import (
     Chapter,
     ParameterError,
@@ -434,8 +435,14 @@ def execute_chapter(
     notice = _RegisteredParameterNotice(chapter.defaults)
     papermill_log = logging.getLogger("papermill")
     papermill_log.addFilter(notice)
+    # The CSV files the page offers (nlgjudge.display.download_link) are written beside the scratch
+    # copy and published beside the page only when every cell ran, like the page itself.
+    downloads = scratch.parent / "downloads" / chapter.name
+    shutil.rmtree(downloads, ignore_errors=True)
+    downloads.mkdir(parents=True)
     try:
-        with kernel_environment(), tempfile.TemporaryDirectory(prefix="nlgjudge-kernel-") as sockets:
+        with kernel_environment({**KERNEL_ENVIRONMENT, DOWNLOADS_ENV: str(downloads)}), \
+                tempfile.TemporaryDirectory(prefix="nlgjudge-kernel-") as sockets:
             papermill.execute_notebook(
                 str(runnable),
                 str(scratch),
@@ -478,6 +485,11 @@ def execute_chapter(
     scratch.write_text(scrub_machine_paths(scratch.read_text(encoding="utf-8"), root), encoding="utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(scratch, target)
+    published = target.parent / "downloads" / chapter.name  # the page links downloads/<chapter>/<name>.csv
+    shutil.rmtree(published, ignore_errors=True)
+    if any(downloads.iterdir()):
+        shutil.copytree(downloads, published)
+    shutil.rmtree(downloads, ignore_errors=True)
     return target
 
 

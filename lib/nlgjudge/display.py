@@ -1,33 +1,112 @@
 """How a chapter's tables read on the page: a missing value is "–", a number that rounds to zero
-has no sign.
+has no sign, a Python truth value is "yes" or "no", and a column named in code (``mean_prob_a``) is headed in words, with its unit.
 
 pandas writes a missing value as ``NaN``, ``<NA>`` or ``None`` depending on the column's type, and a
 value such as -0.04 shown at one decimal as ``-0.0``: both read as findings to someone who does not
 know pandas. :func:`readable_tables` registers an HTML formatter for data frames and stylers in the
 running IPython kernel (the notebook's), which rewrites the table cells pandas produced; nothing
-changes the data, and outside a kernel it does nothing.
+changes the data, and outside a kernel it does nothing. Analysis functions keep short code names
+for their columns (tests and notebooks select by them); :data:`COLUMN_LABELS` says how each reads on
+the page, so one name has one heading in every chapter.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from nlgjudge.stats.intervals import SMALL_N
+
 #: What a table shows where it has no value.
 MISSING = "–"
 
+#: The heading a reader sees for each code name of a column (or index level) that reaches a page.
+COLUMN_LABELS: dict[str, str] = {
+    "accuracy_pct": "accuracy (%)",
+    "adjacent_pairs": "neighbouring pairs",
+    "candidates_without_score": "candidates without a score",
+    "ci_high": "95% CI, high",
+    "ci_low": "95% CI, low",
+    "column_group": "column group",
+    "context_id": "context",
+    "gain_high": "gain, 95% CI high",
+    "gain_low": "gain, 95% CI low",
+    "highest_p_a": "highest P(A)",
+    "judge_1": "judge 1",
+    "judge_2": "judge 2",
+    "kendall_with_full": "Kendall tau with the full budget",
+    "lowest_p_a": "lowest P(A)",
+    "mean_distance_from_half": "mean |P(A) - 0.5|",
+    "mean_prob_a": "mean P(A)",
+    "median_interval_width": "median interval width",
+    "model_1": "model 1",
+    "model_2": "model 2",
+    "n_comparisons": "comparisons",
+    "n_constant_gold": "contexts with constant human scores",
+    "n_contestants": "contestants",
+    "n_contexts": "contexts",
+    "n_contexts_constant_gold": "contexts with constant human scores",
+    "n_contexts_tied_prediction": "contexts with tied predictions",
+    "n_encounters": "encounters",
+    "n_left_out": "left out",
+    "n_tied": "contexts with tied predictions",
+    "n_unscored": "unscored",
+    "p_a": "P(A)",
+    "p_a_high": "P(A), 95% CI high",
+    "p_a_low": "P(A), 95% CI low",
+    "p_value": "p-value",
+    "people_articles": "articles with people's scores",
+    "people_contexts": "contexts with people's scores",
+    "people_mean": "people's mean score",
+    "people_rank": "people's rank",
+    "percent_unparseable": "unparseable (%)",
+    "r_squared": "R²",
+    "resolved_adjacent": "neighbouring pairs resolved (after Holm's correction)",
+    "resolved_adjacent_uncorrected": "neighbouring pairs resolved (own intervals, before Holm)",
+    "row_verdict": "verdict on its own interval",
+    "resolved": "resolved on its own interval",
+    "resolved_after_holm": "resolved after Holm's correction",
+    "same_top": "same top system",
+    "small_n": f"fewer than {SMALL_N} contexts (wide interval)",
+    "spearman_gain": "Spearman gain (x100)",
+    "spearman_x100": "Spearman x100",
+    "target_fraction": "target fraction",
+    "top_system": "top system",
+    "win_rate": "win rate",
+}
+
+# A heading cell whose whole text is one of the code names above.
+_CODE_NAME_HEADING = re.compile(r"(<th\b[^>]*>)\s*(" + "|".join(sorted(map(re.escape, COLUMN_LABELS), key=len, reverse=True))
+                                + r")\s*(</th>)")
+
 # One table cell whose whole text is a missing-value marker, or a zero with a minus sign.
 _MISSING_CELL = re.compile(r"(<t[dh]\b[^>]*>)\s*(?:NaN|nan|&lt;NA&gt;|<NA>|None|NaT)\s*(</t[dh]>)")
+# A cell that is one estimate with its interval ("-13.9 [-25.5, -2.3]"): kept on one line.
+_INTERVAL_CELL = re.compile(r"(<td\b)([^>]*>)\s*([+-]?[\d.]+(?:e[+-]?\d+)? \[[^\]<]{1,40}\])\s*(</td>)")
+_BOOLEAN_CELL = re.compile(r"(<td\b[^>]*>)\s*(True|False)\s*(</td>)")
 _NEGATIVE_ZERO_CELL = re.compile(r"(<t[dh]\b[^>]*>)\s*-(0(?:\.0+)?(?:e[+-]?\d+)?)\s*(</t[dh]>)")
 
 
 def clean_table_html(html: str) -> str:
-    """``html`` with every missing-value cell written as :data:`MISSING` and every ``-0.0`` cell as
-    ``0.0``; other cells (and text inside longer cells) are left as they are."""
+    """``html`` with every missing-value cell written as :data:`MISSING`, every ``-0.0`` cell as
+    ``0.0``, every ``True``/``False`` cell as yes/no, an estimate with its interval on one line, and every heading that is a code name in :data:`COLUMN_LABELS` in its words; other cells
+    (and text inside longer cells) are left as they are."""
+    html = _CODE_NAME_HEADING.sub(lambda m: f"{m.group(1)}{_escape(COLUMN_LABELS[m.group(2)])}{m.group(3)}", html)
     html = _MISSING_CELL.sub(lambda m: f"{m.group(1)}{MISSING}{m.group(2)}", html)
+    html = _INTERVAL_CELL.sub(lambda m: f'{m.group(1)} style="white-space: nowrap"{m.group(2)}{m.group(3)}{m.group(4)}', html)
+    html = _BOOLEAN_CELL.sub(lambda m: f"{m.group(1)}{'yes' if m.group(2) == 'True' else 'no'}{m.group(3)}", html)
     return _NEGATIVE_ZERO_CELL.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}", html)
+
+
+def _escape(text: str) -> str:
+    return escape(text, quote=False)
 
 
 def _frame_html(frame: pd.DataFrame) -> str | None:
@@ -53,3 +132,88 @@ def readable_tables() -> bool:
     formatter.for_type(pd.DataFrame, _frame_html)
     formatter.for_type(Styler, _styler_html)
     return True
+
+
+# --------------------------------------------------------------------------------------------
+# Claims tables on a rerun, and the per-context values behind them
+
+#: Where a chapter run writes the CSV files its pages offer (set by :mod:`nlgjudge.book` for the
+#: kernel; the book publishes them beside the page as ``downloads/<chapter>/``).
+DOWNLOADS_ENV = "NLGJUDGE_DOWNLOADS_DIR"
+#: The column a rerun adds to a claims table.
+WAS_COLUMN = "released build"
+
+
+def _row_key(value: object) -> str:
+    return " / ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def with_released_verdicts(frame: pd.DataFrame, name: str, columns: Sequence[str] = ("verdict",),
+                           keys: Sequence[str] | None = None) -> pd.DataFrame:
+    """``frame`` (a claims table) as the page shows it: on a rerun, with a column that gives, for each
+    row, the released build's verdict where it differs ("was: supported"), "same" where it does not
+    and "new row" where the released build had no such row.
+
+    Rows are matched by the index and ``keys`` (columns); ``columns`` hold the verdicts. The
+    table's verdicts are glued (hidden) as ``rows_<name>``, which is how a later rerun finds them in
+    the released page. Outside a rerun (:func:`nlgjudge.released.compare_with_released` found no
+    released build) the frame comes back unchanged.
+    """
+    from nlgjudge import prose
+
+    missing = [c for c in [*columns, *(keys or [])] if c not in frame.columns]
+    if missing:
+        raise KeyError(f"claims table {name!r} has no column(s) {missing}; it has {list(frame.columns)}")
+    index_parts = [k if isinstance(k, tuple) else (k,) for k in frame.index]
+    if keys:  # the index and the key columns together (a table's index need not be unique alone)
+        row_keys = [_row_key((*i, *k)) for i, k in zip(index_parts, frame[list(keys)].itertuples(index=False, name=None), strict=True)]
+    else:
+        row_keys = [_row_key(i) for i in index_parts]
+    if len(set(row_keys)) != len(row_keys):
+        raise ValueError(f"claims table {name!r}: its rows are not told apart by the index and {list(keys or [])}; name key columns")
+    current = {k: " | ".join(str(frame.iloc[i][c]) for c in columns) for i, k in enumerate(row_keys)}
+    try:
+        from myst_nb import glue
+    except ImportError:  # pragma: no cover - myst-nb is a book dependency
+        glue = None
+    if glue is not None:
+        glue(f"rows_{name}", prose._Plain(json.dumps(current, ensure_ascii=False)), display=False)
+    previous = prose.previous_values()
+    if previous is None or f"rows_{name}" not in previous:
+        return frame
+    try:
+        before = json.loads(previous[f"rows_{name}"])
+    except (TypeError, json.JSONDecodeError):
+        return frame
+    was = ["new row" if k not in before else ("same" if before[k] == current[k] else f"was: {before[k]}") for k in row_keys]
+    out = frame.copy()
+    out.insert(list(out.columns).index(columns[-1]) + 1, WAS_COLUMN, was)
+    return out
+
+
+def download_link(frame: pd.DataFrame, chapter: str, name: str, what: str):  # -> IPython.display.HTML
+    """Write ``frame`` as ``<name>.csv`` for the page's readers and return the link that offers it
+    ("Download the per-context gaps (CSV, 330 rows)"). The file goes where :data:`DOWNLOADS_ENV`
+    points (a chapter built by :mod:`nlgjudge.book`); without it (a notebook run by hand or under
+    nbval) nothing is written and the text says that the build writes it."""
+    from IPython.display import HTML
+
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name):
+        raise ValueError(f"download names are lower-case letters, digits, '-' and '_': got {name!r}")
+    folder = os.environ.get(DOWNLOADS_ENV)
+    label = f"{_escape(what)} (CSV, {len(frame):,} rows)"
+    if not folder:
+        return HTML(f'<p class="nlgjudge-download">The {label} are written when the book is built (<code>make book</code>).</p>')
+    path = Path(folder) / f"{name}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    href = f"downloads/{chapter}/{name}.csv"
+    return HTML(f'<p class="nlgjudge-download">Download the <a href="{escape(href)}" download>{label}</a>.</p>')
+
+
+def per_unit_values(frame: pd.DataFrame, column: str, keys: Sequence[str], unit: str, value: str) -> pd.DataFrame:
+    """A claims frame whose ``column`` holds ``{unit id: value}`` per row, as one row per unit:
+    ``keys`` + ``unit`` + ``value`` (what a reader recomputes a row's interval from)."""
+    rows = [{**{k: r[k] for k in keys}, unit: u, value: v}
+            for r in frame.to_dict("records") if isinstance(r.get(column), dict) for u, v in r[column].items()]
+    return pd.DataFrame(rows, columns=[*keys, unit, value])

@@ -41,6 +41,11 @@ def set_previous_values(values: Mapping[str, str] | None) -> None:
     _previous_values = dict(values) if values is not None else None
 
 
+def previous_values() -> Mapping[str, str] | None:
+    """The released build's glued values on a rerun (:func:`set_previous_values`), else ``None``."""
+    return _previous_values
+
+
 def with_previous(name: str, text: str, previous: Mapping[str, str] | None) -> str:
     """``text`` with "(was: ...)" when the released build said otherwise: the verdict words it held
     there, in order, when they differ; for a verdict count (a name such as ``claim_n_supported``)

@@ -452,7 +452,7 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
         verdict = verdict_from_test(test.statistic, test.p_value, test.n, alpha=RELATION_ALPHA,
                                     degenerate=None if test.n_strata else "no dataset has 3 sets that vary in both")
         described = f"pooled over its {n_sets} sets {pooled:+.2f}" if np.isfinite(pooled) else f"{n_sets} sets"
-        within = (f"within datasets {test.statistic:+.2f} over {test.n} sets of {test.n_strata} dataset(s), "
+        within = (f"within datasets {test.statistic:+.2f} over {test.n} sets of {test.n_strata} dataset{'s' if test.n_strata != 1 else ''}, "
                   f"permutation p = {test.p_value:.3f}") if test.n_strata else "no within-dataset test possible"
         sentence = (f"'the more biased sets gain more': Spearman between |P(A) - 0.5| and the Spearman gain {described} "
                     f"(sets share contexts: a description); {within}: {verdict.verdict}")
@@ -489,8 +489,8 @@ def threshold_scope_gains(scores: pd.DataFrame, gains: Mapping[str, pd.DataFrame
     return pd.DataFrame(rows)
 
 
-#: Fewer contexts than this per comparison set, and a chapter's summary declines to draw conclusions.
-MIN_CONTEXTS_FOR_A_CLAIM = 3
+# Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
 
 
 def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: pd.DataFrame) -> dict[str, str]:
@@ -524,7 +524,7 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: p
     else:
         verdict = (f"by the claim rule over contexts, 'debiasing raises the Spearman' is supported on {count[SUPPORTED]}, "
                    f"contradicted on {count[CONTRADICTED]}, not resolved on {count[NOT_RESOLVED]} and not tested on "
-                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset(s); on pairwise accuracy, pooled debiasing "
+                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset{'s' if len(verdicts) != 1 else ''}; on pairwise accuracy, pooled debiasing "
                    f"{_direction(gain_acc)} (a count of sets, not a test)")
     return {
         "judge": judge,

@@ -218,7 +218,7 @@ def correlations(
     ``ci_low``/``ci_high`` (the t interval of that mean over contexts,
     :func:`nlgjudge.stats.intervals.mean_interval`: valid at the few contexts a chapter has, where a
     percentile bootstrap is too narrow; NaN with fewer than two contexts), ``small_n`` (fewer than
-    :data:`nlgjudge.stats.intervals.SMALL_N` contexts: read the interval as a warning),
+    :data:`nlgjudge.stats.intervals.SMALL_N` contexts: read the interval as a warning; a claim needs :data:`MIN_CONTEXTS_FOR_A_CLAIM`),
     ``n_contexts`` (contexts counted), ``n_tied`` (counted contexts where the method gave every
     candidate the same score: it expressed no ranking, so they count as 0, chance, as in the bias
     and subset chapters), ``n_constant_gold`` (contexts whose human scores are all equal: no
@@ -327,8 +327,8 @@ def comparative_correlations(
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
-#: Fewer paired contexts than this and a gap is not tested (the claim rule's minimum n).
-MIN_CONTEXTS_FOR_A_CLAIM = 3
+# Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
 
 
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -673,7 +673,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     raw = {v: int((mine["verdict"] == v).sum()) for v in VERDICTS}
     family = mine["family_verdict"] if "family_verdict" in mine else mine["verdict"]
     count = {v: int((family == v).sum()) for v in VERDICTS}
-    needed = mine.loc[mine["verdict"] == NOT_RESOLVED, ["dataset", "contexts_needed"]]
+    needed = mine.loc[family == NOT_RESOLVED, ["dataset", "contexts_needed", "verdict"]]  # the table's rows
     return {
         "judge": judge,
         "n_cases": str(n),
@@ -697,9 +697,24 @@ BENCHMARK_CONTEXTS = {"summeval": N_ARTICLES, "topicalchat": N_DIALOGUES, "webnl
 def needed_range(rows: pd.DataFrame) -> str:
     """The contexts that the not-resolved rows (``dataset``, ``contexts_needed``) would need, in
     words: the range of those within their benchmark's size (:data:`BENCHMARK_CONTEXTS`), and how
-    many need more contexts than the benchmark has (or are out of reach: a gap too close to 0)."""
+    many need more contexts than the benchmark has (or are out of reach: a gap too close to 0).
+    With a ``verdict`` column (the row's own verdict), rows not resolved only after Holm's
+    correction (flags: their own interval resolves them) are counted apart, not as needing more."""
     if rows.empty:
         return "none (no claim is left unresolved)"
+    flags = rows["verdict"] != NOT_RESOLVED if "verdict" in rows else pd.Series(False, index=rows.index)
+    n_flags = int(flags.sum())
+    if not n_flags:
+        return _needed_words(rows)
+    why = "resolved on its own interval, not after Holm's correction" if n_flags == 1 else \
+        "resolved on their own intervals, not after Holm's correction"
+    rest = rows.loc[~flags]
+    if rest.empty:
+        return f"no more contexts: {'the one row is a flag' if n_flags == 1 else f'all {n_flags} rows are flags'} ({why})"
+    return f"{_needed_words(rest)}; {n_flags} more {'is a flag' if n_flags == 1 else 'are flags'} ({why})"
+
+
+def _needed_words(rows: pd.DataFrame) -> str:
     sizes = rows["dataset"].map(BENCHMARK_CONTEXTS).fillna(np.inf)
     needed = rows["contexts_needed"].astype(float)
     reachable = needed[np.isfinite(needed) & (needed <= sizes)].astype(int)
@@ -719,14 +734,20 @@ def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFram
     """The rows of :func:`comparative_vs_scoring` that are not resolved: the gap with its paired
     interval, the paired contexts now, and the contexts a paired t test would need to resolve it at
     the observed mean gap and per-context spread (:data:`nlgjudge.stats.claims.CONTEXTS_NEEDED_METHOD`;
-    "out of reach" past 100,000 or at a zero gap)."""
-    rows = claim[claim["verdict"] == NOT_RESOLVED]
+    "out of reach" past 100,000 or at a zero gap). The rows are those the family leaves not
+    resolved (``family_verdict``, after Holm's correction, where the table has it): a row resolved
+    on its own interval but not after the correction is listed as a flag, not given a count."""
+    family = claim["family_verdict"] if "family_verdict" in claim else claim["verdict"]
+    rows = claim[family == NOT_RESOLVED]
     return pd.DataFrame(
         {
             "gap [paired 95%]": [interval_text(g, lo, hi, decimals)
                                  for g, lo, hi in zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
             "n now": rows["n_paired"].astype(int).to_numpy(),
-            "contexts needed": [str(int(v)) if np.isfinite(v) else "out of reach" for v in rows["contexts_needed"]],
+            "contexts needed": [
+                f"a flag: {own} on its own interval, not after Holm's correction" if own != NOT_RESOLVED
+                else (str(int(v)) if np.isfinite(v) else "out of reach")
+                for own, v in zip(rows["verdict"], rows["contexts_needed"], strict=True)],
         },
         index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]),
     )

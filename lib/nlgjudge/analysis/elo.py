@@ -528,9 +528,12 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
     shown = claims_frame.assign(
         # A ranking correlation is tested over systems (exact p, no interval): its spread over
         # resampled articles is shown as a description only.
-        interval=[interval_text(e, lo, hi) + (" (spread over articles: a description)" if key.startswith("tau") else "")
+        interval=[f"{e:.2f} (no interval: tested over systems)" if key.startswith("tau") and np.isfinite(e) else interval_text(e, lo, hi)
                   for e, lo, hi, key in zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"],
                                             claims_frame["key"], strict=True)],
+        reason=[f"{r}; spread over resampled articles {interval_text(e, lo, hi)} (a description)" if key.startswith("tau") else r
+                for r, e, lo, hi, key in zip(claims_frame["reason"], claims_frame["estimate"], claims_frame["ci_low"],
+                                             claims_frame["ci_high"], claims_frame["key"], strict=True)],
         unit=units, n_counts=counts)
     return (shown.set_index(["judge", "short"])[["verdict", "interval", "unit", "n", "n_counts", "reason"]]
             .rename(columns={"interval": "estimate [95% interval]", "n_counts": "n counts"})
@@ -689,7 +692,8 @@ def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_
         counts = [_needed(p.difference, p.low, p.high, p.n, 0.0) for p in open_pairs]
         needed = float("nan") if any(not np.isfinite(c) for c in counts) else max(counts)
     return {**row, "estimate": weakest.difference, "ci_low": weakest.low, "ci_high": weakest.high, "n": weakest.n,
-            "evidence": f"{count_words(resolved_holm, resolved)} of {len(pairs)} (LLM, fine-tuned) pairs resolved; weakest: {weakest.higher} - "
+            "evidence": f"{count_words(resolved_holm, resolved)} of {len(pairs)} (LLM, fine-tuned) pairs resolved after Holm's "
+                        f"correction over the pairs; weakest: {weakest.higher} - "
                         f"{weakest.lower} = {weakest.difference:+.0f} [{weakest.low:+.0f}, {weakest.high:+.0f}] Elo points",
             "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
 

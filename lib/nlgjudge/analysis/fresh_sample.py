@@ -16,7 +16,9 @@ import pandas as pd
 
 from nlgjudge.analysis.comparative import (
     MIN_CONTEXTS_FOR_A_CLAIM,
+    NOT_RESOLVED,
     SCORING_SHORT,
+    _needed,
     _require,
 )
 from nlgjudge.prose import interval_text, verdict_cell
@@ -30,9 +32,10 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
     ``claim``: :func:`comparative_vs_scoring` on every context. Each row's per-context gaps
     (comparative minus the same scoring reading as on every context) are restricted to
     ``contexts``; ``gap`` is their mean with its paired t interval (``gap_low``, ``gap_high``,
-    ``n_paired``) and ``verdict``/``reason`` come from the same claim rule, minimum n and
+    ``n_paired``), ``contexts_needed`` (rows not resolved) and ``verdict``/``reason`` come from the same claim rule, minimum n and
     degenerate-judge test (the judge's, from every context) as on every context. Rows keep the claim's order; columns
-    ``model, dataset, aspect, best_method, gap, gap_low, gap_high, n_paired, verdict, reason``.
+    ``model, dataset, aspect, best_method, gap, gap_low, gap_high, n_paired, verdict, reason,
+    contexts_needed``.
     """
     _require(claim, ["model", "dataset", "aspect", "best_method", "per_context_gap"], "claim table")
     wanted = set(contexts)
@@ -51,10 +54,11 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
                                 degenerate=row.get("degenerate_judge") if isinstance(row.get("degenerate_judge"), str) else None)
         records.append({"model": row["model"], "dataset": row["dataset"], "aspect": row["aspect"],
                         "best_method": row["best_method"], "gap": gap, "gap_low": low, "gap_high": high,
-                        "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason})
+                        "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason,
+                        "contexts_needed": _needed(list(values)) if verdict.verdict == NOT_RESOLVED else np.nan})
     return pd.DataFrame.from_records(
         records, columns=["model", "dataset", "aspect", "best_method", "gap", "gap_low", "gap_high", "n_paired",
-                          "verdict", "reason"])
+                          "verdict", "reason", "contexts_needed"])
 
 
 #: The readings :func:`fresh_sample_table` shows, in its order (its ``contexts`` index level).
@@ -127,6 +131,9 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
     pooled = (f"every context: {interval_text(every['gap'], every['gap_low'], every['gap_high'], decimals)} over "
               f"{int(every['n_paired'])} ({every['verdict']}, optional stopping)")
     out.loc[mine, "verdict"] = r["verdict"]
+    # what more contexts would settle is read on the fresh sample too (a new sample's size)
+    if "contexts_needed" in out.columns:
+        out.loc[mine, "contexts_needed"] = r.get("contexts_needed", np.nan)
     out.loc[mine, "reason"] = f"fresh sample of {int(r['n_paired'])} added contexts: {r['reason']}; {pooled}"
     out["headline_note"] = out.get("headline_note", pd.Series("", index=out.index)).fillna("")
     out.loc[mine, "headline_note"] = f"fresh sample of {int(r['n_paired'])}; every context: {every['verdict']}"

@@ -458,7 +458,8 @@ def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
 
 
-def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
+def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95,
+                          not_anchors: Sequence[str] = ()) -> pd.DataFrame:
     """How often each judge prefers its own summary, against what the other judges say of the same pair.
 
     Per judge that is also a generator, and per opponent (each other generator, then ``"all"``: the
@@ -468,7 +469,9 @@ def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], con
     third judge has judged is skipped); ``excess`` = own - others with a
     paired t interval over documents (the same documents and pairs on both sides). ``ties`` is the
     judge's share of pairs whose two orders disagree (0.5 outcomes). Only documents every judge judged
-    are used (``n``); ``per_document`` holds the per-document own - others the interval is made of."""
+    are used (``n``); ``per_document`` holds the per-document own - others the interval is made of.
+    ``not_anchors``: judges never used as an anchor (a degenerate judge, whose verdicts follow the
+    position, not the texts); their own rows are still computed (and read as not tested)."""
     judges = list(dict.fromkeys(outcomes["judge"]))
     if len(judges) < 2:
         raise ValueError(f"an anchor needs at least two judges (the others' verdicts); got {judges}")
@@ -495,7 +498,7 @@ def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], con
         own_all, anchor_all, used = [], [], []
         for opponent in [g for g in order if g != judge]:
             # The anchor: judges that wrote neither summary (the opponent's author would favour its own).
-            neutral = [k for k in judges if k not in (judge, opponent)]
+            neutral = [k for k in judges if k not in (judge, opponent) and k not in not_anchors]
             if not neutral:
                 continue
             own = share(judge, judge, opponent)
@@ -632,7 +635,8 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
         return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
     if "p_value" in rows.columns:  # a count over the rows is given after Holm's correction (the glossary's rule)
         p_values = [p if np.isfinite(p) else 1.0 for p in rows["p_value"].to_numpy(dtype=float)]
-        head = f"supported in {count_words(*corrected_count(rows['verdict'].tolist(), p_values, SUPPORTED))} of {total} rows"
+        after, before = corrected_count(rows["verdict"].tolist(), p_values, SUPPORTED)
+        head = f"supported in {after} of {total} rows after Holm's correction" + (f" ({before} before it)" if before != after else "")
     else:
         head = f"supported in {supported} of {total} rows"
     still_open = f"; not resolved: {which(NOT_RESOLVED)}" if named(NOT_RESOLVED) else ""
@@ -682,13 +686,16 @@ def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int 
     """The rows that are not resolved, with the documents that would resolve them ("out of reach"
     beyond :data:`nlgjudge.stats.claims.MAX_UNITS` or at a zero effect), how many more that is,
     and whether it lies "within" ``horizon`` documents (the paper's scale: 500 documents a dataset;
-    a mapping gives it per claim, e.g. a benchmark's own size)."""
+    a mapping gives it per claim, e.g. a benchmark's own size, or per dataset, e.g. the dataset's own
+    size where it has fewer than 500 documents)."""
     open_rows = rows[rows["verdict"] == NOT_RESOLVED]
     out = []
     for row in open_rows.to_dict("records"):
         needed = row["documents needed"]
         missing = needed is None or needed != needed  # None, or NaN once pandas has seen a None
-        limit = horizon.get(row["claim"], 500) if isinstance(horizon, Mapping) else horizon
+        # per claim, else per dataset (a row is named "<dataset> / <evaluator>"), else the paper's 500
+        dataset = str(row["row"]).split(" / ")[0]
+        limit = (horizon.get(row["claim"], horizon.get(dataset, 500)) if isinstance(horizon, Mapping) else horizon)
         out.append({"claim": row["claim"], "row": row["row"],
                     "estimate [95%]": interval_text(row["estimate"], row["low"], row["high"]),
                     "n now": int(row["n"]), "documents needed": "out of reach" if missing else str(int(needed)),

@@ -34,7 +34,7 @@ from nlgjudge.stats.multiplicity import holm_rejections
 from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
-from nlgjudge.stats.claims import SUPPORTED, claim_verdict
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, NOT_RESOLVED, SUPPORTED, claim_verdict
 from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_se_interval
 
 LEADERBOARD_COLUMNS = ["system", "rank", "score", "ci_low", "ci_high", "wins", "comparisons", "win_rate", "contexts"]
@@ -189,15 +189,22 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
         i, j = index[upper], index[lower]
         gap = np.array(scores[i] - scores[j])
         low, high = bootstrap_se_interval(gap, replicates[:, i] - replicates[:, j], n_units, confidence)
-        # the book's claim rule on "upper above lower" (two contexts are the least an interval needs)
-        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=2, degenerate=gate)
+        # the book's claim rule on "upper above lower", with its one minimum number of contexts
+        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=MIN_CONTEXTS_FOR_A_CLAIM, degenerate=gate)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
                      "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
                      "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})
     frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value"])
     # The neighbouring pairs are one family of questions: Holm's correction (the book's one rule).
     frame["resolved_after_holm"] = frame["resolved"] & holm_rejections(frame["p_value"].to_numpy(float))
-    return frame
+    # ``verdict`` is the family's (what the leaderboard claims); a pair its own interval resolves but
+    # the correction does not is a flag, said in words; ``row_verdict`` keeps the pair's own.
+    frame["row_verdict"] = frame["verdict"]
+    frame["verdict"] = [f"{NOT_RESOLVED} (a flag: {own} on its own interval, not after Holm's correction)"
+                        if own == SUPPORTED and not kept else own
+                        for own, kept in zip(frame["row_verdict"], frame["resolved_after_holm"], strict=True)]
+    return frame[["higher", "lower", "verdict", "difference", "ci_low", "ci_high", "p_value", "row_verdict", "resolved",
+                  "resolved_after_holm"]]
 
 
 def _interval_p_value(estimate: float, low: float, high: float, n_units: int, confidence: float) -> float:
@@ -368,7 +375,8 @@ def rank_agreement(table: pd.DataFrame) -> dict[str, object]:
 
 def budget_table(full: RankAnalysis, runs: dict[float, RankAnalysis]) -> pd.DataFrame:
     """Each budget's run against the full one: comparisons made, median interval width, Kendall's tau
-    of its scores with the full run's, and whether its top system is the full run's."""
+    of its scores with the full run's, whether its top system is the full run's, and how many
+    neighbouring pairs are resolved after Holm's correction (the uncorrected count beside it)."""
     reference = full.leaderboard.set_index("system")["score"]
     top = full.leaderboard["system"].iloc[0]
     rows = []
@@ -381,6 +389,8 @@ def budget_table(full: RankAnalysis, runs: dict[float, RankAnalysis]) -> pd.Data
             "median_interval_width": float((board["ci_high"] - board["ci_low"]).median()),
             "kendall_with_full": float(tau), "top_system": run.leaderboard["system"].iloc[0],
             "same_top": bool(run.leaderboard["system"].iloc[0] == top),
-            "resolved_adjacent": int(run.adjacent["resolved"].sum()), "adjacent_pairs": len(run.adjacent),
+            # counted as the leaderboard counts them: after Holm's correction, the uncorrected count beside
+            "resolved_adjacent": int(run.adjacent["resolved_after_holm"].sum()),
+            "resolved_adjacent_uncorrected": int(run.adjacent["resolved"].sum()), "adjacent_pairs": len(run.adjacent),
         })
     return pd.DataFrame(rows)

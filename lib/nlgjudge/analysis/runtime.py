@@ -36,12 +36,14 @@ from nlgjudge.analysis.comparative import (
     TEMPLATE_MEAN,
     comparative_predictions,
     comparative_vs_scoring,
+    family_cell,
     correlations,
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
-from nlgjudge.stats.intervals import SMALL_N, mean_interval, paired_difference_interval
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM
+from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
 #: The columns that identify one comparison across runtimes.
 KEYS = ["model", "dataset", "context_id", "template", "aspect", "i", "j"]
@@ -272,7 +274,7 @@ def human_agreement_table(
     (mean over the two templates, :func:`nlgjudge.analysis.comparative.correlations`) under each
     runtime on the same contexts, and ``difference`` (other minus reference) with the paired t
     interval over contexts. ``excludes_zero`` says whether the runtime changed the number beyond
-    what these contexts can resolve; ``small_n`` flags fewer than :data:`SMALL_N` contexts, where
+    what these contexts can resolve; ``too_few`` flags fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts, where
     the interval is not read as evidence (``excludes_zero`` is False there).
     """
     tables = {}
@@ -296,8 +298,8 @@ def method_agreement_table(
     two runtimes. One row per model, dataset, method and aspect of either: the template-mean
     Spearman x100 of each runtime over the contexts both counted (``reference``, ``other``; so
     ``other - reference`` is ``difference``), with the paired t interval of the difference,
-    ``n_contexts`` (contexts both counted), ``excludes_zero`` and ``small_n`` (fewer than
-    :data:`SMALL_N` contexts: not read as evidence, ``excludes_zero`` False). A row that only one
+    ``n_contexts`` (contexts both counted), ``excludes_zero`` and ``too_few`` (fewer than
+    :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts: not read as evidence, ``excludes_zero`` False). A row that only one
     runtime has is kept, with NaN for the other and ``n_contexts`` 0, so it is seen, not dropped.
     """
     keys = ["model", "dataset", "method", "aspect"]
@@ -321,10 +323,10 @@ def method_agreement_table(
             "difference": np.nan if diff is None else diff.mean,
             "difference_low": np.nan if diff is None else diff.low,
             "difference_high": np.nan if diff is None else diff.high,
-            # with fewer than SMALL_N contexts (e.g. two equal differences: a zero-width interval) an
+            # with fewer than MIN_CONTEXTS_FOR_A_CLAIM contexts (e.g. two equal differences: a zero-width interval) an
             # interval that excludes 0 is not evidence; such rows are flagged instead of counted
-            "excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
-            "small_n": len(common) < SMALL_N,
+            "excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= MIN_CONTEXTS_FOR_A_CLAIM),
+            "too_few": len(common) < MIN_CONTEXTS_FOR_A_CLAIM,
         })
     return pd.DataFrame(rows, columns=EMPTY_SCORING.columns)
 
@@ -397,7 +399,13 @@ def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     out["best"] = [method if isinstance(method, str) else "" for method in claim["best_method"]]
     out["gap"], out["gap_low"], out["gap_high"] = claim["gap"], claim["gap_low"], claim["gap_high"]
     out["n_paired"] = claim["n_paired"].astype(int)
-    out["verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(claim["verdict"], claim["gap"], strict=True)]
+    # The verdict the comparative chapter counts: after Holm's correction over the model's rows under
+    # this runtime (a row resolved only on its own interval is a flag, shown but not a verdict).
+    family = claim["family_verdict"] if "family_verdict" in claim else claim["verdict"]
+    out["verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(family, claim["gap"], strict=True)]
+    out["row_verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(claim["verdict"], claim["gap"], strict=True)]
+    out["verdict_shown"] = [family_cell(v, r, f) if np.isfinite(g) else UNDEFINED
+                            for v, r, f, g in zip(claim["verdict"], claim["reason"], family, claim["gap"], strict=True)]
     out["per_context_gap"] = claim["per_context_gap"]
     return out
 
@@ -408,22 +416,26 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
     ``reference`` and ``other``: :func:`nlgjudge.analysis.comparative.correlations` tables of the
     two runtimes, on the same contexts. One row per model, dataset and aspect of either: per
     runtime (``ref_``/``oth_`` prefixes) the best scoring reading, the gap (comparative minus it,
-    x100) with its paired interval, ``n_paired`` and the claim rule's verdict
-    (:func:`nlgjudge.stats.claim_verdict`, as the comparative chapter reads it).
+    x100) with its paired interval, ``n_paired`` and the claim rule's verdict after Holm's correction
+    over the model's rows under that runtime (:func:`nlgjudge.stats.claim_verdict`, counted as the
+    comparative chapter counts it; ``verdict_shown`` adds where a row's own interval resolves it but
+    the correction does not: a flag).
     ``verdicts_compared`` is True when both verdicts are tests (not tied, undefined or too few
     contexts), and ``same_verdict`` whether they are then the same words (False otherwise).
     ``gap_change`` is the mean over the contexts both have of (other's gap - reference's gap),
     with its paired t interval (``gap_change_low``/``_high``), ``n_change``, and
-    ``change_excludes_zero`` / ``change_small_n`` as in :func:`method_agreement_table`: a verdict
+    ``change_excludes_zero`` / ``change_too_few`` as in :func:`method_agreement_table`: a verdict
     can move from "not resolved" to a side while the gap hardly moves, and this says how far it did.
     """
     keys = ["model", "dataset", "aspect"]
-    columns = ["best", "gap", "gap_low", "gap_high", "n_paired", "verdict", "per_context_gap"]
+    columns = ["best", "gap", "gap_low", "gap_high", "n_paired", "verdict", "row_verdict", "verdict_shown", "per_context_gap"]
     sides = [_claim_side(table, confidence).rename(columns={c: prefix + c for c in columns})
              for table, prefix in ((reference, "ref_"), (other, "oth_"))]
     merged = sides[0].merge(sides[1], on=keys, how="outer")
     for prefix in ("ref_", "oth_"):
         merged[f"{prefix}verdict"] = merged[f"{prefix}verdict"].fillna(UNDEFINED)
+        merged[f"{prefix}verdict_shown"] = merged[f"{prefix}verdict_shown"].fillna(UNDEFINED)
+        merged[f"{prefix}row_verdict"] = merged[f"{prefix}row_verdict"].fillna(UNDEFINED)
         merged[f"{prefix}n_paired"] = merged[f"{prefix}n_paired"].fillna(0).astype(int)
         merged[f"{prefix}best"] = merged[f"{prefix}best"].fillna("")
     merged["verdicts_compared"] = [_testable(a) and _testable(b) for a, b in zip(merged["ref_verdict"], merged["oth_verdict"], strict=True)]
@@ -438,8 +450,8 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
             "gap_change_low": np.nan if diff is None else diff.low,
             "gap_change_high": np.nan if diff is None else diff.high,
             "n_change": len(common),
-            "change_excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= SMALL_N),
-            "change_small_n": len(common) < SMALL_N,
+            "change_excludes_zero": bool(diff is not None and diff.excludes_zero and len(common) >= MIN_CONTEXTS_FOR_A_CLAIM),
+            "change_too_few": len(common) < MIN_CONTEXTS_FOR_A_CLAIM,
         })
     merged = pd.concat([merged.drop(columns=["ref_per_context_gap", "oth_per_context_gap"]).reset_index(drop=True),
                         pd.DataFrame(changes, columns=_GAP_CHANGE_COLUMNS)], axis=1)
@@ -448,11 +460,11 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
 
 #: Empty tables of :func:`method_agreement_table` and :func:`claim_table` (a run with nothing to compare).
 EMPTY_SCORING = pd.DataFrame(columns=["model", "dataset", "method", "aspect", "n_contexts", "reference", "other", "difference",
-                                      "difference_low", "difference_high", "excludes_zero", "small_n"])
-_GAP_CHANGE_COLUMNS = ["gap_change", "gap_change_low", "gap_change_high", "n_change", "change_excludes_zero", "change_small_n"]
+                                      "difference_low", "difference_high", "excludes_zero", "too_few"])
+_GAP_CHANGE_COLUMNS = ["gap_change", "gap_change_low", "gap_change_high", "n_change", "change_excludes_zero", "change_too_few"]
 EMPTY_CLAIMS = pd.DataFrame(columns=["model", "dataset", "aspect", "ref_best", "ref_gap", "ref_gap_low", "ref_gap_high",
-                                     "ref_n_paired", "ref_verdict", "oth_best", "oth_gap", "oth_gap_low", "oth_gap_high",
-                                     "oth_n_paired", "oth_verdict", "verdicts_compared", "same_verdict",
+                                     "ref_n_paired", "ref_verdict", "ref_row_verdict", "ref_verdict_shown", "oth_best", "oth_gap", "oth_gap_low",
+                                     "oth_gap_high", "oth_n_paired", "oth_verdict", "oth_row_verdict", "oth_verdict_shown", "verdicts_compared", "same_verdict",
                                      *_GAP_CHANGE_COLUMNS])
 
 
@@ -463,25 +475,34 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
     compared = claims.loc[claims["verdicts_compared"].astype(bool)]
     differing = compared.loc[~compared["same_verdict"].astype(bool)]
     untested = len(claims) - len(compared)
+    # the same count on the rows' own intervals, before Holm's correction, said beside it where it differs
+    if "ref_row_verdict" in claims:
+        raw_compared = claims.loc[[_testable(a) and _testable(b) for a, b in zip(claims["ref_row_verdict"], claims["oth_row_verdict"], strict=True)]]
+        raw_differing = int((raw_compared["ref_row_verdict"] != raw_compared["oth_row_verdict"]).sum())
+    else:
+        raw_differing = None
     moved = int(claims["change_excludes_zero"].astype(bool).sum())
-    resolvable = int((~claims["change_small_n"].astype(bool)).sum())
+    resolvable = int((~claims["change_too_few"].astype(bool)).sum())
     if not len(claims):
         sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
     else:
+        before = ("" if raw_differing is None or raw_differing == len(differing) else
+                  f"; on the rows' own intervals, before the correction, {raw_differing} differ")
         if not len(compared):
             sentence = "No row is a test of the claim under both runtimes"
         elif not len(differing):
-            sentence = f"The verdict on the paper's claim is the same under both runtimes in all {len(compared)} rows tested under both"
+            sentence = (f"The verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same "
+                        f"under both runtimes in all {len(compared)} rows tested under both{before}")
         else:
             cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
                               for r in differing.itertuples())
-            sentence = (f"The verdict on the paper's claim differs between the runtimes in {len(differing)} of the "
-                        f"{len(compared)} rows tested under both ({cases})")
+            sentence = (f"The verdict on the paper's claim, after Holm's correction over each runtime's rows, differs "
+                        f"between the runtimes in {len(differing)} of the {len(compared)} rows tested under both ({cases}{before})")
         sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
                      "comparative judge or no gap)." if untested else ".")
         sentence += (f" The gap itself moves by more than its paired interval resolves in {moved} of the {resolvable} "
-                     f"rows with at least {SMALL_N} contexts." if resolvable else
-                     f" No row has the {SMALL_N} contexts needed to resolve a change of the gap.")
+                     f"rows with at least {MIN_CONTEXTS_FOR_A_CLAIM} contexts." if resolvable else
+                     f" No row has the {MIN_CONTEXTS_FOR_A_CLAIM} contexts needed to resolve a change of the gap.")
     return {
         "claim_sentence": sentence,
         "n_claim_rows": str(len(claims)),
@@ -494,7 +515,7 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
 def bias_comparison_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:
     """P(A) (eq. 8) under each runtime per dataset, template and aspect, and the paired difference
     over contexts (each context's P(A) under one runtime minus the other's); ``excludes_zero`` and
-    ``small_n`` as in :func:`human_agreement_table`."""
+    ``too_few`` as in :func:`human_agreement_table`."""
     decided = decisions_frame(paired)
     rows = []
     for (dataset, template, aspect), part in decided.groupby(["dataset", "template", "aspect"], sort=True):
@@ -504,8 +525,8 @@ def bias_comparison_table(paired: PairedRuntimes, confidence: float = 0.95) -> p
             "dataset": dataset, "template": template, "aspect": aspect, "n_contexts": len(per_context),
             "reference": float(part["decision_reference"].mean()), "other": float(part["decision_other"].mean()),
             "difference": diff.mean, "difference_low": diff.low, "difference_high": diff.high,
-            "excludes_zero": bool(diff.excludes_zero and len(per_context) >= SMALL_N),
-            "small_n": len(per_context) < SMALL_N,
+            "excludes_zero": bool(diff.excludes_zero and len(per_context) >= MIN_CONTEXTS_FOR_A_CLAIM),
+            "too_few": len(per_context) < MIN_CONTEXTS_FOR_A_CLAIM,
         })
     return pd.DataFrame(rows)
 
@@ -524,7 +545,7 @@ def summary_values(
     survive = changed_after_holm((humans, scoring, bias))
     n_changed, n_scoring_changed, n_bias_changed = (int(k.sum()) for k in survive)
     raw = [int(t["excludes_zero"].astype(bool).sum()) for t in (humans, scoring, bias)]
-    tested = int(sum((~t["small_n"].astype(bool)).sum() for t in (humans, bias, scoring) if "small_n" in t))
+    tested = int(sum((~t["too_few"].astype(bool)).sum() for t in (humans, bias, scoring) if "too_few" in t))
     chance = (f" Counted after Holm's correction over the {tested} rows of enough contexts ({sum(raw)} before it), "
               "since among many rows tested at 95% some would exclude 0 by chance alone.") if tested else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
@@ -542,8 +563,8 @@ def summary_values(
     defined = rankings["spearman"].dropna()
     ranking = (f"{defined.min():.2f}" if len(defined) else
                "undefined: a runtime gave every candidate of every ranking the same win ratio")
-    resolvable = ~humans["small_n"] if "small_n" in humans else pd.Series(False, index=humans.index)
-    changes = humans.loc[resolvable, "difference"].abs().dropna()  # rows of at least SMALL_N contexts
+    resolvable = ~humans["too_few"] if "too_few" in humans else pd.Series(False, index=humans.index)
+    changes = humans.loc[resolvable, "difference"].abs().dropna()  # rows of at least MIN_CONTEXTS_FOR_A_CLAIM contexts
     return {
         "verdict": verdict,
         "n_comparisons": str(int(differences["n_comparisons"].sum())),  # no separator: myst reads "9,480" as a tuple
@@ -563,8 +584,8 @@ def summary_values(
         "n_bias_changed": str(n_bias_changed),
         "n_scoring_rows": str(len(scoring)),
         "n_scoring_changed": str(n_scoring_changed),
-        "n_scoring_small": str(int(scoring["small_n"].astype(bool).sum())),
-        "small_n": str(SMALL_N),
+        "n_scoring_too_few": str(int(scoring["too_few"].astype(bool).sum())),
+        "min_contexts": str(MIN_CONTEXTS_FOR_A_CLAIM),
     }
 
 
@@ -576,7 +597,7 @@ def changed_after_holm(tables: Sequence[pd.DataFrame]) -> list[pd.Series]:
     p_values, where = [], []
     for k, table in enumerate(tables):
         for index, row in table.iterrows():
-            if bool(row.get("small_n", True)) or not np.isfinite(row["difference"]):
+            if bool(row.get("too_few", True)) or not np.isfinite(row["difference"]):
                 continue
             p = p_from_interval(row["difference"], row["difference_low"], row["difference_high"], int(row["n_contexts"]))
             p_values.append(p if np.isfinite(p) else 1.0)
@@ -596,6 +617,6 @@ def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
 
 def resolved_words(table: pd.DataFrame) -> list[str]:
     """The "interval excludes 0" column in words: "yes", "no", or "n < 5" (fewer than
-    :data:`SMALL_N` contexts, where the interval is not read as evidence)."""
-    return [f"n < {SMALL_N}" if small else ("yes" if excludes else "no")
-            for small, excludes in zip(table["small_n"], table["excludes_zero"], strict=True)]
+    :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts, where the interval is not read as evidence)."""
+    return [f"n < {MIN_CONTEXTS_FOR_A_CLAIM}" if small else ("yes" if excludes else "no")
+            for small, excludes in zip(table["too_few"], table["excludes_zero"], strict=True)]

@@ -378,12 +378,18 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
     """
     from nlgjudge.prose import interval_text, listing, number
 
+    from nlgjudge.stats.multiplicity import count_words
+
     out: dict[str, str] = {}
+    after_all = family_verdicts(claims)
     for name in STRATEGY_CLAIMS:
         rows = claims[claims["comparison"] == name]
-        out[f"c_{name}"] = "; ".join(
-            f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {row.verdict} (n = {row.n})"
-            for row in rows.itertuples()) or "not computed"
+        after = after_all.loc[rows.index]
+        family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
+        out[f"c_{name}"] = ("; ".join(
+            f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {a}"
+            + (f" (a flag: {row.verdict} on its own interval)" if a != row.verdict else "") + f" (n = {row.n})"
+            for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
             counts = family_counts(cells)
@@ -393,8 +399,11 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         else:
             out[f"fig5_{name}"] = "not computed"
     open_rows = claims[claims["verdict"] == NOT_RESOLVED]
-    out["n_not_resolved"] = str(len(open_rows))
-    out["needed"] = needed_words(open_rows)
+    n_flags = int(((after_all == NOT_RESOLVED) & (claims["verdict"] != NOT_RESOLVED)).sum())
+    out["n_not_resolved"] = count_words(int((after_all == NOT_RESOLVED).sum()), len(open_rows))
+    out["needed"] = needed_words(open_rows) + (
+        f"; {n_flags} more {'is a flag' if n_flags == 1 else 'are flags'} (resolved on {'its' if n_flags == 1 else 'their'} own "
+        "interval, not after Holm's correction)" if n_flags else "")
     misses = reached[~reached["reached"]]
     out["reached_count"] = f"{int(reached['reached'].sum())} of {len(reached)}"
     out["reached_misses"] = listing([
@@ -498,8 +507,8 @@ STRATEGY_CLAIMS = {
     "debias_gain_full": StrategyClaim("3", "debiasing helps with all N(N-1) comparisons"),
     "debias_gain_small_minus_full": StrategyClaim("3", "debiasing helps more at N <= R <= N(N-1)/4 than with all"),
 }
-#: Fewer contexts than this: "not tested".
-MIN_CONTEXTS_FOR_A_CLAIM = 3
+# Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
 #: How :func:`strategy_claims` forms each interval, in words for the page.
 CLAIM_INTERVAL_METHOD = (
     "per context: the comparison's two sides averaged over the random draws and over the budgets of its range "
@@ -575,6 +584,15 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     return out.sort_values([*keys, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
+def family_verdicts(claims: pd.DataFrame) -> pd.Series:
+    """Each row of :func:`strategy_claims` read as one of its comparison's family (the datasets, or
+    the dataset-aspect cells, of one finding): :func:`after_holm` within each comparison."""
+    after = pd.Series(NOT_RESOLVED, index=claims.index, dtype=object)
+    for _, part in claims.groupby("comparison", sort=False):
+        after.loc[part.index] = after_holm(part)
+    return after
+
+
 def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decimals: int = 1,
                    family: bool = False) -> pd.DataFrame:
     """:func:`strategy_claims` as the page shows it: the verdict, the claim, the estimate with its
@@ -585,11 +603,9 @@ def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decim
 
     verdicts = claims["verdict"].tolist()
     if family:
-        after = pd.Series(NOT_RESOLVED, index=claims.index, dtype=object)
-        for _, part in claims.groupby("comparison", sort=False):
-            after.loc[part.index] = after_holm(part)
-        verdicts = [v if a == v else f"{v} (a flag: not after Holm's correction over the cells)"
-                    for v, a in zip(claims["verdict"], after, strict=True)]
+        members = "datasets" if list(by) == ["dataset"] else "cells"
+        verdicts = [v if a == v else f"{a} (a flag: {v} on its own interval, not after Holm's correction over the {members})"
+                    for v, a in zip(claims["verdict"], family_verdicts(claims), strict=True)]
     return pd.DataFrame({
         "verdict": verdicts,
         "finding": claims["finding"].to_numpy(),

@@ -266,7 +266,7 @@ def lines(sides: Sequence[Side], reference: Side) -> list[str]:
 def markdown_table(numbers: dict[str, Any]) -> str:
     """A measurement file's sides as the Markdown table book/gpu.md shows (a test keeps them equal)."""
     head = ("| side | s | comparisons/s | tokens computed | rows (with padding) | forward calls | "
-            "max \\|ΔP(A)\\| vs " + ("plain batches of 16" if "batches of 16" in numbers["reference"] else "the level runner")
+            "max \\|Δp(A)\\| vs " + ("plain batches of 16" if "batches of 16" in numbers["reference"] else "the level runner")
             + " | same side |")
     out = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for side in numbers["sides"]:

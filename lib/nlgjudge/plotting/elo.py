@@ -17,6 +17,17 @@ from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, PANEL_HEIGHT, PAN
 REFERENCE_COLOUR = model_colour("reference")
 
 
+from nlgjudge.prose import fixed  # noqa: E402
+
+
+def _wrapped(title: str, width: int = 28) -> str:
+    """A panel title on as many lines as it needs: a long judge name with its protocol
+    ("qwen2.5-coder-1.5b-instruct (both orders, debiased)") ran into its neighbour's."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, width)) or title
+
+
 def _colours(contestants: Sequence[str]) -> dict[str, str]:
     """One colour per contestant, the model's colour in every figure of the book
     (:func:`nlgjudge.plotting.style.model_colour`); the reference summary is drawn in dark grey."""
@@ -58,7 +69,7 @@ def elo_trajectories(trajectories: Mapping[str, pd.DataFrame], contestants: Sequ
             if len(line):
                 ax.plot(line["update"], line["elo"], color=colours[contestant], linewidth=1.1, label=contestant)
         ax.axhline(1000, color="grey", linewidth=0.6, linestyle="--")
-        ax.set_title(judge, fontsize="medium")
+        ax.set_title(_wrapped(judge), fontsize="medium")
         ax.set_xlabel("encounters judged")
         ax.set_ylabel("Elo")
     for ax in list(axes.flat)[n:]:
@@ -96,7 +107,7 @@ def final_ratings(table: pd.DataFrame, title: str | None = None) -> Figure:
         ax.plot(part["elo"], y - 0.15, "s", color=orange, markersize=4, label="Elo (middle 95% over orders)")
         ax.set_yticks(y, part["contestant"])
         ax.axvline(1000, color="grey", linewidth=0.6, linestyle="--")
-        ax.set_title(judge, fontsize="medium")
+        ax.set_title(_wrapped(judge), fontsize="medium")
         ax.set_xlabel("rating (Elo scale)")
         ax.xaxis.set_tick_params(labelbottom=True)
     handles, labels = axes.flat[0].get_legend_handles_labels()
@@ -119,8 +130,9 @@ def kappa_heatmap(kappas: pd.DataFrame, title: str | None = None) -> Figure:
     with_interval = len(judges) <= 6
     for row in kappas.itertuples(index=False):
         matrix.loc[row.judge_1, row.judge_2] = matrix.loc[row.judge_2, row.judge_1] = row.kappa
-        interval = f"\n[{row.ci_low:.2f}, {row.ci_high:.2f}]" if with_interval else ""
-        text = "n/a" if np.isnan(row.kappa) else f"{row.kappa:.2f}{interval}"
+        # numbers that round to zero have no sign ("0.00", never "-0.00")
+        interval = f"\n[{fixed(row.ci_low, 2)}, {fixed(row.ci_high, 2)}]" if with_interval and np.isfinite(row.ci_low) else ""
+        text = "n/a" if np.isnan(row.kappa) else f"{fixed(row.kappa, 2)}{interval}"
         labels.loc[row.judge_1, row.judge_2] = labels.loc[row.judge_2, row.judge_1] = text
     # Legible at page width with many judges: a bounded size, long names broken before their
     # protocol ("(one order)"), the interval on a second, smaller line.

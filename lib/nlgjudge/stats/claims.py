@@ -39,6 +39,9 @@ NOT_RESOLVED = "not resolved"
 NOT_TESTED = "not tested"
 #: The four verdicts, in the order the book lists them.
 VERDICTS = (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)
+#: The claim rule's minimum number of contexts: with fewer, a claim read over contexts is "not
+#: tested" (one number for every chapter whose unit is a context: comparative, bias, subsets, runtime).
+MIN_CONTEXTS_FOR_A_CLAIM = 3
 
 Direction = Literal["above", "below", "near", "within"]
 DIRECTIONS: tuple[str, ...] = ("above", "below", "near", "within")
