@@ -164,7 +164,9 @@ def with_released_verdicts(frame: pd.DataFrame, name: str, columns: Sequence[str
     missing = [c for c in [*columns, *(keys or [])] if c not in frame.columns]
     if missing:
         raise KeyError(f"claims table {name!r} has no column(s) {missing}; it has {list(frame.columns)}")
-    index_parts = [k if isinstance(k, tuple) else (k,) for k in frame.index]
+    # a default 0..n-1 index numbers the rows of this run only: the key columns alone then
+    index_parts = ([()] * len(frame) if keys and isinstance(frame.index, pd.RangeIndex)
+                   else [k if isinstance(k, tuple) else (k,) for k in frame.index])
     if keys:  # the index and the key columns together (a table's index need not be unique alone)
         row_keys = [_row_key((*i, *k)) for i, k in zip(index_parts, frame[list(keys)].itertuples(index=False, name=None), strict=True)]
     else:

@@ -869,8 +869,9 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
 
 def family_cell(verdict: str, reason: str, family_verdict: str) -> str:
     """A row's verdict, and where Holm's correction over its family takes it back, that it is a flag."""
-    cell = verdict_cell(verdict, reason)
-    return cell if family_verdict == verdict else f"{cell} (a flag: not after Holm's correction)"
+    if family_verdict == verdict:
+        return verdict_cell(verdict, reason)
+    return f"{family_verdict} (a flag: {verdict} on its own interval, not after Holm's correction)"
 
 
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:

@@ -173,15 +173,19 @@ class PreparedComparisons:
     collected: CollectedComparisons
     imported: dict[str, int]
     """Released outputs imported into the chapter's cache, per released folder."""
+    released_only: bool = False
+    """Whether the cache is the chapter's private copy of the released outputs (the book's build)."""
 
     @property
     def frame(self) -> pd.DataFrame:
         return self.collected.frame
 
     def log(self) -> str:
-        """What was imported, then one note per (model, dataset): printed at the top of the chapter."""
-        lines = [f"{study}: {count} released outputs imported into the cache" for study, count in self.imported.items()]
-        return "\n".join([*lines, "", *self.collected.notes])
+        """What was imported into the user's cache (a rerun's: the book's own build reads a private
+        copy of the released outputs, nothing to report), then one note per (model, dataset)."""
+        lines = [] if self.released_only else [
+            f"{study}: {count} released outputs imported into the cache" for study, count in self.imported.items()]
+        return "\n".join([*lines, *([""] if lines else []), *self.collected.notes])
 
 
 def prepare_comparisons(
@@ -215,7 +219,7 @@ def prepare_comparisons(
             "no comparisons are available for these parameters: run `make outputs`, or rerun the chapter "
             "with released_only=False to compute them\n" + "\n".join(collected.notes)
         )
-    return PreparedComparisons(collected, imported)
+    return PreparedComparisons(collected, imported, released_only)
 
 
 def collect_elo_judgements(
