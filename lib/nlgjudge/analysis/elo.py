@@ -528,7 +528,9 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
     shown = claims_frame.assign(
         # A ranking correlation is tested over systems (exact p, no interval): its spread over
         # resampled articles is shown as a description only.
-        interval=[f"{e:.2f} (no interval: tested over systems)" if key.startswith("tau") and np.isfinite(e) else interval_text(e, lo, hi)
+        # Elo points are read to the point (as the text says "+452"), kappa and tau to two decimals
+        interval=[f"{e:.2f} (no interval: tested over systems)" if key.startswith("tau") and np.isfinite(e) else
+                  interval_text(e, lo, hi, 0 if CLAIM_UNITS.get(key, ("",))[0] == "Elo points" else 2)
                   for e, lo, hi, key in zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"],
                                             claims_frame["key"], strict=True)],
         reason=[f"{r}; spread over resampled articles {interval_text(e, lo, hi)} (a description)" if key.startswith("tau") else r
