@@ -38,11 +38,11 @@ def test_code_names_of_columns_and_index_levels_are_headed_in_words() -> None:
     frame = pd.DataFrame({"mean_prob_a": [0.9], "n_contexts": [30], "qags_cnndm": [1.0]}).set_index(pd.Index(["x"], name="p_value"))
     html = clean_table_html(frame._repr_html_())
     headings = [h.strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)]
-    assert "mean P(A)" in headings and "contexts" in headings and "p-value" in headings
+    assert "mean p(A)" in headings and "contexts" in headings and "p-value" in headings
     assert "mean_prob_a" not in html and "n_contexts" not in html
     assert "qags_cnndm" in headings  # a data name (a dataset) is not a code name: left as it is
     styled = clean_table_html(frame.style.to_html())
-    assert "mean P(A)" in styled and "mean_prob_a" not in styled
+    assert "mean p(A)" in styled and "mean_prob_a" not in styled
 
 
 def test_a_body_cell_holding_a_code_name_is_data_and_left_alone() -> None:

@@ -44,7 +44,7 @@ COLUMN_LABELS: dict[str, str] = {
     "kendall_with_full": "Kendall tau with the full budget",
     "lowest_p_a": "lowest P(A)",
     "mean_distance_from_half": "mean |P(A) - 0.5|",
-    "mean_prob_a": "mean P(A)",
+    "mean_prob_a": "mean p(A)",
     "median_interval_width": "median interval width",
     "model_1": "model 1",
     "model_2": "model 2",

@@ -43,6 +43,7 @@ from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM
+from nlgjudge.stats.multiplicity import count_words
 from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
 #: The columns that identify one comparison across runtimes.
@@ -578,12 +579,12 @@ def summary_values(
         "flips": flips,
         "ranking_spearman_min": ranking,
         "n_human_rows": str(len(humans)),
-        "n_human_changed": str(n_changed),
+        "n_human_changed": count_words(n_changed, raw[0]),  # the uncorrected count beside, where it differs
         "human_change_max": f"{changes.max():.1f}" if len(changes) else "undefined",
         "n_bias_rows": str(len(bias)),
-        "n_bias_changed": str(n_bias_changed),
+        "n_bias_changed": count_words(n_bias_changed, raw[2]),  # the uncorrected count beside, where it differs
         "n_scoring_rows": str(len(scoring)),
-        "n_scoring_changed": str(n_scoring_changed),
+        "n_scoring_changed": count_words(n_scoring_changed, raw[1]),  # the uncorrected count beside, where it differs
         "n_scoring_too_few": str(int(scoring["too_few"].astype(bool).sum())),
         "min_contexts": str(MIN_CONTEXTS_FOR_A_CLAIM),
     }

@@ -195,7 +195,8 @@ def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerat
     open_pairs = [f"{p.higher} vs {p.lower}" for p, v in verdicts if v.verdict == NOT_RESOLVED]
     if open_pairs:
         return ClaimVerdict(NOT_RESOLVED, "not resolved: " + ", ".join(open_pairs))
-    return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair(s) resolved by their paired intervals")
+    return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair{'s' if len(pairs) != 1 else ''} resolved by their paired intervals "
+                                  "(every pair must be, so no correction applies)")
 
 
 # --------------------------------------------------------------------------------------------
