@@ -40,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from nlgjudge.display import DOWNLOADS_ENV
+from nlgjudge.config import DOWNLOADS_ENV
 from nlgjudge.chapters import (
     Chapter,
     ParameterError,

@@ -62,3 +62,9 @@ def output_cache_path(default_name: str = "outputs.sqlite") -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
     return cache_dir() / default_name
+
+
+#: Where a chapter run writes the CSV files its page offers (set by :mod:`nlgjudge.book` for the
+#: kernel, read by :func:`nlgjudge.display.download_link`); kept here so that the book's command
+#: line does not import pandas to learn its name.
+DOWNLOADS_ENV = "NLGJUDGE_DOWNLOADS_DIR"

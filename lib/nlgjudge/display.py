@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from nlgjudge.config import DOWNLOADS_ENV
 from nlgjudge.stats.intervals import SMALL_N
 
 #: What a table shows where it has no value.
@@ -137,9 +138,6 @@ def readable_tables() -> bool:
 # --------------------------------------------------------------------------------------------
 # Claims tables on a rerun, and the per-context values behind them
 
-#: Where a chapter run writes the CSV files its pages offer (set by :mod:`nlgjudge.book` for the
-#: kernel; the book publishes them beside the page as ``downloads/<chapter>/``).
-DOWNLOADS_ENV = "NLGJUDGE_DOWNLOADS_DIR"
 #: The column a rerun adds to a claims table.
 WAS_COLUMN = "released build"
 
