@@ -64,18 +64,41 @@ def test_the_headline_reads_a_claim_chosen_for_more_data_on_its_fresh_sample():
     from nlgjudge.analysis.fresh_sample import headline_claim
 
     claim = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4,
-                           "n_paired": 30, "verdict": "supported", "reason": "interval above 0", "family_verdict": "supported"},
-                          {"model": "m", "dataset": "d", "aspect": "COH", "gap": 3.0, "gap_low": -5.0, "gap_high": 11.0,
-                           "n_paired": 30, "verdict": "not resolved", "reason": "interval contains 0",
-                           "family_verdict": "not resolved"}])
+                           "n_paired": 30, "verdict": "supported", "reason": "interval above 0", "p_value": 0.009,
+                           "holm": True, "family_verdict": "supported"},
+                          {"model": "m", "dataset": "d", "aspect": "COH", "gap": 9.0, "gap_low": 1.0, "gap_high": 17.0,
+                           "n_paired": 30, "verdict": "supported", "reason": "interval above 0", "p_value": 0.04,
+                           "holm": True, "family_verdict": "supported"}])  # Holm over (0.009, 0.04) keeps both
     fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
-                           "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0"}])
+                           "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0", "p_value": 0.1,
+                           "contexts_needed": 38.0}])
     out = headline_claim(claim, fresh, "m", "d", "FLU")
     flu = out[out["aspect"] == "FLU"].iloc[0]
     assert flu["verdict"] == flu["family_verdict"] == "not resolved"
+    # the row shows the fresh sample's interval and n, the reading on every context beside it, labelled
+    assert (flu["gap"], flu["gap_low"], flu["gap_high"], flu["n_paired"], flu["contexts_needed"]) == (13.2, -3.0, 29.3, 14, 38.0)
+    assert (flu["pooled_gap"], flu["pooled_n_paired"], flu["pooled_verdict"]) == (13.5, 30, "supported")
     assert flu["reason"] == ("fresh sample of 14 added contexts: interval contains 0; every context: 13.5 [3.6, 23.4] "
                              "over 30 (supported, optional stopping)")
-    assert out[out["aspect"] == "COH"].iloc[0].drop("headline_note").equals(claim[claim["aspect"] == "COH"].iloc[0])
-    assert flu["headline_note"] == "fresh sample of 14; every context: supported"
+    assert flu["headline_note"] == "fresh sample of 14 added contexts; every context: 13.5 [3.6, 23.4], n = 30, supported"
+    # Holm is redone with the fresh p-value: over (0.1, 0.04) the smaller, 0.04, must be below 0.05 / 2: COH is now a flag
+    coh = out[out["aspect"] == "COH"].iloc[0]
+    assert not coh["holm"] and coh["family_verdict"] == "not resolved" and coh["gap"] == 9.0
     assert claim.iloc[0]["verdict"] == "supported"  # the input is not modified
     assert headline_claim(claim, None, "m", "d", "FLU").equals(claim)
+
+
+def test_the_claims_table_says_which_figures_of_a_fresh_row_are_on_every_context():
+    from nlgjudge.analysis.comparative import COMPARATIVE, SCORING_EXPECTED, model_claim_table
+    from nlgjudge.analysis.fresh_sample import headline_claim
+
+    claim = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": a, COMPARATIVE: 18.4, "best_scoring": 4.9,
+                           "best_method": SCORING_EXPECTED, "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4, "n_paired": 30,
+                           "verdict": "supported", "reason": "interval above 0", "p_value": 0.009, "holm": True,
+                           "family_verdict": "supported"} for a in ("FLU", "COH")])
+    fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
+                           "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0", "p_value": 0.1}])
+    shown = model_claim_table(headline_claim(claim, fresh, "m", "d", "FLU"))
+    assert shown["comparative"].tolist() == ["18.4 (every context)", "18.4"]
+    assert shown["best scoring"].tolist() == ["4.9 (expected; every context)", "4.9 (expected)"]
+    assert shown["gap [paired 95%]"].tolist() == ["13.2 [-3.0, 29.3]", "13.5 [3.6, 23.4]"] and shown["n"].tolist() == [14, 30]

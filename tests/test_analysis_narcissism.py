@@ -408,3 +408,18 @@ def test_a_degenerate_judge_is_never_an_anchor() -> None:
     kept = analysis.self_preference_table(outcomes, judges, not_anchors=["j3"])
     assert ("j1", "j2") not in kept.index and kept.loc[("j1", "j3"), "anchor judges"] == "j2"
     assert ("j3", "j1") in kept.index  # its own rows are still there (read as not tested)
+
+
+def test_a_claims_rows_are_one_family_and_a_row_that_fails_holm_reads_as_a_flag() -> None:
+    from nlgjudge.analysis.narcissism import row_verdict_cells
+
+    rows = pd.DataFrame({"claim": ["a"] * 3 + ["b"], "row": list("wxyz"),
+                         "verdict": ["supported", "contradicted", "not resolved", "supported"],
+                         "reason": ["r1", "r2", "r3", "r4"], "p_value": [0.001, 0.04, 0.5, 0.04]})
+    assert row_verdict_cells(rows) == [
+        "supported (r1)",  # p = 0.001 survives Holm over claim a's 3 rows
+        "not resolved (a flag: contradicted on its own interval, not after Holm's correction over the 3 rows)",
+        "not resolved (r3)",
+        "supported (r4)",  # claim b is its own family of one row
+    ]
+    assert row_verdict_cells(rows.drop(columns="p_value"))[1] == "contradicted (r2)"

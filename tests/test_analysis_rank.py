@@ -129,6 +129,8 @@ def test_the_report_states_method_budget_and_warnings() -> None:
                            extra_warnings=["family note"])
     assert "P(A) before debiasing" in text and "Bradley-Terry" in text and "100.0% used" in text
     assert "- family note" in text and "strong positional bias" in text and "| system | rank |" in text
+    # the book's one degenerate-judge test is reported for every judge, passed or not
+    assert "- The judge passes the degenerate-judge test: its two orders agree on" in text
 
 
 def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranking() -> None:

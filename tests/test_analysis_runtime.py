@@ -121,7 +121,12 @@ def test_a_change_on_too_few_contexts_is_flagged_not_counted(tiny_dataset, synth
     bias = rt.bias_comparison_table(rt.pair_runtimes(frame, lean))
     assert (bias["difference"] > 0).all() and bias["too_few"].all() and not bias["excludes_zero"].any()
     assert rt.resolved_words(bias) == ["n < 3"] * len(bias)
-    assert rt.resolved_words(pd.DataFrame({"too_few": [False, False], "excludes_zero": [True, False]})) == ["yes", "no"]
+    two = pd.DataFrame({"difference": [1.0, 0.1, 0.5], "difference_low": [0.5, -0.2, 0.01], "difference_high": [1.5, 0.4, 0.99],
+                        "n_contexts": [30, 30, 30], "excludes_zero": [True, False, True], "too_few": [False, False, False]})
+    # the third row's own interval excludes 0 (p just under 0.05), but not after Holm over the three rows: a flag
+    words = rt.resolved_words(two)
+    assert words[:2] == ["yes", "no"]
+    assert words[2] == "no (a flag: excludes 0 on its own interval, not after Holm's correction over the 3 rows)"
 
 
 # ---- section 5: the scoring readings and the paper's claim under both runtimes ----------------------
@@ -280,7 +285,7 @@ def test_runtime_label_names_each_runtime_in_the_prose_words_and_rejects_others(
         runtime_label("gpu")
 
 
-def test_changes_are_counted_after_holm_over_every_table_s_rows() -> None:
+def test_changes_are_counted_after_holm_within_each_table_s_rows() -> None:
     from nlgjudge.analysis.runtime import changed_after_holm
 
     def table(rows):
@@ -290,4 +295,21 @@ def test_changes_are_counted_after_holm_over_every_table_s_rows() -> None:
     humans = table([(5.0, 4.0, 6.0, 30), (1.0, 0.05, 1.95, 30)])  # p < 0.001 and p just under 0.05
     bias = table([(0.2, 0.1, 0.3, 2), (0.0, -0.1, 0.1, 30)])      # a row of too few contexts never counts
     kept_humans, kept_bias = changed_after_holm([humans, bias])
-    assert kept_humans.tolist() == [True, False] and kept_bias.tolist() == [False, False]
+    # each table is its own family: Holm over humans' two rows keeps both (p2 < 0.05 at the last step)
+    assert kept_humans.tolist() == [True, True] and kept_bias.tolist() == [False, False]
+    # the same row in a larger family of nulls does not survive: the family is the table, not the page
+    nulls = table([(0.0, -1.0, 1.0, 30)] * 8)
+    kept, = changed_after_holm([pd.concat([humans, nulls], ignore_index=True)])
+    assert kept.tolist() == [True] + [False] * 9
+
+
+def test_the_lean_of_p_a_is_said_after_holm_over_the_datasets() -> None:
+    differences = pd.DataFrame({"dataset": ["a", "b", "c"], "n_contexts": [10, 10, 2],
+                                "mean_difference": [-0.0012, 0.001, 0.5], "mean_difference_low": [-0.0021, -0.001, 0.4],
+                                "mean_difference_high": [-0.0004, 0.003, 0.6], "median_abs": [0.008, 0.008, 0.008]})
+    text = rt.lean_values(differences)["lean"]
+    assert "excludes 0 after Holm's correction over the 3 datasets on a (-0.0012 [-0.0021, -0.0004], n = 10 contexts)" in text
+    assert "llama.cpp leans away from position A, smaller than the median shift of a single comparison there." in text
+    assert " c " not in text  # two contexts are too few to read
+    none = rt.lean_values(differences.assign(mean_difference_low=-1.0, mean_difference_high=1.0))["lean"]
+    assert none.startswith("No dataset's mean shift of p(A) (llama.cpp minus torch) excludes 0")

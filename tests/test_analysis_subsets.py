@@ -330,6 +330,6 @@ def test_the_per_dataset_sentences_count_after_holm_within_each_finding() -> Non
                          "p_value": [0.0001, 0.04, 0.8], "contexts_needed": [np.nan, np.nan, 400.0]})
     reached = pd.DataFrame({"dataset": [], "aspect": [], "debiased": [], "reached": [], "at_fraction": [], "full": []})
     said = claims_prose(rows, rows.iloc[0:0], reached)
-    assert "d2 -1.0 [-1.9, -0.1], not resolved (a flag: contradicted on its own interval) (n = 30)" in said["c_no_repeat_minus_random"]
+    assert "d2 -1.0 [-1.9, -0.1], not resolved (a flag: contradicted on its own interval, not after Holm's correction) (n = 30)" in said["c_no_repeat_minus_random"]
     assert said["c_no_repeat_minus_random"].endswith("; Holm over the 3 datasets")
     assert said["n_not_resolved"] == "2 (1 before Holm's correction)" and "1 more is a flag" in said["needed"]

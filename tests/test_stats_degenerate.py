@@ -71,3 +71,16 @@ def test_the_debiasing_scope_can_be_wider_than_the_comparison_set():
     assert per_set.agreement > 0.9 and pooled.agreement < per_set.agreement
     with pytest.raises(ValueError, match="scope_ids"):
         order_agreement(sets, first, second, p, scope_ids=[0])
+
+
+def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not():
+    from nlgjudge.stats.degenerate import outcome_words
+
+    quality = np.linspace(0, 3, 8)
+    passes = order_agreement(*_both_orders(5, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
+    words = outcome_words(passes)
+    assert words.startswith("passes the degenerate-judge test: its two orders agree on 100% of 140 pairs")
+    assert words.endswith("(one-sided binomial p < 0.001)")
+    always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
+    assert outcome_words(always_a) == "fails the degenerate-judge test: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
+    assert outcome_words(always_a).endswith("no better than chance (one-sided binomial p = 0.52)")

@@ -111,3 +111,19 @@ def verdict_cell(verdict: str, reason: str) -> str:
     """A claim-rule verdict as a table cell: the word alone where the row's interval shows why,
     with the reason where it does not ("not tested: n = 2 < 3")."""
     return f"{verdict}: {reason}" if verdict == "not tested" else verdict
+
+
+def flag_words(own_verdict: str, family: str = "") -> str:
+    """The one way the book says a row was resolved on its own interval but not after Holm's
+    correction over its family (the glossary's "flag"): ``family`` names the members when the
+    reader needs it ("the datasets")."""
+    over = f" over {family}" if family else ""
+    return f"a flag: {own_verdict} on its own interval, not after Holm's correction{over}"
+
+
+def verdict_after_holm(own_verdict: str, family_verdict: str, reason: str = "", family: str = "") -> str:
+    """A row's verdict as a cell: its own verdict (with the reason where not tested, as
+    :func:`verdict_cell`) when the family keeps it, else the family's with the flag beside it."""
+    if family_verdict == own_verdict:
+        return verdict_cell(own_verdict, reason)
+    return f"{family_verdict} ({flag_words(own_verdict, family)})"

@@ -28,7 +28,7 @@ from nlgjudge.data import JudgeDataset
 from nlgjudge.data.summeval import N_ARTICLES
 from nlgjudge.data.topicalchat import N_DIALOGUES
 from nlgjudge.data.webnlg import N_TRIPLE_SETS
-from nlgjudge.prose import interval_text, number, verdict_cell
+from nlgjudge.prose import flag_words, interval_text, number, verdict_after_holm, verdict_cell
 from nlgjudge.stats import (
     CONTRADICTED,
     NOT_RESOLVED,
@@ -745,7 +745,7 @@ def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFram
                                  for g, lo, hi in zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
             "n now": rows["n_paired"].astype(int).to_numpy(),
             "contexts needed": [
-                f"a flag: {own} on its own interval, not after Holm's correction" if own != NOT_RESOLVED
+                flag_words(own) if own != NOT_RESOLVED
                 else (str(int(v)) if np.isfinite(v) else "out of reach")
                 for own, v in zip(rows["verdict"], rows["contexts_needed"], strict=True)],
         },
@@ -841,6 +841,13 @@ def headline_reading(
 SCORING_SHORT = {SCORING_EXPECTED: "expected", SCORING_SAMPLED: "sampled", GEVAL: "G-Eval"}
 
 
+def _fresh_rows(claim: pd.DataFrame) -> list[bool]:
+    """Which rows a headline reads on their fresh sample (they carry the every-context reading beside)."""
+    if "pooled_gap" not in claim.columns:
+        return [False] * len(claim)
+    return [bool(np.isfinite(v)) if isinstance(v, (int, float)) else False for v in claim["pooled_gap"]]
+
+
 def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     """:func:`comparative_vs_scoring` in columns that fit a page: the comparative figure, the
     best scoring figure with the reading it came from (the readings' own figures are in the
@@ -852,10 +859,14 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             "verdict": [family_cell(v, r, f) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
                             claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
-            "comparative": [f"{value:.{decimals}f}" for value in claim[COMPARATIVE]],
+            # a row headlined by its fresh sample (``pooled_gap``, fresh_sample.headline_claim) keeps the
+            # two methods' figures on every context: said, since its gap and n are the fresh sample's
+            "comparative": [f"{value:.{decimals}f}" + (" (every context)" if fresh else "")
+                            for value, fresh in zip(claim[COMPARATIVE], _fresh_rows(claim), strict=True)],
             "best scoring": [
-                f"{value:.{decimals}f} ({SCORING_SHORT[method]})" if isinstance(method, str) else "–"
-                for value, method in zip(claim["best_scoring"], claim["best_method"], strict=True)
+                (f"{value:.{decimals}f} ({SCORING_SHORT[method]}" + ("; every context)" if fresh else ")"))
+                if isinstance(method, str) else "–"
+                for value, method, fresh in zip(claim["best_scoring"], claim["best_method"], _fresh_rows(claim), strict=True)
             ],
             "gap [paired 95%]": [
                 interval_text(gap, low, high, decimals)
@@ -869,9 +880,7 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
 
 def family_cell(verdict: str, reason: str, family_verdict: str) -> str:
     """A row's verdict, and where Holm's correction over its family takes it back, that it is a flag."""
-    if family_verdict == verdict:
-        return verdict_cell(verdict, reason)
-    return f"{family_verdict} (a flag: {verdict} on its own interval, not after Holm's correction)"
+    return verdict_after_holm(verdict, family_verdict, reason)
 
 
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:

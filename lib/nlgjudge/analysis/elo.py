@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from nlgjudge.analysis.judges import degenerate_judges
+from nlgjudge.analysis.judges import agreement_table, degenerate_judges, order_agreements
 from nlgjudge.stats import (
     DebiasThreshold,
     binned_regression,
@@ -548,9 +548,24 @@ CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_hig
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each LLM judge on its
-    released both-order judgements of one template (context_id, first, second, p_a), debiased per
-    article: a degenerate judge is not tested under either protocol."""
+    released both-order judgements of one template (context_id, first, second, p_a): pairs looked
+    for within an article, one debiasing threshold over the judge's run, as the chapter debiases.
+    A degenerate judge is not tested under either protocol."""
     return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
+
+
+def judge_test_words(judged: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """:func:`judge_gates`' test's outcome in words for each LLM judge, passed or not."""
+    from nlgjudge.stats.degenerate import outcome_words
+
+    return {judge: outcome_words(result) for judge, result in
+            order_agreements(judged, ("context_id",), first="first", second="second", scope_columns=()).items()}
+
+
+def judge_test_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`judge_gates`' test in a table, one row per LLM judge (passed or not), for the page to show."""
+    return agreement_table(judged, ["judge"], ("context_id",), first="first", second="second",
+                           scope_columns=()).set_index("judge")
 
 
 def position_a_share(outcomes: pd.DataFrame) -> float:

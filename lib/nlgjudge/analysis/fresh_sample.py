@@ -22,7 +22,8 @@ from nlgjudge.analysis.comparative import (
     _require,
 )
 from nlgjudge.prose import interval_text, verdict_cell
-from nlgjudge.stats import claim_verdict, mean_interval
+from nlgjudge.stats import CONTRADICTED, SUPPORTED, claim_verdict, mean_interval
+from nlgjudge.stats.multiplicity import holm_rejections, paired_t_p_value
 
 
 def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
@@ -35,7 +36,8 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
     ``n_paired``), ``contexts_needed`` (rows not resolved) and ``verdict``/``reason`` come from the same claim rule, minimum n and
     degenerate-judge test (the judge's, from every context) as on every context. Rows keep the claim's order; columns
     ``model, dataset, aspect, best_method, gap, gap_low, gap_high, n_paired, verdict, reason,
-    contexts_needed``.
+    contexts_needed``, ``p_value`` (the paired t test's, as on every context) and ``per_context_gap``
+    (the gaps of ``contexts``).
     """
     _require(claim, ["model", "dataset", "aspect", "best_method", "per_context_gap"], "claim table")
     wanted = set(contexts)
@@ -55,10 +57,12 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
         records.append({"model": row["model"], "dataset": row["dataset"], "aspect": row["aspect"],
                         "best_method": row["best_method"], "gap": gap, "gap_low": low, "gap_high": high,
                         "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason,
-                        "contexts_needed": _needed(list(values)) if verdict.verdict == NOT_RESOLVED else np.nan})
+                        "contexts_needed": _needed(list(values)) if verdict.verdict == NOT_RESOLVED else np.nan,
+                        "p_value": paired_t_p_value(list(values)) if verdict.tested else np.nan,
+                        "per_context_gap": {c: g for c, g in row["per_context_gap"].items() if c in wanted}})
     return pd.DataFrame.from_records(
         records, columns=["model", "dataset", "aspect", "best_method", "gap", "gap_low", "gap_high", "n_paired",
-                          "verdict", "reason", "contexts_needed"])
+                          "verdict", "reason", "contexts_needed", "p_value", "per_context_gap"])
 
 
 #: The readings :func:`fresh_sample_table` shows, in its order (its ``contexts`` index level).
@@ -116,9 +120,12 @@ def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: s
 def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, dataset: str, aspect: str,
                    decimals: int = 1) -> pd.DataFrame:
     """``claim`` as a chapter headlines it: the row chosen for more data (``model`` on ``dataset``/
-    ``aspect``) takes the verdict of its fresh sample (the added contexts alone, the test that is not
-    optional stopping), with the reading on every context kept beside it in the reason; the family
-    count (``family_verdict``) uses the fresh verdict too. Unchanged when ``fresh`` lacks the row."""
+    ``aspect``) is read on its fresh sample (the added contexts alone, the test that is not optional
+    stopping): its gap, interval, n, per-context gaps, p-value, verdict and contexts needed are the
+    fresh sample's, the reading on every context kept beside it (``pooled_gap``, ``pooled_gap_low``,
+    ``pooled_gap_high``, ``pooled_n_paired``, ``pooled_verdict``, and in words in ``reason`` and
+    ``headline_note``). Holm's correction over the model's rows (``holm``, ``family_verdict``) is
+    redone with the fresh p-value. Unchanged when ``fresh`` lacks the row."""
     out = claim.copy()
     if fresh is None:
         return out
@@ -128,15 +135,25 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
         return out
     r = row.iloc[0]
     every = out.loc[mine].iloc[0]
-    pooled = (f"every context: {interval_text(every['gap'], every['gap_low'], every['gap_high'], decimals)} over "
-              f"{int(every['n_paired'])} ({every['verdict']}, optional stopping)")
-    out.loc[mine, "verdict"] = r["verdict"]
-    # what more contexts would settle is read on the fresh sample too (a new sample's size)
-    if "contexts_needed" in out.columns:
-        out.loc[mine, "contexts_needed"] = r.get("contexts_needed", np.nan)
+    pooled_interval = interval_text(every["gap"], every["gap_low"], every["gap_high"], decimals)
+    pooled = f"every context: {pooled_interval} over {int(every['n_paired'])} ({every['verdict']}, optional stopping)"
+    for column in ("gap", "gap_low", "gap_high", "n_paired", "verdict"):
+        out[f"pooled_{column}"] = np.nan if column != "verdict" else None
+        out.loc[mine, f"pooled_{column}"] = every[column]
+    index = out.index[mine][0]
+    for column in ("gap", "gap_low", "gap_high", "n_paired", "verdict", "contexts_needed", "p_value"):
+        out.loc[index, column] = r.get(column, np.nan)
+    if "per_context_gap" in out.columns and isinstance(r.get("per_context_gap"), dict):
+        out.at[index, "per_context_gap"] = r["per_context_gap"]
     out.loc[mine, "reason"] = f"fresh sample of {int(r['n_paired'])} added contexts: {r['reason']}; {pooled}"
     out["headline_note"] = out.get("headline_note", pd.Series("", index=out.index)).fillna("")
-    out.loc[mine, "headline_note"] = f"fresh sample of {int(r['n_paired'])}; every context: {every['verdict']}"
+    out.loc[mine, "headline_note"] = (f"fresh sample of {int(r['n_paired'])} added contexts; every context: "
+                                      f"{pooled_interval}, n = {int(every['n_paired'])}, {every['verdict']}")
     if "family_verdict" in out.columns:
-        out.loc[mine, "family_verdict"] = r["verdict"]
+        # the family's correction is redone with the fresh sample's p-value in the row's place
+        rows = out.index[out["model"] == model]
+        kept = holm_rejections(out.loc[rows, "p_value"].to_numpy(dtype=float))
+        out.loc[rows, "holm"] = kept
+        out.loc[rows, "family_verdict"] = [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED
+                                           for v, k in zip(out.loc[rows, "verdict"], kept, strict=True)]
     return out

@@ -10,7 +10,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import pandas as pd
 
-from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement
+from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement, outcome_words
 
 #: A comparative frame's comparison sets (the debiasing scope of the test): one prompt on one context.
 COMPARISON_SET = ("context_id", "template", "aspect")
@@ -57,6 +57,34 @@ def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Seq
                      "p (vs chance)": _p_text(result.p_value),
                      "judge": "degenerate: not tested" if result.degenerate else "tested"})
     return pd.DataFrame(rows)
+
+
+def order_agreements(comparisons: Mapping[Hashable, pd.DataFrame], set_columns: Sequence[str] = COMPARISON_SET,
+                     **columns: object) -> dict[Hashable, OrderAgreement]:
+    """:func:`judge_order_agreement` of each judge's frame (keys as given)."""
+    return {key: judge_order_agreement(frame, set_columns, **columns)  # type: ignore[arg-type]
+            for key, frame in comparisons.items()}
+
+
+def outcomes_sentence(results: Mapping[str, OrderAgreement], runs: str = "runs") -> str:
+    """The test's outcome over a judge's runs (``results`` keyed by a run's name, e.g. "torch,
+    summeval"), as a sentence's predicate: one run in full (:func:`outcome_words`); several, the
+    range of agreement when every run passes, else which runs are degenerate and why."""
+    if not results:
+        return "has no run to test"
+    if len(results) == 1:
+        return outcome_words(next(iter(results.values())))
+    failed = {name: r for name, r in results.items() if r.degenerate}
+    passed = [r for r in results.values() if not r.degenerate]
+    if not failed:
+        low, high = min(r.agreement for r in passed), max(r.agreement for r in passed)
+        share = f"{low:.0%}" if round(100 * low) == round(100 * high) else f"{low:.0%} to {high:.0%}"
+        p_max = max(r.p_value for r in passed)
+        return (f"passes the degenerate-judge test in all {len(results)} {runs}: its two orders agree on {share} of pairs "
+                f"after debiasing (the largest one-sided binomial p {'< 0.001' if p_max < 0.001 else f'= {p_max:.3f}'})")
+    said = "; ".join(f"{name}: {degenerate_reason(r)}" for name, r in failed.items())
+    rest = f"; it passes in the other {len(passed)}" if passed else ""
+    return f"is a degenerate judge in {len(failed)} of its {len(results)} {runs} ({said}){rest}"
 
 
 def _p_text(p: float) -> str:

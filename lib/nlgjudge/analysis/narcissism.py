@@ -452,10 +452,19 @@ def pairwise_outcomes(judged: Mapping[str, pd.DataFrame], generators: Sequence[s
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each pairwise judge on
-    its both-order P(A) (context_id, first, second, p_a), debiased per document, as in every chapter."""
+    its both-order P(A) (context_id, first, second, p_a): pairs looked for within a document, one
+    debiasing threshold over the judge's whole run, as the chapter debiases."""
     from nlgjudge.analysis.judges import degenerate_judges
 
     return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
+
+
+def judge_test_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`judge_gates`' test in a table, one row per judge (passed or not), for the page to show."""
+    from nlgjudge.analysis.judges import agreement_table
+
+    return agreement_table(judged, ["judge"], ("context_id",), first="first", second="second",
+                           scope_columns=()).set_index("judge")
 
 
 def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95,
@@ -661,6 +670,24 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
     if named(NOT_RESOLVED):
         return ClaimVerdict(NOT_RESOLVED, f"{head}{still_open}{aside}")
     return ClaimVerdict(SUPPORTED, head + aside)
+
+
+def row_verdict_cells(rows: pd.DataFrame) -> list[str]:
+    """Each row's verdict with its reason, as the claims' tables show it: the rows of one claim are a
+    family (:func:`overall_verdict` counts them after Holm's correction), so a row resolved on its own
+    interval that does not survive the correction over its claim's rows reads as the family's "not
+    resolved" with the flag beside it (:func:`nlgjudge.prose.verdict_after_holm`)."""
+    from nlgjudge.prose import flag_words
+
+    cells = pd.Series([f"{v} ({r})" for v, r in zip(rows["verdict"], rows["reason"], strict=True)], index=rows.index)
+    if "p_value" not in rows.columns:
+        return cells.tolist()
+    for _, part in rows.groupby("claim", sort=False):
+        kept = holm_rejections([p if np.isfinite(p) else 1.0 for p in part["p_value"].to_numpy(dtype=float)])
+        for index, verdict, keep in zip(part.index, part["verdict"], kept, strict=True):
+            if verdict in (SUPPORTED, CONTRADICTED) and not keep:
+                cells.loc[index] = f"{NOT_RESOLVED} ({flag_words(verdict, f'the {len(part)} rows')})"
+    return cells.tolist()
 
 
 def claims_summary(rows: pd.DataFrame) -> pd.DataFrame:

@@ -29,8 +29,9 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from nlgjudge.analysis.judges import judge_order_agreement
-from nlgjudge.stats.degenerate import degenerate_reason
+from nlgjudge.stats.degenerate import degenerate_reason, outcome_words
 from nlgjudge.stats.multiplicity import holm_rejections
+from nlgjudge.prose import verdict_after_holm
 from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
@@ -69,6 +70,8 @@ class RankAnalysis:
     """Resamples whose Bradley-Terry fit does not exist (left out of the intervals, and warned about)."""
     judge_gate: str | None = None
     """The book's degenerate-judge test's reason (:mod:`nlgjudge.stats.degenerate`), None for a judge that passes."""
+    judge_test: str = "not run: no comparison was judged by the model"
+    """The test's outcome in words for any judge (:func:`nlgjudge.stats.degenerate.outcome_words`)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -163,8 +166,9 @@ def analyse(
     win_rates = pd.DataFrame(rates, index=systems, columns=systems)
     order = [s for s in board["system"] if np.isfinite(scores[index[s]])]
     model_judged = judgments[~judgments["identical"].to_numpy(bool)]
-    gate = (degenerate_reason(judge_order_agreement(model_judged, ("context_id",), first="first", second="second", scope_columns=()))
+    test = (judge_order_agreement(model_judged, ("context_id",), first="first", second="second", scope_columns=())
             if len(model_judged) else None)
+    gate = degenerate_reason(test) if test is not None else None
     adjacent = _adjacent(order, index, scores, replicates, len(names), confidence, gate)
 
     out = judgments.copy()
@@ -176,6 +180,7 @@ def analyse(
         p_a_before=p_a_before, p_a_after=p_a_after, n_contexts=len(names),
         n_model_comparisons=int(judged.sum()), n_identical=int((~judged).sum()), n_ties=n_ties,
         confidence=confidence, n_boot=n_boot, n_boot_failed=failed, judge_gate=gate,
+        judge_test=outcome_words(test) if test is not None else RankAnalysis.judge_test,
     )
     analysis.warnings.extend(statistical_warnings(analysis))
     return analysis
@@ -200,8 +205,7 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
     # ``verdict`` is the family's (what the leaderboard claims); a pair its own interval resolves but
     # the correction does not is a flag, said in words; ``row_verdict`` keeps the pair's own.
     frame["row_verdict"] = frame["verdict"]
-    frame["verdict"] = [f"{NOT_RESOLVED} (a flag: {own} on its own interval, not after Holm's correction)"
-                        if own == SUPPORTED and not kept else own
+    frame["verdict"] = [verdict_after_holm(own, NOT_RESOLVED) if own == SUPPORTED and not kept else own
                         for own, kept in zip(frame["row_verdict"], frame["resolved_after_holm"], strict=True)]
     return frame[["higher", "lower", "verdict", "difference", "ci_low", "ci_high", "p_value", "row_verdict", "resolved",
                   "resolved_after_holm"]]
@@ -318,6 +322,8 @@ def report_markdown(
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
         else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",
+        f"- The judge {analysis.judge_test} (the book's one test of a judge that answers by position: do a pair's "
+        "two orders agree more often than chance after debiasing?)",
         f"- P(A) before debiasing: {analysis.p_a_before:.3f}; after: {analysis.p_a_after:.3f} (threshold tau = {analysis.tau:.4f}, "
         "fitted on all this run's comparisons)",
         f"- Score: Bradley-Terry log-strength (mean 0) on the debiased decisions; interval: {INTERVAL_METHOD}, "

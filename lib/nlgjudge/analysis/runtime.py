@@ -43,6 +43,7 @@ from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM
+from nlgjudge.prose import flag_words, listing
 from nlgjudge.stats.multiplicity import count_words
 from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
@@ -482,7 +483,9 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
         raw_differing = int((raw_compared["ref_row_verdict"] != raw_compared["oth_row_verdict"]).sum())
     else:
         raw_differing = None
-    moved = int(claims["change_excludes_zero"].astype(bool).sum())
+    # "does the runtime move the gap?" over the rows is one family: Holm, the uncorrected count beside
+    moved_raw = int(claims["change_excludes_zero"].astype(bool).sum())
+    moved = count_words(int(changed_after_holm([gap_changes(claims)])[0].sum()) if len(claims) else 0, moved_raw)
     resolvable = int((~claims["change_too_few"].astype(bool)).sum())
     if not len(claims):
         sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
@@ -502,14 +505,14 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
         sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
                      "comparative judge or no gap)." if untested else ".")
         sentence += (f" The gap itself moves by more than its paired interval resolves in {moved} of the {resolvable} "
-                     f"rows with at least {MIN_CONTEXTS_FOR_A_CLAIM} contexts." if resolvable else
+                     f"rows with at least {MIN_CONTEXTS_FOR_A_CLAIM} contexts (after Holm's correction over them)." if resolvable else
                      f" No row has the {MIN_CONTEXTS_FOR_A_CLAIM} contexts needed to resolve a change of the gap.")
     return {
         "claim_sentence": sentence,
         "n_claim_rows": str(len(claims)),
         "n_claim_compared": str(len(compared)),
         "n_claim_same": str(int(compared["same_verdict"].astype(bool).sum())),
-        "n_gap_moved": str(moved),
+        "n_gap_moved": moved,
     }
 
 
@@ -541,14 +544,18 @@ def summary_values(
     :func:`method_agreement_table` of the scoring readings, when the run has them) counts in the
     verdict with the comparative agreements."""
     scoring = EMPTY_SCORING if scoring is None else scoring
-    # "Does the runtime change a number?" over every row of enough contexts is one family: a row
-    # counts as changed only if it survives Holm's correction over them (the glossary's rule).
+    # Each question ("does the runtime change the comparative agreements? the scoring agreements?
+    # the positional biases?") is one family: a row counts as changed only if it survives Holm's
+    # correction over its table's rows of enough contexts (the glossary's rule).
     survive = changed_after_holm((humans, scoring, bias))
     n_changed, n_scoring_changed, n_bias_changed = (int(k.sum()) for k in survive)
     raw = [int(t["excludes_zero"].astype(bool).sum()) for t in (humans, scoring, bias)]
-    tested = int(sum((~t["too_few"].astype(bool)).sum() for t in (humans, bias, scoring) if "too_few" in t))
-    chance = (f" Counted after Holm's correction over the {tested} rows of enough contexts ({sum(raw)} before it), "
-              "since among many rows tested at 95% some would exclude 0 by chance alone.") if tested else ""
+    tested = [int((~t["too_few"].astype(bool)).sum()) if "too_few" in t else 0 for t in (humans, scoring, bias)]
+    families = [f"the {k} {what}" for k, what in zip(tested, ("comparative agreements", "prompt-scoring agreements",
+                                                               "positional biases"), strict=True) if k]
+    chance = (f" Each kind of number is one family, counted after Holm's correction over its rows of enough contexts "
+              f"({listing(families)}; {sum(raw)} row{'s' if sum(raw) != 1 else ''} before the correction), since among "
+              "many rows tested at 95% some would exclude 0 by chance alone.") if sum(tested) else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
                    "positional bias changes by more than its paired interval can resolve: no change is detected "
@@ -591,22 +598,67 @@ def summary_values(
 
 
 def changed_after_holm(tables: Sequence[pd.DataFrame]) -> list[pd.Series]:
-    """Per table, which rows' paired intervals exclude 0 after Holm's correction over the rows of
-    every table that have enough contexts (one family); rows of too few contexts never count."""
+    """Per table, which rows' paired intervals exclude 0 after Holm's correction over that table's
+    rows of enough contexts: each table asks one question ("does the runtime change this agreement?",
+    "... this positional bias?"), so each is one family; rows of too few contexts never count."""
     from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
 
-    p_values, where = [], []
-    for k, table in enumerate(tables):
-        for index, row in table.iterrows():
-            if bool(row.get("too_few", True)) or not np.isfinite(row["difference"]):
-                continue
-            p = p_from_interval(row["difference"], row["difference_low"], row["difference_high"], int(row["n_contexts"]))
-            p_values.append(p if np.isfinite(p) else 1.0)
-            where.append((k, index))
-    out = [pd.Series(False, index=table.index) for table in tables]
-    for (k, index), kept in zip(where, holm_rejections(p_values) if p_values else [], strict=True):
-        out[k].loc[index] = bool(kept) and bool(tables[k].loc[index, "excludes_zero"])
+    out = []
+    for table in tables:
+        kept = pd.Series(False, index=table.index)
+        tested = [index for index, row in table.iterrows()
+                  if not bool(row.get("too_few", True)) and np.isfinite(row["difference"])]
+        p_values = [p_from_interval(table.loc[i, "difference"], table.loc[i, "difference_low"],
+                                    table.loc[i, "difference_high"], int(table.loc[i, "n_contexts"])) for i in tested]
+        p_values = [p if np.isfinite(p) else 1.0 for p in p_values]
+        for index, rejected in zip(tested, holm_rejections(p_values) if p_values else [], strict=True):
+            kept.loc[index] = bool(rejected) and bool(table.loc[index, "excludes_zero"])
+        out.append(kept)
     return out
+
+
+def gap_changes(claims: pd.DataFrame) -> pd.DataFrame:
+    """:func:`claim_table`'s change of the gap in the columns :func:`changed_after_holm` reads."""
+    return pd.DataFrame({
+        "difference": claims["gap_change"].astype(float), "difference_low": claims["gap_change_low"].astype(float),
+        "difference_high": claims["gap_change_high"].astype(float), "n_contexts": claims["n_change"].fillna(0).astype(int),
+        "excludes_zero": claims["change_excludes_zero"].astype(bool), "too_few": claims["change_too_few"].astype(bool),
+    }, index=claims.index)
+
+
+def lean_values(differences: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:
+    """Step 1's systematic lean in words: the datasets whose mean shift of p(A) (other minus
+    reference, over contexts) excludes 0 after Holm's correction over the datasets, with the
+    interval; so the summary says what the table shows."""
+    from nlgjudge.prose import interval_text
+
+    if differences.empty:
+        return {"lean": "No dataset has contexts computed by both runtimes."}
+    table = pd.DataFrame({
+        "difference": differences["mean_difference"], "difference_low": differences["mean_difference_low"],
+        "difference_high": differences["mean_difference_high"], "n_contexts": differences["n_contexts"],
+        "too_few": differences["n_contexts"] < MIN_CONTEXTS_FOR_A_CLAIM,
+    })
+    table["excludes_zero"] = ((table["difference_low"] > 0) | (table["difference_high"] < 0)) & ~table["too_few"]
+    kept = changed_after_holm([table])[0]
+    family = f"after Holm's correction over the {len(table)} datasets" if len(table) > 1 else "on its one dataset"
+    shown = [f"{row.dataset} ({interval_text(row.mean_difference, row.mean_difference_low, row.mean_difference_high, 4)}, "
+             f"n = {row.n_contexts} contexts)" for row, keep in zip(differences.itertuples(), kept, strict=True) if keep]
+    flags = [row.dataset for row, keep, raw in zip(differences.itertuples(), kept, table["excludes_zero"], strict=True)
+             if raw and not keep]
+    flag = f"; {'; '.join(flag_words('excludes 0') + ': ' + name for name in flags)}" if flags else ""
+    if shown:
+        leaning = differences.loc[kept.to_numpy()]
+        sides = {("towards" if d > 0 else "away from") for d in leaning["mean_difference"]}
+        side = f"{other} leans {sides.pop()} position A" if len(sides) == 1 else "the lean's side differs between datasets"
+        small = (leaning["mean_difference"].abs() < leaning["median_abs"]).all() if "median_abs" in leaning else False
+        size = ", smaller than the median shift of a single comparison there" if small else ""
+        text = (f"The mean shift of p(A) ({other} minus {reference}) excludes 0 {family} on {listing(shown)}: "
+                f"{side}{size}" + flag + ".")
+    else:
+        text = (f"No dataset's mean shift of p(A) ({other} minus {reference}) excludes 0 {family}: no systematic lean "
+                f"towards either position is detected{flag}.")
+    return {"lean": text}
 
 
 def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
@@ -616,8 +668,15 @@ def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
             if name not in present]
 
 
-def resolved_words(table: pd.DataFrame) -> list[str]:
-    """The "interval excludes 0" column in words: "yes", "no", or "n < 5" (fewer than
-    :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts, where the interval is not read as evidence)."""
-    return [f"n < {MIN_CONTEXTS_FOR_A_CLAIM}" if small else ("yes" if excludes else "no")
-            for small, excludes in zip(table["too_few"], table["excludes_zero"], strict=True)]
+def resolved_words(table: pd.DataFrame, kept: pd.Series | None = None) -> list[str]:
+    """The "changed, after Holm" column in words: "yes" (the paired interval excludes 0 and the row
+    survives Holm's correction over the table's rows, ``kept`` from :func:`changed_after_holm`),
+    "no", a flag where the row's own interval excludes 0 but the correction takes it back, or
+    "n < 3" (fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts: the interval is not read as
+    evidence). Without ``kept`` the table is its own family."""
+    if kept is None:
+        kept = changed_after_holm([table])[0]
+    tested = int((~table["too_few"].astype(bool)).sum())
+    flag = f"no ({flag_words('excludes 0', f'the {tested} rows')})"
+    return [f"n < {MIN_CONTEXTS_FOR_A_CLAIM}" if small else ("yes" if keep else (flag if excludes else "no"))
+            for small, excludes, keep in zip(table["too_few"], table["excludes_zero"], kept, strict=True)]

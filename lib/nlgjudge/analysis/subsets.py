@@ -376,7 +376,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
     (the contexts each not-resolved claim would need), ``reached`` (in how many cells the
     strategy reaches the share, and where it does not, with both numbers).
     """
-    from nlgjudge.prose import interval_text, listing, number
+    from nlgjudge.prose import flag_words, interval_text, listing, number
 
     from nlgjudge.stats.multiplicity import count_words
 
@@ -388,7 +388,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
         out[f"c_{name}"] = ("; ".join(
             f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {a}"
-            + (f" (a flag: {row.verdict} on its own interval)" if a != row.verdict else "") + f" (n = {row.n})"
+            + (f" ({flag_words(row.verdict)})" if a != row.verdict else "") + f" (n = {row.n})"
             for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
@@ -599,12 +599,12 @@ def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decim
     interval (Spearman x100 points), n contexts and the reason. ``family``: the rows of one
     comparison are read as a family (Fig. 5's cells), and a resolved cell that does not survive
     Holm's correction over them is marked a flag."""
-    from nlgjudge.prose import interval_text
+    from nlgjudge.prose import interval_text, verdict_after_holm
 
     verdicts = claims["verdict"].tolist()
     if family:
         members = "datasets" if list(by) == ["dataset"] else "cells"
-        verdicts = [v if a == v else f"{a} (a flag: {v} on its own interval, not after Holm's correction over the {members})"
+        verdicts = [verdict_after_holm(v, a, family=f"the {members}")
                     for v, a in zip(claims["verdict"], family_verdicts(claims), strict=True)]
     return pd.DataFrame({
         "verdict": verdicts,

@@ -1,0 +1,38 @@
+"""The degenerate-judge test on tidy frames (analysis.judges): the table and sentence every chapter shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.analysis.judges import agreement_table, order_agreements, outcomes_sentence
+
+
+def _frame(p_of, n_contexts: int = 6, n: int = 6) -> pd.DataFrame:
+    rows = [{"context_id": f"c{c}", "template": 1, "aspect": "COH", "i": i, "j": j, "p_a": p_of(i, j)}
+            for c in range(n_contexts) for i in range(n) for j in range(n) if i != j]
+    return pd.DataFrame(rows)
+
+
+QUALITY = np.linspace(0, 3, 6)
+CONSISTENT = _frame(lambda i, j: float(1 / (1 + np.exp(-(QUALITY[i] - QUALITY[j] + 1)))))
+ALWAYS_A = _frame(lambda i, j: 0.95)
+
+
+def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_reason() -> None:
+    both = order_agreements({"torch, a": CONSISTENT, "llama.cpp, a": CONSISTENT})
+    sentence = outcomes_sentence(both, "(runtime, dataset) runs")
+    assert sentence == ("passes the degenerate-judge test in all 2 (runtime, dataset) runs: its two orders agree on 100% "
+                        "of pairs after debiasing (the largest one-sided binomial p < 0.001)")
+    mixed = outcomes_sentence(order_agreements({"x": CONSISTENT, "y": ALWAYS_A}))
+    assert mixed.startswith("is a degenerate judge in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50%")
+    assert mixed.endswith("; it passes in the other 1")
+    one = outcomes_sentence(order_agreements({"x": CONSISTENT}))
+    assert one.startswith("passes the degenerate-judge test: its two orders agree on 100% of 90 pairs")
+    assert outcomes_sentence({}) == "has no run to test"
+
+
+def test_the_table_has_one_row_per_judge_with_the_gates_outcome() -> None:
+    table = agreement_table({("d", "good"): CONSISTENT, ("d", "bad"): ALWAYS_A}, ["dataset", "model"])
+    assert table["judge"].tolist() == ["tested", "degenerate: not tested"]
+    assert table["pairs in both orders"].tolist() == [90, 90]
