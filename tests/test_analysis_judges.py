@@ -34,5 +34,7 @@ def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_r
 
 def test_the_table_has_one_row_per_judge_with_the_gates_outcome() -> None:
     table = agreement_table({("d", "good"): CONSISTENT, ("d", "bad"): ALWAYS_A}, ["dataset", "model"])
-    assert table["judge"].tolist() == ["tested", "degenerate: not tested"]
+    assert table["outcome"].tolist() == ["passes: tested", "degenerate: not tested"]
+    named = agreement_table({"good": CONSISTENT}, ["judge"])  # a key named "judge" keeps its name
+    assert named["judge"].tolist() == ["good"]
     assert table["pairs in both orders"].tolist() == [90, 90]

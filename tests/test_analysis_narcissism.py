@@ -354,7 +354,8 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows after Holm's correction; contradicted (after Holm's correction over the 5 rows): "
                                           "1 row; not resolved: 1 row; not tested: 2 rows")  # counted in the table; named in the detail
     assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows")
-    assert summary.loc["x", "estimates"] == "-0.20 to +0.40" and summary.loc["y", "verdict"] == "not tested"
+    # the range is over the rows that test the claim: d / e (+0.40, n = 2) is not one of them
+    assert summary.loc["x", "estimates (tested rows)"] == "-0.20 to +0.30" and summary.loc["y", "verdict"] == "not tested"
     assert summary.loc["x", "n (documents)"] == "40 and 2" and summary.loc["y", "n (documents)"] == "–"
 
 

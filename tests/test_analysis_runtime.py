@@ -237,7 +237,7 @@ def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
     assert "differs between the runtimes in 2 of the 2 rows tested under both" in words["claim_sentence"]
     assert "supported under torch, contradicted under llama.cpp" in words["claim_sentence"]
     assert "moves by more than its paired interval resolves in 2 of the 2 rows" in words["claim_sentence"]
-    assert rt.claim_values(identical)["claim_sentence"].startswith("The verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same")
+    assert rt.claim_values(identical)["claim_sentence"].startswith("On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same")
     nothing = rt.claim_values(rt.EMPTY_CLAIMS)
     assert nothing["claim_sentence"].startswith("No (dataset, aspect)")
     assert list(claims.columns) == list(rt.EMPTY_CLAIMS.columns)

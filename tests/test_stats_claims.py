@@ -85,6 +85,12 @@ def test_an_ordering_claim_needs_every_pair_resolved() -> None:
     assert v.verdict == CONTRADICTED and "BRIO above ChatGPT" in v.reason
     assert ordering_verdict([]).verdict == NOT_TESTED
     assert ordering_verdict([PairEvidence("a", "b", 1.0, 0.5, 1.5, 2)]).verdict == NOT_TESTED
+    # a pair below 0 only just (p ~ 0.04) among four: not after Holm's correction, so a flag, not a contradiction
+    weak_against = PairEvidence("GPT-3", "BART", -0.4, -0.78, -0.02, 42)
+    v = ordering_verdict([resolved, open_pair, weak_against, open_pair])
+    assert v.verdict == NOT_RESOLVED and "a flag, not after Holm's correction over the 4 pairs: BART above GPT-3" in v.reason
+    every = ordering_verdict([resolved, resolved])
+    assert every.verdict == SUPPORTED and "(2 of 2 after Holm's correction over the 2 pairs;" in every.reason
 
 
 @pytest.mark.parametrize(("effect", "expected"), [(0.2, 199), (0.5, 34), (0.8, 15), (1.0, 10)])

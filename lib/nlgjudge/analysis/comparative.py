@@ -843,9 +843,7 @@ SCORING_SHORT = {SCORING_EXPECTED: "expected", SCORING_SAMPLED: "sampled", GEVAL
 
 def _fresh_rows(claim: pd.DataFrame) -> list[bool]:
     """Which rows a headline reads on their fresh sample (they carry the every-context reading beside)."""
-    if "pooled_gap" not in claim.columns:
-        return [False] * len(claim)
-    return [bool(np.isfinite(v)) if isinstance(v, (int, float)) else False for v in claim["pooled_gap"]]
+    return pd.to_numeric(claim.get("pooled_gap", pd.Series(np.nan, index=claim.index)), errors="coerce").notna().tolist()
 
 
 def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
@@ -856,7 +854,7 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     return pd.DataFrame(
         {
             # The verdict first: it is what the table is read for, and the column a narrow page keeps.
-            "verdict": [family_cell(v, r, f) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
+            "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
                             claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
             # a row headlined by its fresh sample (``pooled_gap``, fresh_sample.headline_claim) keeps the
@@ -876,11 +874,6 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
         },
         index=pd.MultiIndex.from_frame(claim[["model", "dataset", "aspect"]]),
     )
-
-
-def family_cell(verdict: str, reason: str, family_verdict: str) -> str:
-    """A row's verdict, and where Holm's correction over its family takes it back, that it is a flag."""
-    return verdict_after_holm(verdict, family_verdict, reason)
 
 
 def reading_comparison(tables: Mapping[str, pd.DataFrame], aspects: Sequence[str], decimals: int = 1) -> pd.DataFrame:

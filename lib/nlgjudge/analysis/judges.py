@@ -55,7 +55,7 @@ def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Seq
         rows.append({**dict(zip(key_names, keys, strict=True)), "pairs in both orders": result.n_pairs,
                      "orders agree (%)": round(100 * result.agreement, 1) if result.n_pairs else float("nan"),
                      "p (vs chance)": _p_text(result.p_value),
-                     "judge": "degenerate: not tested" if result.degenerate else "tested"})
+                     "outcome": "degenerate: not tested" if result.degenerate else "passes: tested"})
     return pd.DataFrame(rows)
 
 

@@ -697,11 +697,12 @@ def claims_summary(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for claim, part in rows.groupby("claim", sort=False):
         verdict = overall_verdict(part, max_names=0 if len(part) > 1 else 1)
-        finite = part["estimate"].dropna()
+        tested = part[part["verdict"] != NOT_TESTED]  # a row that cannot test the claim is no estimate of it
+        finite = tested["estimate"].dropna()
         out.append({
             "claim": claim,
             "verdict": verdict.verdict,
-            "estimates": (f"{finite.min():+.2f} to {finite.max():+.2f}" if len(finite) > 1 else
+            "estimates (tested rows)": (f"{finite.min():+.2f} to {finite.max():+.2f}" if len(finite) > 1 else
                           f"{finite.iloc[0]:+.2f}" if len(finite) else "–"),
             "n (documents)": listing([str(k) for k in sorted(set(part["n"]), reverse=True)]) if part["n"].any() else "–",
             "reason": verdict.reason,

@@ -253,8 +253,9 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     if len(unresolved):
         pairs = ", ".join(f"{a} vs {b}" for a, b in zip(unresolved["higher"], unresolved["lower"]))
         flagged = int(analysis.adjacent["resolved"].sum() - analysis.adjacent["resolved_after_holm"].sum())
-        extra = (f"; {flagged} of them excluded 0 on its own but not after Holm's correction over the "
-                 f"{len(analysis.adjacent)} neighbouring pairs" if flagged else "")
+        extra = (f"; {flagged} of them {'is a flag' if flagged == 1 else 'are flags'} (supported on "
+                 f"{'its' if flagged == 1 else 'their'} own interval, not after Holm's correction over the "
+                 f"{len(analysis.adjacent)} neighbouring pairs)" if flagged else "")
         notes.append(f"order not resolved ({analysis.confidence:.0%} paired interval of the score difference includes 0, "
                      f"or the pair does not survive Holm's correction): {pairs}{extra}")
     return notes

@@ -36,14 +36,13 @@ from nlgjudge.analysis.comparative import (
     TEMPLATE_MEAN,
     comparative_predictions,
     comparative_vs_scoring,
-    family_cell,
     correlations,
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM
-from nlgjudge.prose import flag_words, listing
+from nlgjudge.prose import flag_words, listing, verdict_after_holm
 from nlgjudge.stats.multiplicity import count_words
 from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
@@ -406,7 +405,7 @@ def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     family = claim["family_verdict"] if "family_verdict" in claim else claim["verdict"]
     out["verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(family, claim["gap"], strict=True)]
     out["row_verdict"] = [v if np.isfinite(g) else UNDEFINED for v, g in zip(claim["verdict"], claim["gap"], strict=True)]
-    out["verdict_shown"] = [family_cell(v, r, f) if np.isfinite(g) else UNDEFINED
+    out["verdict_shown"] = [verdict_after_holm(v, f, r) if np.isfinite(g) else UNDEFINED
                             for v, r, f, g in zip(claim["verdict"], claim["reason"], family, claim["gap"], strict=True)]
     out["per_context_gap"] = claim["per_context_gap"]
     return out
@@ -495,12 +494,12 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
         if not len(compared):
             sentence = "No row is a test of the claim under both runtimes"
         elif not len(differing):
-            sentence = (f"The verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same "
+            sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same "
                         f"under both runtimes in all {len(compared)} rows tested under both{before}")
         else:
             cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
                               for r in differing.itertuples())
-            sentence = (f"The verdict on the paper's claim, after Holm's correction over each runtime's rows, differs "
+            sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, differs "
                         f"between the runtimes in {len(differing)} of the {len(compared)} rows tested under both ({cases}{before})")
         sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
                      "comparative judge or no gap)." if untested else ".")

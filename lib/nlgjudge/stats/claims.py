@@ -177,10 +177,14 @@ class PairEvidence:
 
 
 def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerate: str | None = None) -> ClaimVerdict:
-    """An ordering claim over several pairs: supported only when every pair's paired interval lies
-    above 0; contradicted when any lies below 0 (that pair is ordered the other way); otherwise
-    not resolved, naming the pairs left open. No pairs, a degenerate run or a pair with fewer than
-    ``min_n`` units: not tested."""
+    """An ordering claim over several pairs, read as the book reads every claim about every cell:
+    supported only when every pair's paired interval lies above 0 (each pair on its own: requiring
+    all of them is stricter than any correction, an intersection-union test); contradicted when a
+    pair lies below 0 after Holm's correction over the pairs (that pair is ordered the other way;
+    one that does not survive the correction is a flag); otherwise not resolved, naming the pairs
+    left open. No pairs, a degenerate run or a pair with fewer than ``min_n`` units: not tested."""
+    from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
+
     if degenerate:
         return ClaimVerdict(NOT_TESTED, degenerate)
     if not pairs:
@@ -189,14 +193,21 @@ def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerat
     untested = [f"{p.higher} vs {p.lower} ({v.reason})" for p, v in verdicts if not v.tested]
     if untested:
         return ClaimVerdict(NOT_TESTED, "; ".join(untested))
-    against = [f"{p.lower} above {p.higher}" for p, v in verdicts if v.verdict == CONTRADICTED]
+    p_values = [p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs]
+    kept = holm_rejections([q if np.isfinite(q) else 1.0 for q in p_values])
+    family = f"Holm's correction over the {len(pairs)} pairs"
+    against = [f"{p.lower} above {p.higher}" for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == CONTRADICTED and k]
+    flags = [f"{p.lower} above {p.higher}" for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == CONTRADICTED and not k]
+    flag_text = f"; a flag, not after {family}: {', '.join(flags)}" if flags else ""
     if against:
-        return ClaimVerdict(CONTRADICTED, "resolved the other way: " + ", ".join(against))
-    open_pairs = [f"{p.higher} vs {p.lower}" for p, v in verdicts if v.verdict == NOT_RESOLVED]
+        return ClaimVerdict(CONTRADICTED, f"resolved the other way after {family}: " + ", ".join(against) + flag_text)
+    open_pairs = [f"{p.higher} vs {p.lower}" for p, v in verdicts if v.verdict != SUPPORTED]
     if open_pairs:
-        return ClaimVerdict(NOT_RESOLVED, "not resolved: " + ", ".join(open_pairs))
+        return ClaimVerdict(NOT_RESOLVED, "not resolved: " + ", ".join(open_pairs) + flag_text)
+    n_kept = int(sum(bool(k) for k in kept))
     return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair{'s' if len(pairs) != 1 else ''} resolved by their paired intervals "
-                                  "(every pair must be, so no correction applies)")
+                                  f"({n_kept} of {len(pairs)} after {family}; a claim about every pair needs each on its "
+                                  "own, so its verdict needs no correction)")
 
 
 # --------------------------------------------------------------------------------------------
