@@ -174,7 +174,7 @@ def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tin
     assert claims["verdict"].tolist() == ["not tested"] and claims["reason"].iloc[0] == "debiasing changes no ranking"
     assert values["verdict"] == ("by the claim rule over contexts, 'debiasing raises the Spearman' is supported on 0, "
                                  "contradicted on 0, not resolved on 0 and not tested on 1 of its 1 dataset; on "
-                                 "pairwise accuracy, pooled debiasing raised it in most comparison sets (a count of sets, "
+                                 "pairwise accuracy, pooled debiasing raised it in most comparison sets (a description: a count of sets, "
                                  "not a test)")
     two = ds.restrict(["ctx0", "ctx1"])
     small = synthetic_comparisons(two, pull=0.6, sharpness=0.5)
@@ -365,3 +365,28 @@ def test_a_degenerate_judge_gets_no_verdict_on_the_bias_gain_relation(tiny_datas
     relation = bias_gain_relation(scores, bias, judges=gate).set_index("model")
     assert relation.loc["toy", "verdict"] == "not tested" and "degenerate" in relation.loc["toy", "sentence"]
     assert any("not tested (degenerate judge" in line for line in debiasing_summary(scores, bias, judges=gate))
+
+
+def test_a_models_datasets_are_one_family_and_a_row_that_fails_holm_is_a_flag_in_the_table() -> None:
+    from nlgjudge.analysis.bias import claims_table, debiasing_claims
+
+    # two datasets, each gaining about 1 point per context; one clearly, one only just on its own interval
+    rng = np.random.default_rng(0)
+    clear = rng.normal(5.0, 1.0, 20)
+    just = np.array([2.4, -0.5, 1.8, 0.9, -0.2, 1.5, 0.3, 1.1, -0.4, 1.6])  # t interval excludes 0, p ~ 0.03
+    rows = [{"model": "m", "dataset": "a", "template": 1, "aspect": "COH", "context_id": f"a{i}", "gain": g}
+            for i, g in enumerate(clear)]
+    rows += [{"model": "m", "dataset": "b", "template": 1, "aspect": "COH", "context_id": f"b{i}", "gain": g}
+             for i, g in enumerate(just)]
+    claims = debiasing_claims(pd.DataFrame(rows)).set_index("dataset")
+    assert claims.loc["b", "verdict"] == "supported" and 0.025 < claims.loc["b", "p_value"] < 0.05
+    # Holm over the model's 2 datasets: a (p tiny) is kept, then b needs p <= 0.05 / 1: kept too
+    assert claims["family_verdict"].tolist() == ["supported", "supported"]
+    three = pd.DataFrame(rows + [{"model": "m", "dataset": "c", "template": 1, "aspect": "COH", "context_id": f"c{i}",
+                                  "gain": g} for i, g in enumerate(rng.normal(0.0, 1.0, 10))])
+    claims = debiasing_claims(three).set_index("dataset")
+    assert claims.loc["c", "p_value"] > 0.05  # the third dataset's null row makes b's threshold 0.05 / 2
+    assert claims["family_verdict"].tolist() == ["supported", "not resolved", "not resolved"]
+    shown = claims_table(claims.reset_index())
+    assert shown["verdict"].tolist()[:2] == ["supported", "not resolved (a flag: supported on its own interval, not "
+                                             "after Holm's correction over the model's datasets)"]

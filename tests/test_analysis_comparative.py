@@ -247,6 +247,28 @@ def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
     assert "no absolute scoring" in gap_verdict(0, 0, 0, 0)
 
 
+def test_gap_verdict_prints_the_count_before_holm_beside_each_that_differs() -> None:
+    said = gap_verdict(1, 0, 10, 0, before_holm=[4, 0, 7, 0])
+    assert said.startswith("in most dataset-aspects this run cannot tell")  # "most" is read after Holm
+    assert ("supported in 1 (4 before Holm's correction), contradicted in 0, not resolved in 10 (7 before Holm's "
+            "correction) and not tested in 0 of the 11 dataset-aspects, after Holm's correction over them") in said
+    assert gap_verdict(1, 0, 10, 0, before_holm=[1, 0, 10, 0]) == gap_verdict(1, 0, 10, 0)
+
+
+def test_family_verdicts_are_redone_per_model_and_leave_untested_rows_out_of_the_family() -> None:
+    from nlgjudge.analysis.comparative import with_family_verdicts
+
+    claim = pd.DataFrame({"model": ["m", "m", "m", "other"], "verdict": ["supported", "supported", "not tested", "supported"],
+                          "p_value": [0.01, 0.04, float("nan"), 0.04]})
+    out = with_family_verdicts(claim)
+    # m's family is its two tested rows (Holm: 0.01 < 0.025, 0.04 <= 0.05); the untested row is not in it
+    assert out["family_verdict"].tolist() == ["supported", "supported", "not tested", "supported"]
+    out = with_family_verdicts(claim.assign(p_value=[0.03, 0.04, float("nan"), 0.04]))
+    # 0.03 > 0.05 / 2: neither of m's rows survives; "other" is a family of one and keeps its row
+    assert out["family_verdict"].tolist() == ["not resolved", "not resolved", "not tested", "supported"]
+    assert out["holm"].tolist() == [False, False, False, True]
+
+
 def test_a_gap_from_a_degenerate_judge_is_not_tested(tiny_dataset) -> None:
     """Issue 41 item 10, issue 46: a judge answering by position ties every candidate and gives a gap
     'below 0' that only measures the scoring reading; the book's one degenerate-judge test makes it

@@ -38,3 +38,20 @@ def test_the_table_has_one_row_per_judge_with_the_gates_outcome() -> None:
     named = agreement_table({"good": CONSISTENT}, ["judge"])  # a key named "judge" keeps its name
     assert named["judge"].tolist() == ["good"]
     assert table["pairs in both orders"].tolist() == [90, 90]
+
+
+def test_a_whole_run_judge_is_tested_with_one_threshold_over_its_run() -> None:
+    from nlgjudge.analysis.judges import whole_run_gates, whole_run_table, whole_run_words
+
+    def whole(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.rename(columns={"i": "first", "j": "second"})[["context_id", "first", "second", "p_a"]]
+
+    judged = {"good": whole(CONSISTENT), "bad": whole(ALWAYS_A)}
+    gates = whole_run_gates(judged)
+    assert gates["good"] is None and gates["bad"].startswith("degenerate judge: its two orders agree on 50%")
+    assert whole_run_words(judged)["good"].startswith("passes the degenerate-judge test: its two orders agree on 100% "
+                                                      "of 90 pairs")
+    table = whole_run_table(judged)
+    assert table.index.tolist() == ["good", "bad"]
+    assert table["outcome"].tolist() == ["passes: tested", "degenerate: not tested"]
+    assert table["p (vs chance)"].iloc[0] == "< 0.001"

@@ -341,10 +341,14 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")]))
     assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
-    # The count is given after Holm's correction over the rows, the uncorrected one beside it.
+    # The count is given after Holm's correction over the tested rows (an untested row has no test and
+    # is not in the family), the uncorrected one beside it: 0.03 > 0.05 / 2, so neither row survives.
     weak = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.03, 0.04, float("nan")]))
+    assert weak.reason == "supported in 0 of 3 rows after Holm's correction (2 before it); not tested: d / f"
+    kept = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")]))
-    assert weak.reason == "supported in 1 of 3 rows after Holm's correction (2 before it); not tested: d / f"
+    assert kept.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
     # most rows untested: the claim about every row is not tested, whatever the few tested rows say
     few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
     assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f"

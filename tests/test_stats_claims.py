@@ -142,3 +142,17 @@ def test_a_band_claim_is_contradicted_only_by_an_interval_wholly_outside_the_ban
     assert claim_verdict(-3.9, -6.0, -1.7, 16, **band).verdict == CONTRADICTED
     assert claim_verdict(4.0, 2.5, 5.5, 16, **band).verdict == CONTRADICTED
     assert claim_verdict(2.9, 1.3, 4.5, 30, threshold=1.0, direction="near", margin=1.0).verdict == CONTRADICTED
+
+
+def test_family_verdicts_turn_rows_that_fail_holm_into_flags_and_leave_untested_rows_out() -> None:
+    from nlgjudge.stats.claims import family_verdicts
+
+    # 0.01 and 0.04 survive Holm over two tests; a third (untested, NaN) row would not change that
+    assert family_verdicts(["supported", "contradicted", "not tested"], [0.01, 0.04, math.nan]) == [
+        "supported", "contradicted", "not tested"]
+    # with a third real test at p = 0.5 the family is three: 0.04 > 0.05 / 2 after 0.01 is rejected
+    assert family_verdicts(["supported", "contradicted", "not resolved"], [0.01, 0.04, 0.5]) == [
+        "supported", "not resolved", "not resolved"]
+    assert family_verdicts([], []) == []
+    with pytest.raises(ValueError, match="one p-value per row"):
+        family_verdicts(["supported"], [])

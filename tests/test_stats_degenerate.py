@@ -84,3 +84,11 @@ def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not()
     always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
     assert outcome_words(always_a) == "fails the degenerate-judge test: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
     assert outcome_words(always_a).endswith("no better than chance (one-sided binomial p = 0.52)")
+
+
+def test_p_text_is_the_one_way_a_p_value_is_printed() -> None:
+    from nlgjudge.stats.degenerate import p_text
+
+    assert p_text(0.0004) == "< 0.001" and p_text(0.0004, relation=False) == "< 0.001"
+    assert p_text(0.0123) == "= 0.012" and p_text(0.0123, relation=False) == "0.012"
+    assert p_text(float("nan")) == "–"

@@ -317,8 +317,9 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
     (:func:`nlgjudge.stats.claim_verdict`, threshold 0, at least :data:`MIN_CONTEXTS_FOR_A_CLAIM`
     contexts). ``gains`` is :func:`per_context_gains`. Columns: model, dataset, gain, gain_low,
     gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved; NaN otherwise or
-    out of reach). ``judges``: :func:`judge_gates` of the comparisons; a degenerate judge's rows are
-    not tested (the book's one test, as in every chapter)."""
+    out of reach), p_value (the interval's t test; NaN when not tested) and family_verdict (each
+    model's datasets one family, after Holm's correction). ``judges``: :func:`judge_gates` of the
+    comparisons; a degenerate judge's rows are not tested (the book's one test, as in every chapter)."""
     rows = []
     for (model, dataset), per_context in context_gains(gains).items():
         interval = mean_interval(per_context, confidence)
@@ -329,20 +330,27 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
         needed = contexts_needed_from_values(per_context) if verdict.verdict == NOT_RESOLVED else None
         rows.append({"model": model, "dataset": dataset, "gain": interval.mean, "gain_low": interval.low,
                      "gain_high": interval.high, "n_contexts": interval.n, "verdict": verdict.verdict,
-                     "reason": verdict.reason, "contexts_needed": float(needed) if needed is not None else np.nan})
-    return pd.DataFrame(rows, columns=["model", "dataset", "gain", "gain_low", "gain_high", "n_contexts", "verdict",
-                                       "reason", "contexts_needed"])
+                     "reason": verdict.reason, "contexts_needed": float(needed) if needed is not None else np.nan,
+                     "p_value": paired_t_p_value(per_context) if verdict.tested else np.nan})
+    out = pd.DataFrame(rows, columns=["model", "dataset", "gain", "gain_low", "gain_high", "n_contexts", "verdict",
+                                      "reason", "contexts_needed", "p_value"])
+    out["family_verdict"] = out["verdict"]
+    for _, part in out.groupby("model", sort=False):  # a model's datasets are one family (the book's one rule)
+        out.loc[part.index, "family_verdict"] = family_verdicts(part["verdict"].tolist(), part["p_value"].to_numpy(float))
+    return out
 
 
 def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     """:func:`debiasing_claims` for the page: the gain with its 95% interval, n, the verdict (with its
     reason when not tested), and the contexts a not-resolved row would need ("–" otherwise, "out of reach" past
     100,000)."""
-    from nlgjudge.prose import interval_text, verdict_cell
+    from nlgjudge.prose import interval_text, verdict_after_holm
 
+    family = claims["family_verdict"] if "family_verdict" in claims else claims["verdict"]
     return pd.DataFrame(
         {
-            "verdict": [verdict_cell(v, r) for v, r in zip(claims["verdict"], claims["reason"], strict=True)],
+            "verdict": [verdict_after_holm(v, f, r, "the model's datasets")
+                        for v, f, r in zip(claims["verdict"], family, claims["reason"], strict=True)],
             "Spearman change [95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
                                       zip(claims["gain"], claims["gain_low"], claims["gain_high"], strict=True)],
             "n": claims["n_contexts"].to_numpy(),
@@ -490,7 +498,7 @@ def threshold_scope_gains(scores: pd.DataFrame, gains: Mapping[str, pd.DataFrame
 
 
 # Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, family_verdicts  # noqa: E402
 
 
 def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: pd.DataFrame) -> dict[str, str]:
@@ -513,8 +521,10 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: p
     gain_acc = (debiased["accuracy_pct"] - plain["accuracy_pct"]).dropna()
     n_sets, fewest = len(gain_rho), int(plain["n_contexts"].min())
     all_tied = bool((plain["n_contexts_tied_prediction"] >= plain["n_contexts"]).all())
-    verdicts = claims.loc[claims["model"] == judge, "verdict"]
-    count = {v: int((verdicts == v).sum()) for v in VERDICTS}
+    mine = claims[claims["model"] == judge]
+    verdicts = mine["family_verdict"] if "family_verdict" in mine else mine["verdict"]
+    count = {v: count_words(int((verdicts == v).sum()), int((mine["verdict"] == v).sum())) for v in VERDICTS}
+    family = ", after Holm's correction over them" if len(verdicts) > 1 else ""  # one dataset: no family
     if fewest < MIN_CONTEXTS_FOR_A_CLAIM:
         verdict = (f"with as few as {fewest} context(s) in a comparison set, this run is too small to say whether "
                    "debiasing helps")
@@ -524,8 +534,8 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: p
     else:
         verdict = (f"by the claim rule over contexts, 'debiasing raises the Spearman' is supported on {count[SUPPORTED]}, "
                    f"contradicted on {count[CONTRADICTED]}, not resolved on {count[NOT_RESOLVED]} and not tested on "
-                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset{'s' if len(verdicts) != 1 else ''}; on pairwise accuracy, pooled debiasing "
-                   f"{_direction(gain_acc)} (a count of sets, not a test)")
+                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset{'s' if len(verdicts) != 1 else ''}{family}; on pairwise accuracy, pooled debiasing {_direction(gain_acc)} (a description: "
+                   "a count of sets, not a test)")
     return {
         "judge": judge,
         "pa_min": number(float(p_a.min()), 2),

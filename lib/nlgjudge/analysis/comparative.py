@@ -328,7 +328,7 @@ SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
 # Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, family_verdicts  # noqa: E402
 
 
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -360,10 +360,8 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide = wide[wide[COMPARATIVE].notna()]
     scoring = wide[list(SCORING_METHODS)]
     wide["best_scoring"] = scoring.max(axis=1)
-    best_method = pd.Series(
-        [row.idxmax() if row.notna().any() else np.nan for _, row in scoring.iterrows()], index=wide.index, dtype=object
-    )
-    wide["best_method"] = best_method
+    best_method = [row.idxmax() if row.notna().any() else np.nan for _, row in scoring.iterrows()]
+    wide["best_method"] = pd.Series(best_method, index=wide.index, dtype=object)
     wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
     cells = table[(table["method"] == COMPARATIVE) & (table["template"].astype(str) != TEMPLATE_MEAN)]
@@ -385,30 +383,30 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide["n_tied_cells"] = tied["n_tied"].fillna(0).astype(int).to_numpy()
     wide["n_cells"] = tied["n_contexts"].fillna(0).astype(int).to_numpy()
     wide["degenerate_judge"] = pd.Series(judge_gate(table, wide.index), index=wide.index, dtype=object)
-    verdicts = [
-        claim_verdict(gap, low, high, n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                      degenerate=reason if isinstance(reason, str) and np.isfinite(gap) else None)
-        for gap, low, high, n, reason in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
-                                             wide["degenerate_judge"], strict=True)
-    ]
+    verdicts = [claim_verdict(gap, low, high, n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
+                              degenerate=reason if isinstance(reason, str) and np.isfinite(gap) else None)
+                for gap, low, high, n, reason in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
+                                                     wide["degenerate_judge"], strict=True)]
     wide["p_value"] = [paired_t_p_value(list(per.values())) if v.tested else np.nan for per, v in zip(gaps, verdicts, strict=True)]
     wide["verdict"] = [v.verdict for v in verdicts]
     wide["reason"] = [v.reason if np.isfinite(g) else "no scoring of the same model to compare with"
                       for v, g in zip(verdicts, wide["gap"], strict=True)]
-    wide["contexts_needed"] = [
-        _needed(list(per.values())) if v.verdict == NOT_RESOLVED else np.nan
-        for v, per in zip(verdicts, gaps, strict=True)
-    ]
+    wide["contexts_needed"] = [_needed(list(per.values())) if v.verdict == NOT_RESOLVED else np.nan
+                               for v, per in zip(verdicts, gaps, strict=True)]
     wide["per_context_gap"] = gaps
     wide.columns.name = None
-    out = wide.reset_index()
-    # Each model's dataset-aspects are one family: a row resolved on its own interval counts in the
-    # family only if it survives Holm's correction (the book's one rule); otherwise it is a flag.
-    out["holm"] = False
+    return with_family_verdicts(wide.reset_index())  # each model's dataset-aspects are one family
+
+
+def with_family_verdicts(claim: pd.DataFrame) -> pd.DataFrame:
+    """``claim`` with each model's rows read as one family: ``holm`` (the row survives Holm's
+    correction over the model's rows) and ``family_verdict`` (:func:`stats.claims.family_verdicts`)."""
+    out = claim.copy()
+    out["holm"], out["family_verdict"] = False, out["verdict"]
     for _, rows in out.groupby("model", sort=False):
-        out.loc[rows.index, "holm"] = holm_rejections(rows["p_value"].to_numpy(dtype=float))
-    out["family_verdict"] = [v if v not in (SUPPORTED, CONTRADICTED) or kept else NOT_RESOLVED
-                             for v, kept in zip(out["verdict"], out["holm"], strict=True)]
+        p_values = rows["p_value"].to_numpy(dtype=float)
+        out.loc[rows.index, "holm"] = holm_rejections(p_values)
+        out.loc[rows.index, "family_verdict"] = family_verdicts(rows["verdict"].tolist(), p_values)
     return out
 
 
@@ -638,18 +636,22 @@ def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequen
     return pd.DataFrame(rows, index=list(datasets))
 
 
-def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_not_tested: int) -> str:
-    """One sentence on a model's dataset-aspects, counted by their claim-rule verdicts on "comparing
-    beats the best absolute scoring". It says "most" only of a strict majority of all the cases,
-    and claims nothing when no case was a test."""
+def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_not_tested: int,
+                before_holm: Sequence[int] | None = None) -> str:
+    """One sentence on a model's dataset-aspects, counted by their claim-rule verdicts (after Holm) on
+    "comparing beats the best absolute scoring", each with its count before Holm beside where they
+    differ (``before_holm``, the same four counts uncorrected). It says "most" only of a strict
+    majority of all the cases, and claims nothing when no case was a test."""
     n_cases = n_supported + n_contradicted + n_not_resolved + n_not_tested
     if n_cases == 0:
         return "there is no absolute scoring of the same model to compare with in this run"
     if n_not_tested == n_cases:
         return (f"none of its {n_cases} dataset-aspects tests the claim on this run (too few shared contexts, or a "
                 "degenerate judge: its two orders agree no more often than chance)")
-    counts = (f"supported in {n_supported}, contradicted in {n_contradicted}, not resolved in {n_not_resolved} and "
-              f"not tested in {n_not_tested} of the {n_cases} dataset-aspects, after Holm's correction over them")
+    after = (n_supported, n_contradicted, n_not_resolved, n_not_tested)
+    said = [count_words(a, b) for a, b in zip(after, before_holm if before_holm is not None else after, strict=True)]
+    counts = (f"supported in {said[0]}, contradicted in {said[1]}, not resolved in {said[2]} and "
+              f"not tested in {said[3]} of the {n_cases} dataset-aspects, after Holm's correction over them")
     if n_supported > n_cases / 2:
         return f"comparing beats the best absolute scoring in most dataset-aspects ({counts})"
     if n_contradicted > n_cases / 2:
@@ -674,6 +676,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
     family = mine["family_verdict"] if "family_verdict" in mine else mine["verdict"]
     count = {v: int((family == v).sum()) for v in VERDICTS}
     needed = mine.loc[family == NOT_RESOLVED, ["dataset", "contexts_needed", "verdict"]]  # the table's rows
+    order = (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)
     return {
         "judge": judge,
         "n_cases": str(n),
@@ -686,7 +689,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
         "fewest_paired": str(int(mine["n_paired"].min()) if n else 0),
         "most_paired": str(int(mine["n_paired"].max()) if n else 0),
         "needed": needed_range(needed),
-        "verdict": gap_verdict(count[SUPPORTED], count[CONTRADICTED], count[NOT_RESOLVED], count[NOT_TESTED]),
+        "verdict": gap_verdict(*(count[v] for v in order), before_holm=[raw[v] for v in order]),
     }
 
 

@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from nlgjudge.analysis.judges import agreement_table, degenerate_judges, order_agreements
+from nlgjudge.analysis.judges import whole_run_gates, whole_run_table, whole_run_words
 from nlgjudge.stats import (
     DebiasThreshold,
     binned_regression,
@@ -551,21 +551,11 @@ def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     released both-order judgements of one template (context_id, first, second, p_a): pairs looked
     for within an article, one debiasing threshold over the judge's run, as the chapter debiases.
     A degenerate judge is not tested under either protocol."""
-    return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
+    return whole_run_gates(judged)
 
 
-def judge_test_words(judged: Mapping[str, pd.DataFrame]) -> dict[str, str]:
-    """:func:`judge_gates`' test's outcome in words for each LLM judge, passed or not."""
-    from nlgjudge.stats.degenerate import outcome_words
-
-    return {judge: outcome_words(result) for judge, result in
-            order_agreements(judged, ("context_id",), first="first", second="second", scope_columns=()).items()}
-
-
-def judge_test_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """:func:`judge_gates`' test in a table, one row per LLM judge (passed or not), for the page to show."""
-    return agreement_table(judged, ["judge"], ("context_id",), first="first", second="second",
-                           scope_columns=()).set_index("judge")
+#: :func:`judge_gates`' test's outcome in words, and in a table, for each LLM judge (passed or not).
+judge_test_words, judge_test_table = whole_run_words, whole_run_table
 
 
 def position_a_share(outcomes: pd.DataFrame) -> float:
@@ -781,16 +771,16 @@ def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
     parts = []
     for r in open_rows.itertuples(index=False):
         if getattr(r, "key", None) in OVER_SYSTEMS:
-            parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it, more systems could")
+            parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it, more systems could.")
             continue
         if r.articles_needed != r.articles_needed:
-            parts.append(f"\"{r.claim}\" is out of reach at the observed effect")
+            parts.append(f"\"{r.claim}\" is out of reach at the observed effect.")
             continue
         beyond = (f"; the contest has only {available}, so no run on it can" if r.articles_needed > available
                   else f", within the contest's {available}")
-        parts.append(f"about {int(r.articles_needed)} articles ({r.articles_needed / r.n:.0f} times the {r.n} here{beyond}) "
-                     f"would give an 80% chance to resolve \"{r.claim}\"")
-    return "For this judge, " + "; ".join(parts) + "."
+        parts.append(f"\"{r.claim}\": about {int(r.articles_needed)} articles ({r.articles_needed / r.n:.0f} times the {r.n} "
+                     f"here{beyond}) would give an 80% chance to resolve it.")
+    return "For this judge: " + " ".join(parts)  # one sentence per claim, each naming its claim first
 
 
 def articles_needed(claims_table: pd.DataFrame) -> pd.DataFrame:

@@ -20,10 +20,11 @@ from nlgjudge.analysis.comparative import (
     SCORING_SHORT,
     _needed,
     _require,
+    with_family_verdicts,
 )
 from nlgjudge.prose import interval_text, verdict_cell
-from nlgjudge.stats import CONTRADICTED, SUPPORTED, claim_verdict, mean_interval
-from nlgjudge.stats.multiplicity import holm_rejections, paired_t_p_value
+from nlgjudge.stats import claim_verdict, mean_interval
+from nlgjudge.stats.multiplicity import paired_t_p_value
 
 
 def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
@@ -149,11 +150,5 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
     out["headline_note"] = out.get("headline_note", pd.Series("", index=out.index)).fillna("")
     out.loc[mine, "headline_note"] = (f"fresh sample of {int(r['n_paired'])} added contexts; every context: "
                                       f"{pooled_interval}, n = {int(every['n_paired'])}, {every['verdict']}")
-    if "family_verdict" in out.columns:
-        # the family's correction is redone with the fresh sample's p-value in the row's place
-        rows = out.index[out["model"] == model]
-        kept = holm_rejections(out.loc[rows, "p_value"].to_numpy(dtype=float))
-        out.loc[rows, "holm"] = kept
-        out.loc[rows, "family_verdict"] = [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED
-                                           for v, k in zip(out.loc[rows, "verdict"], kept, strict=True)]
-    return out
+    # the family's correction is redone with the fresh sample's p-value in the row's place
+    return with_family_verdicts(out) if "family_verdict" in out.columns else out

@@ -10,10 +10,13 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import pandas as pd
 
-from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement, outcome_words
+from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement, outcome_words, p_text
 
 #: A comparative frame's comparison sets (the debiasing scope of the test): one prompt on one context.
 COMPARISON_SET = ("context_id", "template", "aspect")
+#: A whole-run pairwise judge (Elo, narcissism, ``nlgjudge rank``): a frame of (context_id, first,
+#: second, p_a), pairs looked for within a context, one debiasing threshold over the judge's run.
+WHOLE_RUN = {"set_columns": ("context_id",), "first": "first", "second": "second", "scope_columns": ()}
 
 
 def judge_order_agreement(
@@ -54,7 +57,7 @@ def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Seq
         keys = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(key_names, keys, strict=True)), "pairs in both orders": result.n_pairs,
                      "orders agree (%)": round(100 * result.agreement, 1) if result.n_pairs else float("nan"),
-                     "p (vs chance)": _p_text(result.p_value),
+                     "p (vs chance)": p_text(result.p_value, relation=False),
                      "outcome": "degenerate: not tested" if result.degenerate else "passes: tested"})
     return pd.DataFrame(rows)
 
@@ -81,13 +84,27 @@ def outcomes_sentence(results: Mapping[str, OrderAgreement], runs: str = "runs")
         share = f"{low:.0%}" if round(100 * low) == round(100 * high) else f"{low:.0%} to {high:.0%}"
         p_max = max(r.p_value for r in passed)
         return (f"passes the degenerate-judge test in all {len(results)} {runs}: its two orders agree on {share} of pairs "
-                f"after debiasing (the largest one-sided binomial p {'< 0.001' if p_max < 0.001 else f'= {p_max:.3f}'})")
+                f"after debiasing (the largest one-sided binomial p {p_text(p_max)})")
     said = "; ".join(f"{name}: {degenerate_reason(r)}" for name, r in failed.items())
     rest = f"; it passes in the other {len(passed)}" if passed else ""
     return f"is a degenerate judge in {len(failed)} of its {len(results)} {runs} ({said}){rest}"
 
 
-def _p_text(p: float) -> str:
-    if p != p:
-        return "–"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+def whole_run_agreement(frame: pd.DataFrame) -> OrderAgreement:
+    """The test on one whole-run pairwise judge's frame (:data:`WHOLE_RUN`)."""
+    return judge_order_agreement(frame, **WHOLE_RUN)  # type: ignore[arg-type]
+
+
+def whole_run_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
+    """``{judge: "not tested" reason or None}`` for whole-run pairwise judges (:data:`WHOLE_RUN`)."""
+    return {judge: degenerate_reason(whole_run_agreement(frame)) for judge, frame in judged.items()}
+
+
+def whole_run_words(judged: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """The test's outcome in words (:func:`outcome_words`) for each whole-run pairwise judge."""
+    return {judge: outcome_words(whole_run_agreement(frame)) for judge, frame in judged.items()}
+
+
+def whole_run_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The test in a table (:func:`agreement_table`), one row per whole-run pairwise judge."""
+    return agreement_table(judged, ["judge"], **WHOLE_RUN).set_index("judge")  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from nlgjudge.analysis.judges import whole_run_gates, whole_run_table
 from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
 from nlgjudge.prose import interval_text, listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation
@@ -37,6 +38,7 @@ from nlgjudge.stats.claims import (
     ClaimVerdict,
     claim_verdict,
     contexts_needed_from_values,
+    family_verdicts,
     units_needed_from_interval,
 )
 from nlgjudge.stats.normalisation import min_max_normalise
@@ -454,17 +456,11 @@ def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each pairwise judge on
     its both-order P(A) (context_id, first, second, p_a): pairs looked for within a document, one
     debiasing threshold over the judge's whole run, as the chapter debiases."""
-    from nlgjudge.analysis.judges import degenerate_judges
-
-    return degenerate_judges(judged, ("context_id",), first="first", second="second", scope_columns=())
+    return whole_run_gates(judged)
 
 
-def judge_test_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """:func:`judge_gates`' test in a table, one row per judge (passed or not), for the page to show."""
-    from nlgjudge.analysis.judges import agreement_table
-
-    return agreement_table(judged, ["judge"], ("context_id",), first="first", second="second",
-                           scope_columns=()).set_index("judge")
+#: :func:`judge_gates`' test in a table, one row per judge (passed or not), for the page to show.
+judge_test_table = whole_run_table
 
 
 def self_preference_table(outcomes: pd.DataFrame, generators: Sequence[str], confidence: float = 0.95,
@@ -643,8 +639,7 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
                     else [f"{k} {v}" for v, k in tested["verdict"].value_counts().items()])
         return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
     if "p_value" in rows.columns:  # a count over the rows is given after Holm's correction (the glossary's rule)
-        p_values = [p if np.isfinite(p) else 1.0 for p in rows["p_value"].to_numpy(dtype=float)]
-        after, before = corrected_count(rows["verdict"].tolist(), p_values, SUPPORTED)
+        after, before = corrected_count(rows["verdict"].tolist(), rows["p_value"].to_numpy(dtype=float), SUPPORTED)
         head = f"supported in {after} of {total} rows after Holm's correction" + (f" ({before} before it)" if before != after else "")
     else:
         head = f"supported in {supported} of {total} rows"
@@ -683,9 +678,9 @@ def row_verdict_cells(rows: pd.DataFrame) -> list[str]:
     if "p_value" not in rows.columns:
         return cells.tolist()
     for _, part in rows.groupby("claim", sort=False):
-        kept = holm_rejections([p if np.isfinite(p) else 1.0 for p in part["p_value"].to_numpy(dtype=float)])
-        for index, verdict, keep in zip(part.index, part["verdict"], kept, strict=True):
-            if verdict in (SUPPORTED, CONTRADICTED) and not keep:
+        after = family_verdicts(part["verdict"].tolist(), part["p_value"].to_numpy(dtype=float))
+        for index, verdict, kept in zip(part.index, part["verdict"], after, strict=True):
+            if verdict != kept:
                 cells.loc[index] = f"{NOT_RESOLVED} ({flag_words(verdict, f'the {len(part)} rows')})"
     return cells.tolist()
 

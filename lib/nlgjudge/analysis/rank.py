@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from nlgjudge.analysis.judges import judge_order_agreement
+from nlgjudge.analysis.judges import whole_run_agreement
 from nlgjudge.stats.degenerate import degenerate_reason, outcome_words
 from nlgjudge.stats.multiplicity import holm_rejections
 from nlgjudge.prose import verdict_after_holm
@@ -166,8 +166,7 @@ def analyse(
     win_rates = pd.DataFrame(rates, index=systems, columns=systems)
     order = [s for s in board["system"] if np.isfinite(scores[index[s]])]
     model_judged = judgments[~judgments["identical"].to_numpy(bool)]
-    test = (judge_order_agreement(model_judged, ("context_id",), first="first", second="second", scope_columns=())
-            if len(model_judged) else None)
+    test = whole_run_agreement(model_judged) if len(model_judged) else None
     gate = degenerate_reason(test) if test is not None else None
     adjacent = _adjacent(order, index, scores, replicates, len(names), confidence, gate)
 

@@ -609,7 +609,6 @@ def changed_after_holm(tables: Sequence[pd.DataFrame]) -> list[pd.Series]:
                   if not bool(row.get("too_few", True)) and np.isfinite(row["difference"])]
         p_values = [p_from_interval(table.loc[i, "difference"], table.loc[i, "difference_low"],
                                     table.loc[i, "difference_high"], int(table.loc[i, "n_contexts"])) for i in tested]
-        p_values = [p if np.isfinite(p) else 1.0 for p in p_values]
         for index, rejected in zip(tested, holm_rejections(p_values) if p_values else [], strict=True):
             kept.loc[index] = bool(rejected) and bool(table.loc[index, "excludes_zero"])
         out.append(kept)

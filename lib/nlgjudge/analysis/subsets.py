@@ -53,6 +53,7 @@ from nlgjudge.stats.claims import (
     claim_verdict,
     contexts_needed_from_values,
 )
+from nlgjudge.stats.claims import family_verdicts as verdicts_after_holm
 from nlgjudge.stats.intervals import paired_difference_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
 from nlgjudge.stats.subset_curves import per_context_comparisons
@@ -643,7 +644,7 @@ def every_cell_verdict(verdicts: Sequence[str], p_values: Sequence[float]) -> st
     tested = [v for v in verdicts if v != NOT_TESTED]
     if not tested:
         return NOT_TESTED
-    kept = holm_rejections([p if np.isfinite(p) else 1.0 for p in p_values])
+    kept = holm_rejections(p_values)
     if any(v == CONTRADICTED and k for v, k in zip(verdicts, kept, strict=True)):
         return CONTRADICTED
     if len(tested) == len(verdicts) and all(v == SUPPORTED for v in tested):
@@ -665,10 +666,7 @@ def family_counts(cells: pd.DataFrame) -> dict[str, str]:
 def after_holm(cells: pd.DataFrame) -> list[str]:
     """Each cell's verdict read as one of a family: a supported or contradicted cell that does not
     survive Holm's correction over the cells' own p-values becomes not resolved (a flag)."""
-    p_values = [p if np.isfinite(p) else 1.0 for p in cells["p_value"].to_numpy(dtype=float)]
-    kept = holm_rejections(p_values)
-    return [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED
-            for v, k in zip(cells["verdict"], kept, strict=True)]
+    return verdicts_after_holm(cells["verdict"].tolist(), cells["p_value"].to_numpy(dtype=float))
 
 
 def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:

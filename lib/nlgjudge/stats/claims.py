@@ -194,7 +194,7 @@ def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerat
     if untested:
         return ClaimVerdict(NOT_TESTED, "; ".join(untested))
     p_values = [p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs]
-    kept = holm_rejections([q if np.isfinite(q) else 1.0 for q in p_values])
+    kept = holm_rejections(p_values)
     family = f"Holm's correction over the {len(pairs)} pairs"
     against = [f"{p.lower} above {p.higher}" for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == CONTRADICTED and k]
     flags = [f"{p.lower} above {p.higher}" for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == CONTRADICTED and not k]
@@ -208,6 +208,18 @@ def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerat
     return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair{'s' if len(pairs) != 1 else ''} resolved by their paired intervals "
                                   f"({n_kept} of {len(pairs)} after {family}; a claim about every pair needs each on its "
                                   "own, so its verdict needs no correction)")
+
+
+def family_verdicts(verdicts: Sequence[str], p_values: Sequence[float]) -> list[str]:
+    """Each row's verdict read as one of a family (the glossary's rule): a supported or contradicted
+    row that does not survive Holm's correction over the family's p-values is not resolved (a flag).
+    A row without a p-value (not tested) is not in the family."""
+    from nlgjudge.stats.multiplicity import holm_rejections
+
+    if len(verdicts) != len(p_values):
+        raise ValueError(f"one p-value per row: got {len(p_values)} for {len(verdicts)} verdicts")
+    kept = holm_rejections(p_values) if len(p_values) else []
+    return [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED for v, k in zip(verdicts, kept, strict=True)]
 
 
 # --------------------------------------------------------------------------------------------

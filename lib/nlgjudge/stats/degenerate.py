@@ -109,12 +109,21 @@ def degenerate_reason(result: OrderAgreement) -> str | None:
             f"debiasing, no better than chance (one-sided binomial p = {result.p_value:.2f})")
 
 
+def p_text(p: float, *, relation: bool = True) -> str:
+    """A passing test's p-value as the book prints it: "< 0.001" or "= 0.012" ("0.012" without
+    ``relation``, for a table's column); "–" for no test (NaN)."""
+    if p != p:
+        return "–"
+    if p < 0.001:
+        return "< 0.001"
+    return f"= {p:.3f}" if relation else f"{p:.3f}"
+
+
 def outcome_words(result: OrderAgreement) -> str:
     """The test's outcome in words, as a sentence's predicate ("the judge ..."), for every judge a
     chapter or report names: that it passes or fails, with the agreement share, n and p."""
     reason = degenerate_reason(result)
     if reason is not None:
         return "fails the degenerate-judge test: " + reason.removeprefix("degenerate judge: ")
-    p_text = "< 0.001" if result.p_value < 0.001 else f"= {result.p_value:.3f}"
     return (f"passes the degenerate-judge test: its two orders agree on {result.agreement:.0%} of {result.n_pairs:,} pairs "
-            f"after debiasing (one-sided binomial p {p_text})")
+            f"after debiasing (one-sided binomial p {p_text(result.p_value)})")
