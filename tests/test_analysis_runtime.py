@@ -98,7 +98,7 @@ def test_a_runtime_that_ties_everything_leaves_rankings_undefined(setup) -> None
                                 rt.ranking_agreement_table(paired), pd.DataFrame({"excludes_zero": [], "difference": []}),
                                 pd.DataFrame({"excludes_zero": []}), "torch")
     assert ds_free["ranking_spearman_min"].startswith("undefined") and "nan" not in " ".join(ds_free.values())
-    assert ds_free["flips"].startswith("the ") and ds_free["flips"].endswith("under torch")
+    assert ds_free["flips"].startswith("the ") and ds_free["flips"].endswith("under torch (a description)")
 
 
 def test_frames_that_do_not_match_are_refused(setup) -> None:
@@ -237,6 +237,12 @@ def test_claim_table_finds_a_verdict_that_flips_between_runtimes(six) -> None:
     assert "differs between the runtimes in 2 of the 2 rows tested under both" in words["claim_sentence"]
     assert "supported under torch, contradicted under llama.cpp" in words["claim_sentence"]
     assert "moves by more than its paired interval resolves in 2 of the 2 rows" in words["claim_sentence"]
+    # a row that differs on its own intervals but not after Holm: the count before Holm is beside
+    assert "ref_row_verdict" in claims.columns
+    kept_one = claims.copy()
+    kept_one.loc[kept_one.index[0], ["same_verdict", "oth_verdict"]] = [True, kept_one["ref_verdict"].iloc[0]]
+    assert ("differs between the runtimes in 1 (2 before Holm's correction) of the 2 rows tested under both"
+            in rt.claim_values(kept_one)["claim_sentence"])
     assert rt.claim_values(identical)["claim_sentence"].startswith("On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same")
     nothing = rt.claim_values(rt.EMPTY_CLAIMS)
     assert nothing["claim_sentence"].startswith("No (dataset, aspect)")

@@ -318,7 +318,7 @@ def report_markdown(
         f"- Judge: {judge} ({runtime})",
         f"- Prompt: {prompt}",
         f"- Contexts: {analysis.n_contexts}; systems: {len(board)}",
-        f"- Comparisons: {analysis.n_model_comparisons} judged by the model of {possible} possible ordered pairs "
+        f"- Comparisons: {analysis.n_model_comparisons} judged by the model of {possible} ordered pairs of different outputs "
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
         else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",

@@ -489,18 +489,18 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
     if not len(claims):
         sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
     else:
-        before = ("" if raw_differing is None or raw_differing == len(differing) else
-                  f"; on the rows' own intervals, before the correction, {raw_differing} differ")
+        differ = count_words(len(differing), len(differing) if raw_differing is None else raw_differing)
         if not len(compared):
             sentence = "No row is a test of the claim under both runtimes"
         elif not len(differing):
             sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same "
-                        f"under both runtimes in all {len(compared)} rows tested under both{before}")
+                        f"under both runtimes in all {len(compared)} rows tested under both"
+                        + (f" ({raw_differing} differ before Holm's correction)" if raw_differing else ""))
         else:
             cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
                               for r in differing.itertuples())
             sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, differs "
-                        f"between the runtimes in {len(differing)} of the {len(compared)} rows tested under both ({cases}{before})")
+                        f"between the runtimes in {differ} of the {len(compared)} rows tested under both ({cases})")
         sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
                      "comparative judge or no gap)." if untested else ".")
         sentence += (f" The gap itself moves by more than its paired interval resolves in {moved} of the {resolvable} "
@@ -550,11 +550,11 @@ def summary_values(
     n_changed, n_scoring_changed, n_bias_changed = (int(k.sum()) for k in survive)
     raw = [int(t["excludes_zero"].astype(bool).sum()) for t in (humans, scoring, bias)]
     tested = [int((~t["too_few"].astype(bool)).sum()) if "too_few" in t else 0 for t in (humans, scoring, bias)]
-    families = [f"the {k} {what}" for k, what in zip(tested, ("comparative agreements", "prompt-scoring agreements",
-                                                               "positional biases"), strict=True) if k]
+    families = [f"the {k} {what} ({r} excluding 0 before the correction)" for k, r, what in
+                zip(tested, raw, ("comparative agreements", "prompt-scoring agreements", "positional biases"), strict=True) if k]
     chance = (f" Each kind of number is one family, counted after Holm's correction over its rows of enough contexts "
-              f"({listing(families)}; {sum(raw)} row{'s' if sum(raw) != 1 else ''} before the correction), since among "
-              "many rows tested at 95% some would exclude 0 by chance alone.") if sum(tested) else ""
+              f"({listing(families)}), since among many rows tested at 95% some would exclude 0 by chance alone."
+              ) if sum(tested) else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
                    "positional bias changes by more than its paired interval can resolve: no change is detected "
@@ -566,7 +566,7 @@ def summary_values(
                    "different runtimes.")
     n_flipped = int(agreement["n_flipped"].sum())
     flips = (f"the {n_flipped} flipped comparisons had a margin of at most "
-             f"{agreement['flipped_margin_max'].max():.3f} under {reference}") if n_flipped else "no decision flipped"
+             f"{agreement['flipped_margin_max'].max():.3f} under {reference} (a description)") if n_flipped else "no decision flipped"
     defined = rankings["spearman"].dropna()
     ranking = (f"{defined.min():.2f}" if len(defined) else
                "undefined: a runtime gave every candidate of every ranking the same win ratio")
