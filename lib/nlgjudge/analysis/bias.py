@@ -317,8 +317,8 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
     (:func:`nlgjudge.stats.claim_verdict`, threshold 0, at least :data:`MIN_CONTEXTS_FOR_A_CLAIM`
     contexts). ``gains`` is :func:`per_context_gains`. Columns: model, dataset, gain, gain_low,
     gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved; NaN otherwise or
-    out of reach), p_value (the interval's t test; NaN when not tested) and family_verdict (each
-    model's datasets one family, after Holm's correction). ``judges``: :func:`judge_gates` of the
+    out of reach), p_value (the interval's t test; NaN when not tested), holm and family_verdict (each
+    model's datasets one family, after Holm's correction: :func:`comparative.with_family_verdicts`). ``judges``: :func:`judge_gates` of the
     comparisons; a degenerate judge's rows are not tested (the book's one test, as in every chapter)."""
     rows = []
     for (model, dataset), per_context in context_gains(gains).items():
@@ -332,12 +332,11 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
                      "gain_high": interval.high, "n_contexts": interval.n, "verdict": verdict.verdict,
                      "reason": verdict.reason, "contexts_needed": float(needed) if needed is not None else np.nan,
                      "p_value": paired_t_p_value(per_context) if verdict.tested else np.nan})
-    out = pd.DataFrame(rows, columns=["model", "dataset", "gain", "gain_low", "gain_high", "n_contexts", "verdict",
-                                      "reason", "contexts_needed", "p_value"])
-    out["family_verdict"] = out["verdict"]
-    for _, part in out.groupby("model", sort=False):  # a model's datasets are one family (the book's one rule)
-        out.loc[part.index, "family_verdict"] = family_verdicts(part["verdict"].tolist(), part["p_value"].to_numpy(float))
-    return out
+    from nlgjudge.analysis.comparative import with_family_verdicts
+
+    # a model's datasets are one family (the book's one rule), read as the comparative chapter reads its rows
+    return with_family_verdicts(pd.DataFrame(rows, columns=["model", "dataset", "gain", "gain_low", "gain_high",
+                                                            "n_contexts", "verdict", "reason", "contexts_needed", "p_value"]))
 
 
 def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
@@ -498,7 +497,7 @@ def threshold_scope_gains(scores: pd.DataFrame, gains: Mapping[str, pd.DataFrame
 
 
 # Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, family_verdicts  # noqa: E402
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
 
 
 def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: pd.DataFrame) -> dict[str, str]:

@@ -97,12 +97,12 @@ def whole_run_agreement(frame: pd.DataFrame) -> OrderAgreement:
 
 def whole_run_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
     """``{judge: "not tested" reason or None}`` for whole-run pairwise judges (:data:`WHOLE_RUN`)."""
-    return {judge: degenerate_reason(whole_run_agreement(frame)) for judge, frame in judged.items()}
+    return degenerate_judges(judged, **WHOLE_RUN)  # type: ignore[return-value]
 
 
 def whole_run_words(judged: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     """The test's outcome in words (:func:`outcome_words`) for each whole-run pairwise judge."""
-    return {judge: outcome_words(whole_run_agreement(frame)) for judge, frame in judged.items()}
+    return {judge: outcome_words(result) for judge, result in order_agreements(judged, **WHOLE_RUN).items()}
 
 
 def whole_run_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

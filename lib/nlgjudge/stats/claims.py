@@ -218,7 +218,7 @@ def family_verdicts(verdicts: Sequence[str], p_values: Sequence[float]) -> list[
 
     if len(verdicts) != len(p_values):
         raise ValueError(f"one p-value per row: got {len(p_values)} for {len(verdicts)} verdicts")
-    kept = holm_rejections(p_values) if len(p_values) else []
+    kept = holm_rejections(p_values)
     return [v if v not in (SUPPORTED, CONTRADICTED) or k else NOT_RESOLVED for v, k in zip(verdicts, kept, strict=True)]
 
 
