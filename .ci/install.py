@@ -25,11 +25,16 @@ Usage: ``python .ci/install.py [--with-backend]`` or ``python .ci/install.py --v
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import platform
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,27 +92,242 @@ def split_args(requirements: list[str]) -> list[str]:
     return args
 
 
-def install_backend(requirements: list[str]) -> None:
-    """pip install the backend lines, saying first that llama-cpp-python compiles from source."""
+#: CMake arguments of each rung of the build ladder, tried in order until the smoke check passes.
+#: "native": everything this CPU lists; "native-no-amx": the same without AMX (advertised by current
+#: Intel CPUs, not granted to processes by many hypervisors: SIGILL at the first tile load);
+#: "portable-avx2": AVX2/FMA/F16C only, for a CPU whose other listed instruction sets fail too.
+NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+RUNGS: tuple[tuple[str, str], ...] = (
+    ("native", "-DGGML_NATIVE=ON"),
+    ("native-no-amx", f"-DGGML_NATIVE=ON -DCMAKE_C_FLAGS='{NO_AMX}' -DCMAKE_CXX_FLAGS='{NO_AMX}'"),
+    ("portable-avx2", "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"),
+)
+AMX_FLAGS = ("amx_tile", "amx_int8", "amx_bf16")
+#: A few lines of C that load one AMX tile: killed by SIGILL where the CPU lists AMX without granting it.
+AMX_PROBE_C = r"""
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+struct tile_config { uint8_t palette, start; uint8_t reserved[14]; uint16_t colsb[16]; uint8_t rows[16]; };
+int main(void) {
+    static int8_t data[16 * 64];
+    struct tile_config config;
+    syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */);
+    memset(&config, 0, sizeof config);
+    config.palette = 1; config.colsb[0] = 64; config.rows[0] = 16;
+    _tile_loadconfig(&config);
+    _tile_loadd(0, data, 64);
+    _tile_release();
+    return 0;
+}
+"""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the ladder needs to know of the machine (faked in tests)."""
+
+    flags: tuple[str, ...]
+    amx_runs: bool | None  # None: not listed, or the probe could not be compiled
+
+
+def probe_machine() -> Probe:
+    """The CPU's flags, and whether an AMX tile load runs here (only when the CPU lists AMX)."""
+    flags = _cpu_flags()
+    if not any(flag in flags for flag in AMX_FLAGS):
+        return Probe(flags, None)
+    import shutil
+    import tempfile
+
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return Probe(flags, None)
+    with tempfile.TemporaryDirectory(prefix="amx-probe-") as work:
+        source, binary = Path(work) / "probe.c", Path(work) / "probe"
+        source.write_text(AMX_PROBE_C)
+        built = subprocess.run([compiler, "-O1", "-mamx-tile", "-mamx-int8", str(source), "-o", str(binary)],
+                               capture_output=True)
+        if built.returncode != 0:
+            return Probe(flags, None)
+        ran = subprocess.run([str(binary)], capture_output=True)
+    return Probe(flags, ran.returncode == 0)
+
+
+def _cpu_flags() -> tuple[str, ...]:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            return tuple(sorted(set(value.split())))
+    return ()
+
+
+def plan_rungs(probe: Probe, user_cmake_args: str | None) -> tuple[list[tuple[str, str]], str]:
+    """The rungs to try, in order, and the one line that says why they start where they do."""
+    if user_cmake_args is not None and user_cmake_args.strip():
+        return [("your CMAKE_ARGS", user_cmake_args)], f"your CMAKE_ARGS={user_cmake_args!r} (they win; smoke-tested too)"
+    if probe.amx_runs is False:
+        return list(RUNGS[1:]), ("native build without AMX: this CPU lists AMX but an AMX tile load is killed here "
+                                 "(the machine does not grant AMX to processes)")
+    return list(RUNGS), "native build: every instruction set this CPU lists"
+
+
+@dataclass
+class Attempt:
+    rung: str
+    cmake_args: str
+    smoke: dict[str, object]  # {"ok": bool, "detail": str, "seconds": float}
+
+
+def climb(rungs: list[tuple[str, str]], install: Callable[[str, str], None],
+          smoke: Callable[[], dict[str, object]]) -> tuple[Attempt | None, list[Attempt]]:
+    """Install each rung in turn and smoke-test it: the first that passes, and every attempt.
+
+    A failed smoke run that is not a crash (it could not be checked) stops the climb: a rebuild
+    would not change it."""
+    attempts: list[Attempt] = []
+    for rung, cmake_args in rungs:
+        install(rung, cmake_args)
+        result = smoke()
+        attempts.append(Attempt(rung, cmake_args, result))
+        if result.get("ok") or not result.get("checked", True):
+            return attempts[-1], attempts
+    return None, attempts
+
+
+def wheel_cache_dir(probe: Probe, version: str, cmake_args: str) -> Path:
+    """Our own wheel cache, keyed by the CPU's flags and the build's arguments: a wheel built for one
+    CPU is never taken on another (pip's own cache is bypassed for this package)."""
+    base = os.environ.get("NLGJUDGE_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                                                 os.path.expanduser("~/.cache"), "nlgjudge")
+    text = f"{platform.machine()}|{sys.version_info[:2]}|{version}|{cmake_args}|{' '.join(probe.flags)}"
+    return Path(base).expanduser() / "wheels" / "llama-cpp-python" / hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def install_backend(requirements: list[str], *, probe: Probe | None = None) -> None:
+    """Install the backend lines: llama-cpp-python built for this CPU, checked by a smoke run.
+
+    Already installed and passing its check: nothing is built. Otherwise each rung of
+    :func:`plan_rungs` is built (or taken from our CPU-keyed wheel cache), installed and smoke-tested
+    in a child process until one runs; the one line printed says which and why."""
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
-    missing = [r for r in requirements if not _installed(r)]
-    if not missing:
-        print(f"backend already installed: {' '.join(requirements)}", flush=True)
+    llama = next((r for r in requirements if r.startswith("llama-cpp-python")), None)
+    others = [r for r in requirements if r != llama]
+    missing_others = [r for r in others if not _installed(r)]
+    if missing_others:
+        subprocess.run(pip + ["-q"] + missing_others, check=True)
+    if llama is None:
         return
-    env = dict(os.environ)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(cores))
-    # Optimise for this machine's CPU (the wheel is built here, for here); user CMAKE_ARGS win.
-    env.setdefault("CMAKE_ARGS", "-DGGML_NATIVE=ON")
-    print(
-        f"Building {' '.join(missing)} from source (cmake + C++ compiler, CMAKE_ARGS={env['CMAKE_ARGS']!r}, "
-        f"{cores} parallel jobs): about 7 minutes on 2 quiet cores, 15 on busy ones; once: pip caches the wheel. "
-        "pip shows a spinner while it compiles.",
-        flush=True,
-    )
-    start = time.monotonic()
-    subprocess.run(pip + missing, check=True, env=env)
-    print(f"backend installed in {(time.monotonic() - start) / 60:.1f} min", flush=True)
+    version = llama.split("==", 1)[1] if "==" in llama else ""
+    if _installed(llama):
+        result = _smoke(refresh=False)
+        if result["ok"]:
+            print(f"backend already installed and it runs on this CPU: {llama} ({_built_line()})", flush=True)
+            return
+        if not result.get("checked", True):
+            print(f"backend installed: {llama}; not checked: {result['detail']}", flush=True)
+            return
+        print(f"the installed {llama} fails on this CPU ({result['detail']}): rebuilding it", flush=True)
+    probe = probe if probe is not None else probe_machine()
+    user_args = os.environ.get("CMAKE_ARGS")
+    rungs, why = plan_rungs(probe, user_args)
+    print(f"llama-cpp-python build: {why}", flush=True)
+
+    def install(rung: str, cmake_args: str) -> None:
+        _install_wheel(llama, version, rung, cmake_args, probe)
+
+    chosen, attempts = climb(rungs, install, lambda: _smoke(refresh=True))
+    for attempt in attempts[:-1] if chosen else attempts:
+        print(f"  {attempt.rung} ({attempt.cmake_args}): smoke evaluation {attempt.smoke['detail']}", flush=True)
+    if chosen is None:
+        last = attempts[-1]
+        if user_args:
+            raise SystemExit(
+                f"llama-cpp-python built with your CMAKE_ARGS={user_args!r} does not run on this CPU: the smoke "
+                f"evaluation was {last.smoke['detail']}. Unset CMAKE_ARGS to let the installer choose flags that run "
+                "here, or drop the instruction sets this CPU cannot run (on a CPU that lists AMX it cannot run: "
+                f"add -DCMAKE_C_FLAGS='{NO_AMX}' -DCMAKE_CXX_FLAGS='{NO_AMX}', or -DGGML_NATIVE=OFF).")
+        raise SystemExit(
+            "llama-cpp-python does not run on this CPU in any build tried "
+            f"({', '.join(a.rung for a in attempts)}; last: {last.smoke['detail']}). Compute with the torch runtime "
+            "(backend='torch', NLGJUDGE_BACKEND=torch), or set CMAKE_ARGS to flags that suit this CPU.")
+    if not chosen.smoke.get("ok"):
+        print(f"llama-cpp-python installed ({chosen.rung}); not checked: {chosen.smoke['detail']}", flush=True)
+        return
+    _write_record(chosen, why, attempts)
+    reason = "" if chosen is attempts[0] else f", after {', '.join(a.rung for a in attempts[:-1])} failed its smoke run"
+    print(f"llama-cpp-python {version}: the {chosen.rung} build runs on this CPU ({chosen.cmake_args}){reason}; "
+          f"smoke check {chosen.smoke['seconds']:.1f} s", flush=True)
+
+
+def _install_wheel(llama: str, version: str, rung: str, cmake_args: str, probe: Probe) -> None:
+    """Build (or take from the CPU-keyed wheel cache) and install llama-cpp-python with ``cmake_args``."""
+    import shutil
+    import tempfile
+
+    folder = wheel_cache_dir(probe, version, cmake_args)
+    wheels = sorted(folder.glob("llama_cpp_python-*.whl")) if folder.is_dir() else []
+    if wheels:
+        print(f"  {rung}: taking the wheel built earlier on this CPU with these arguments ({wheels[-1].name})", flush=True)
+    else:
+        env = dict(os.environ)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(cores))
+        env["CMAKE_ARGS"] = cmake_args
+        print(f"  {rung}: building {llama} from source (CMAKE_ARGS={cmake_args!r}, {cores} parallel jobs): about "
+              "7 minutes on 2 quiet cores, 15 on busy ones; pip shows a spinner while it compiles.", flush=True)
+        start = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="llama-wheel-") as work:
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", "--no-deps",
+                            "--no-cache-dir", "--no-binary", "llama-cpp-python", "-w", work, llama],
+                           check=True, env=env)
+            built = sorted(Path(work).glob("llama_cpp_python-*.whl"))
+            if not built:
+                raise SystemExit(f"pip built no llama-cpp-python wheel in {work}")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "cmake-args.txt").write_text(cmake_args + "\n")
+            shutil.copy2(built[-1], folder / built[-1].name)
+            wheels = [folder / built[-1].name]
+        print(f"  {rung}: built in {(time.monotonic() - start) / 60:.1f} min", flush=True)
+    pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["--force-reinstall", "--no-deps", str(wheels[-1])], check=True)
+    subprocess.run(pip + [llama], check=True)  # its own dependencies (numpy, jinja2, diskcache, ...)
+
+
+def _smoke(*, refresh: bool) -> dict[str, object]:
+    """The runtime's smoke check (nlgjudge.engine.llamacpp.health), run by the project's interpreter."""
+    args = [sys.executable, "-c",
+            "import json, dataclasses; from nlgjudge.engine.llamacpp import health; "
+            f"r = health.check_runtime(refresh={refresh!r}); print(json.dumps(dataclasses.asdict(r)))"]
+    child = subprocess.run(args, capture_output=True, text=True)
+    if child.returncode != 0:
+        tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"ok": False, "checked": False, "detail": f"the check itself failed: {tail[0]}", "seconds": 0.0}
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def _built_line() -> str:
+    child = subprocess.run([sys.executable, "-c", "from nlgjudge.engine.llamacpp import health; "
+                            "print(health.build_summary() or 'built without a record of its flags')"],
+                           capture_output=True, text=True)
+    return child.stdout.strip() or "built without a record of its flags"
+
+
+def _write_record(chosen: Attempt, why: str, attempts: list[Attempt]) -> None:
+    """Record, in the virtual environment, how the installed library was built (read by the runtime)."""
+    script = ("import json, sys; from nlgjudge.engine.llamacpp import health; "
+              "record = json.loads(sys.stdin.read()); record['library'] = health.library_identity(); "
+              "record['cpu'] = health.cpu_model(); "
+              "health.build_record_path().write_text(json.dumps(record, indent=1) + '\\n')")
+    record = {"rung": chosen.rung, "cmake_args": chosen.cmake_args, "why": why,
+              "tried": [{"rung": a.rung, "cmake_args": a.cmake_args, "smoke": a.smoke["detail"]} for a in attempts],
+              "smoke_seconds": chosen.smoke["seconds"], "built": time.strftime("%Y-%m-%d")}
+    subprocess.run([sys.executable, "-c", script], input=json.dumps(record), text=True, check=True)
 
 
 def _installed(requirement: str) -> bool:
@@ -171,6 +391,9 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also install the lines marked '# backend' (llama-cpp-python, built from source)",
     )
+    parser.add_argument("--backend-only", action="store_true",
+                        help="only the '# backend' lines (the rest installed already: make install-backend); with a "
+                        "runtime that passed its check on this CPU this takes a second")
     parser.add_argument("--vllm", metavar="VENV", type=Path, default=None,
                         help="instead: vLLM's CPU build in its own virtual environment VENV (make install-vllm)")
     args = parser.parse_args(argv)
@@ -178,6 +401,9 @@ def main(argv: list[str] | None = None) -> None:
         install_vllm(args.vllm if args.vllm.is_absolute() else ROOT / args.vllm)
         return
     normal, no_deps, backend = read_pip_section(ROOT / "environment.yml")
+    if args.backend_only:
+        install_backend(backend)
+        return
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + split_args(normal), check=True)
     if no_deps:

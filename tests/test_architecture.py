@@ -129,6 +129,34 @@ def test_no_import_circle_between_modules() -> None:
     assert not cycles, f"modules on an import circle: {cycles}"
 
 
+def _room(module: str) -> str:
+    """The package's top-level room a module lives in: ``nlgjudge.studies.rank`` -> ``nlgjudge.studies``."""
+    return ".".join(module.split(".")[:2])
+
+
+def _room_graph() -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for name, imported in _graph().items():
+        if name == "nlgjudge":  # the package's front door re-exports; it is no room of its own
+            continue
+        rooms.setdefault(_room(name), set()).update(_room(m) for m in imported if m != "nlgjudge")
+    return {room: {r for r in targets if r != room} for room, targets in rooms.items()}
+
+
+def test_no_import_circle_between_packages() -> None:
+    """Rooms (``nlgjudge.studies``, ``nlgjudge.ranking``, ...) import each other one way only: what two
+    rooms both need lives in a lower one (e.g. the served-prompt check in ``nlgjudge.engine``)."""
+    graph = _room_graph()
+    circles = sorted(room for room in graph if room in _reaches(room, {r: graph.get(r, set()) for r in graph}))
+    assert not circles, f"packages on an import circle: {circles} ({ {r: sorted(graph[r]) for r in circles} })"
+
+
+def test_the_room_reader_sees_a_circle() -> None:
+    """The check can fail: a made-up circle between two rooms is found."""
+    graph = {"nlgjudge.studies": {"nlgjudge.ranking"}, "nlgjudge.ranking": {"nlgjudge.studies"}, "nlgjudge.stats": set()}
+    assert [r for r in sorted(graph) if r in _reaches(r, graph)] == ["nlgjudge.ranking", "nlgjudge.studies"]
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

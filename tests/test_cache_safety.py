@@ -111,14 +111,19 @@ def test_not_a_database_is_left_untouched(tmp_path: Path) -> None:
     assert sha256(path) == before and companions(path) == []
 
 
-@pytest.mark.parametrize("kind", ["zero-bytes", "empty-sqlite"])
-def test_an_empty_file_becomes_a_cache(tmp_path: Path, kind: str) -> None:
+def test_an_empty_file_is_someone_elses_and_is_left_untouched(tmp_path: Path) -> None:
+    """A zero-byte file at the cache's path is a user's (SQLite writes its header at once): refused."""
+    path = tmp_path / "notes.txt"
+    path.touch()
+    with pytest.raises(CacheError, match="exists and is empty, so it is no cache and it was left untouched"):
+        OutputCache(path).put_many(make_entries(1))
+    assert path.stat().st_size == 0 and companions(path) == []
+
+
+def test_an_empty_sqlite_database_becomes_a_cache(tmp_path: Path) -> None:
     path = tmp_path / "outputs.sqlite"
-    if kind == "zero-bytes":
-        path.touch()
-    else:
-        build(path, "CREATE TABLE t (x)", "DROP TABLE t")
-        assert path.stat().st_size > 0
+    build(path, "CREATE TABLE t (x)", "DROP TABLE t")
+    assert path.stat().st_size > 0
     cache = OutputCache(path)
     assert cache.put_many(make_entries(3)) == 3 and len(cache) == 3
     cache.close()

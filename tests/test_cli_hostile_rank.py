@@ -19,7 +19,7 @@ from nlgjudge.cache import OutputCache
 from nlgjudge.cli import main as cli_main
 from nlgjudge.engine import Judge
 import nlgjudge.ranking as ranking
-from nlgjudge.ranking import OUTPUT_FILES, STAGING_PREFIX, rank_outputs, write_outputs
+from nlgjudge.ranking import MANIFEST_NAME, OUTPUT_FILES, STAGING_PREFIX, rank_outputs, write_outputs
 
 # Read with defaults so that the tests run (and fail on their behaviour) against code before issue 48.
 LOCK_NAME = getattr(ranking, "LOCK_NAME", ".nlgjudge-rank.lock")
@@ -74,7 +74,7 @@ def test_the_users_hidden_files_that_look_like_ours_are_kept(tmp_path: Path) -> 
     (out / ".nlgjudge-staging-mine").mkdir()
     (out / ".nlgjudge-staging-mine" / "notes.txt").write_text("mine")
     write_outputs(make_result(2), out)
-    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, *mine, ".nlgjudge-staging-mine"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, MANIFEST_NAME, *mine, ".nlgjudge-staging-mine"])
     assert (out / ".nlgjudge-staging-mine" / "notes.txt").read_text() == "mine"
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nlgjudge.ranking import OUTPUT_FILES, RankResult, write_outputs
+from nlgjudge.ranking import MANIFEST_NAME, OUTPUT_FILES, RankResult, write_outputs
 
 TESTS = Path(__file__).resolve().parent
 SYSTEMS = ["alpha", "beta", "gamma"]
-#: Filesystem steps of swapping a set into a folder that holds one: 4 removals, then 4 moves.
-SWAP_STEPS = 8
+#: Filesystem steps of swapping a set into a folder that holds one: 4 removals, the manifest, then 4 moves.
+SWAP_STEPS = 9
 
 CHILD = """
 import os, pathlib, signal, sys
@@ -96,8 +96,8 @@ def test_a_kill_at_any_step_leaves_no_mixed_set(tmp_path: Path, sets: tuple[dict
     if "leaderboard.csv" in left:
         assert sorted(left) == sorted(OUTPUT_FILES), f"killed at step {kill_at}: a leaderboard beside an incomplete set"
     # The next run cleans up whatever the killed one left (its staging folder) and writes a whole set.
-    write_outputs(make_result(3), out)
-    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUT_FILES)
+    write_outputs(make_result(3), out)  # a killed run's files are all in its manifest: no --force needed
+    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, MANIFEST_NAME])
     assert contents(out) == new
     assert all((out / name).stat().st_mode & 0o777 == 0o666 & ~_umask() for name in OUTPUT_FILES)
 

@@ -79,3 +79,34 @@ def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the
     assert judge.cache_stats.computed == N_CONTEXTS * PER_CONTEXT - kept
     assert stored(db) == N_CONTEXTS * PER_CONTEXT and OutputCache(db).check() == []
     assert sorted(result.leaderboard["system"]) == sorted(SYSTEMS) and (out / "leaderboard.csv").exists()
+
+
+@pytest.mark.parametrize(("signum", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_or_sigterm_ends_in_one_line_with_the_shells_status_and_leaves_nothing_behind(
+    tmp_path: Path, smollm2_on_llamacpp: str, signum: int, status: int, word: str
+) -> None:
+    path = tmp_path / "outputs.csv"
+    summaries().to_csv(path, index=False)
+    db, out = tmp_path / "outputs.sqlite", tmp_path / "ranking"
+    env = {**os.environ, "NLGJUDGE_OUTPUT_CACHE": str(db)}
+    run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", smollm2_on_llamacpp,
+                            "--out", str(out), "--bootstrap", "20", "--backend", "llamacpp"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 50
+    try:
+        while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert run.poll() is None and stored(db) >= PER_CONTEXT
+        os.kill(run.pid, signum)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("judging", "This run", "\r"))]
+    assert run.returncode == status, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"{word}: ") and "kept in the output cache; run the same command to resume" in last, lines
+    kept = stored(db)
+    assert f"{kept} model outputs of this run kept" in last
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".nlgjudge-staging-") or p.name.endswith(".lock")]

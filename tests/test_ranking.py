@@ -13,7 +13,8 @@ import nlgjudge
 from nlgjudge.cache import OutputCache
 from nlgjudge.cli import main as cli_main
 from nlgjudge.engine import Judge
-from nlgjudge.ranking import OUTPUT_FILES, rank_outputs
+from nlgjudge.ranking import MANIFEST_NAME, OUTPUT_FILES, rank_outputs
+from nlgjudge.safety import markdown_text
 
 GOOD = [
     {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {c} ."}
@@ -31,7 +32,7 @@ def test_the_function_writes_four_files_and_returns_the_leaderboard(tmp_path: Pa
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     result = rank_outputs(pd.DataFrame(GOOD), judge=tiny_judge(tmp_path), out=out, n_boot=50, progress=False)
-    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, "notes.txt"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, MANIFEST_NAME, "notes.txt"])
     assert (out / "notes.txt").read_text() == "mine"  # nobody else's file is touched
     board = pd.read_csv(out / "leaderboard.csv")
     assert board["system"].tolist() == result.leaderboard["system"].tolist() and len(board) == 3
@@ -42,7 +43,7 @@ def test_the_function_writes_four_files_and_returns_the_leaderboard(tmp_path: Pa
     report = (out / "report.md").read_text()
     assert "P(A) before debiasing" in report and "tiny-qwen2-0" in report
     assert (out / "win_matrix.png").read_bytes()[:4] == b"\x89PNG"
-    assert not list(out.glob(".*"))  # no temporary files left behind
+    assert [p.name for p in out.glob(".*")] == [MANIFEST_NAME]  # no temporary files left behind, only the manifest
 
 
 def test_nlgjudge_rank_returns_the_leaderboard(tmp_path: Path) -> None:
@@ -229,7 +230,7 @@ def test_outputs_get_the_users_umask_and_leftovers_are_removed(tmp_path: Path) -
         os.umask(previous)
     for name in OUTPUT_FILES:
         assert (out / name).stat().st_mode & 0o777 == 0o644, name
-    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, ".hidden-notes"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([*OUTPUT_FILES, MANIFEST_NAME, ".hidden-notes"])
 
 
 def _dead_pid() -> int:
@@ -294,7 +295,7 @@ def test_identical_outputs_everywhere_are_explained_beside_the_zero_intervals(tm
     result = rank_outputs(pd.DataFrame(rows), judge=tiny_judge(tmp_path), n_boot=20, progress=False)
     assert (result.leaderboard["ci_low"] == 0).all() and (result.leaderboard["ci_high"] == 0).all()
     notes = [w for w in result.warnings if w.startswith("no comparison was possible")]
-    assert len(notes) == 1 and "18 ordered pairs are ties by definition" in notes[0] and notes[0] in result.report
+    assert len(notes) == 1 and "18 ordered pairs are ties by definition" in notes[0] and markdown_text(notes[0]) in result.report
 
 
 def test_the_command_line_names_the_line_of_a_text_too_long(tmp_path: Path, capsys: pytest.CaptureFixture[str],

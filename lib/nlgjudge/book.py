@@ -682,7 +682,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "chapter":
             chapter = get_chapter(args.name)
             from_make = parameters_from_environment(args.parameters_from) if args.parameters_from else []
-            overrides = parse_overrides([*args.parameter, *from_make])
+            raw = [*args.parameter, *from_make]
+            _refuse_credentials(chapter, raw)  # before any value is printed, executed or written into a notebook
+            overrides = parse_overrides(raw)
             # Names, types and n_contexts vs datasets are checked before anything is printed,
             # executed or overwritten: a wrong value fails here in one line, not inside the notebook.
             _check_values(chapter, chapter.parameters(overrides), overrides)
@@ -696,6 +698,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {' '.join(line.strip() for line in str(error).splitlines() if line.strip())}", file=sys.stderr)
         return 2
     return 0
+
+
+def _refuse_credentials(chapter: Chapter, pairs: Sequence[Sequence[str]]) -> None:
+    """A parameter value holding a credential (a password in a URL, a token, an API key) is refused
+    before anything runs, and never printed: a chapter's parameters are written into its executed
+    notebook and shown on its page. The key goes in ``NLGJUDGE_SERVER_API_KEY`` instead."""
+    from nlgjudge.engine.server.client import scrub
+
+    for pair in pairs:
+        name, value = str(pair[0]), str(pair[1]) if len(pair) > 1 else ""
+        if scrub(value) != value:
+            raise ParameterError(
+                f"chapter {chapter.name!r}: parameter {name!r} holds a credential (a password, token or API key; its "
+                "value is not shown), and a chapter's parameters are written into its notebook and page; pass the URL "
+                "without it and the key in the environment variable NLGJUDGE_SERVER_API_KEY")
 
 
 def _check_values(chapter: Chapter, parameters: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
@@ -718,4 +735,6 @@ def _check_values(chapter: Chapter, parameters: Mapping[str, Any], overrides: Ma
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlgjudge.interrupt import run_interruptible
+
+    sys.exit(run_interruptible(main))

@@ -37,14 +37,19 @@ def usage() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
+        if len(args) > 1:
+            print(f"nlgjudge: {args[0]} takes no arguments; got {' '.join(args[1:])}\n\n{usage()}", file=sys.stderr)
+            return 2
         print(usage())
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
         print(f"nlgjudge: unknown subcommand {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
+    from nlgjudge.interrupt import run_interruptible
+
     entry: Callable[[list[str]], int] = importlib.import_module(SUBCOMMANDS[name][0]).main
-    return int(entry(rest) or 0)
+    return run_interruptible(entry, rest)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,15 @@ from typing import Any
 
 import pandas as pd
 
-from nlgjudge.data.user_outputs import FieldNames, UserInputError, check_user_outputs, read_user_outputs, row_place
+from nlgjudge.safety import terminal_text
+from nlgjudge.data.user_outputs import (
+    FieldNames,
+    UserInputError,
+    check_user_outputs,
+    design_warnings,
+    read_user_outputs,
+    row_place,
+)
 
 OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
 #: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
@@ -67,6 +75,8 @@ STAGING_PREFIX = ".nlgjudge-staging-"
 STAGING_MARKER = ".nlgjudge-staging-owner"
 #: The lock file inside ``--out`` held while a run writes there (see :func:`out_lock`).
 LOCK_NAME = ".nlgjudge-rank.lock"
+#: The list of the files a run wrote into ``--out``, with their sha256: only those are ever replaced.
+MANIFEST_NAME = ".nlgjudge-rank-manifest.json"
 #: A text cell starting with one of these is a formula to a spreadsheet (see :func:`neutralise_formulas`).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: A run expected to take longer than this (from the measured rate) is told about ``--budget``.
@@ -162,6 +172,7 @@ def rank_outputs(
     n_boot: int = 500,
     out: str | os.PathLike[str] | None = None,
     on_step: Callable[[Any], None] | None = None,
+    force: bool = False,
 ) -> RankResult:
     """Rank the systems of ``outputs`` (a frame or a file path) with the judge ``model``.
 
@@ -171,7 +182,8 @@ def rank_outputs(
     ``truncate``: cut prompts too long for the judge from the left (only where ``model`` is given; a
     ``judge`` keeps its own setting); the report counts them. ``out``: a folder to write the four
     files to (see the module docstring); it is checked (created, written to) before any judging.
-    ``on_step``: called after every step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`).
+    Files in ``out`` that an earlier run did not write (its manifest says which it did) stop the run
+    before judging; ``force=True`` replaces them, but never the input file. ``on_step``: called after every step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`).
     ``server_url`` (implies ``backend="server"``; or ``backend="server"`` with ``$NLGJUDGE_SERVER_URL``):
     judge with ``model`` as an inference server serves it, prompts built by the packaged model
     ``server_tokenizer`` (default ``model``), at most ``max_concurrency`` requests in flight;
@@ -185,12 +197,13 @@ def rank_outputs(
     else:
         frame = read_user_outputs(outputs, fields, with_reference=with_reference)
     prompt = build_prompt(aspect, noun, prompt_file, with_reference)
-    created = prepare_out(out, "out") if out is not None else []
+    inputs = [] if isinstance(outputs, pd.DataFrame) else [outputs]
+    created = prepare_out(out, "out", force=force, inputs=inputs) if out is not None else []
     try:
         with out_lock(out, "out") if out is not None else nullcontext():
             return _rank_checked(frame, model, judge, prompt, budget, seed, cache, backend, server_url, server_tokenizer,
                                  max_concurrency, truncate, allow_compute, progress, n_boot, out, on_step,
-                                 server_identity)
+                                 server_identity, force=force)
     except BaseException:
         _remove_created(created)
         raise
@@ -199,7 +212,8 @@ def rank_outputs(
 def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: Any, budget: float, seed: int, cache: Any,
                   backend: str | None, server_url: str | None, server_tokenizer: str | None, max_concurrency: int,
                   truncate: bool, allow_compute: bool, progress: bool, n_boot: int, out: str | os.PathLike[str] | None,
-                  on_step: Callable[[Any], None] | None, server_identity: str | None = None) -> RankResult:
+                  on_step: Callable[[Any], None] | None, server_identity: str | None = None, *,
+                  force: bool = False) -> RankResult:
     """:func:`rank_outputs` once its arguments are checked (and ``out`` created and locked)."""
     from nlgjudge.analysis.rank import analyse, family_warnings, pair_records, report_markdown
     from nlgjudge.studies.rank import ComparisonTooLongError, JudgingProgress, context_plans, judge_comparisons, planned_counts
@@ -230,7 +244,8 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     except ComparisonTooLongError as error:
         raise UserInputError(_too_long_message(frame, error, judge)) from None
     analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
-    notes = family_warnings(judge.handle.name, _family(judge.handle), systems)
+    notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute))
+    notes += family_warnings(judge.handle.name, _family(judge.handle), systems)
     truncated = last[0].truncated if last else 0
     if truncated:
         notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
@@ -244,7 +259,7 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
         judge=judge.handle.name, runtime=runtime, warnings=notes + analysis.warnings,
     )
     if out is not None:
-        result.written.extend(write_outputs(result, Path(out)))
+        result.written.extend(write_outputs(result, Path(out), force=force))
     return result
 
 
@@ -346,9 +361,63 @@ def _family(handle: Any) -> str:
     return word
 
 
-def prepare_out(out: str | os.PathLike[str], option: str = "--out") -> list[Path]:
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def written_by_rank(folder: Path) -> dict[str, set[str]]:
+    """``{file name: sha256s}`` of the files earlier runs wrote into ``folder`` (its manifest), or {}."""
+    try:
+        data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = data.get("files", {}) if isinstance(data, dict) else {}
+        return {str(k): {str(h) for h in (v if isinstance(v, list) else [v])}
+                for k, v in files.items() if k in OUTPUT_FILES}
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return {}
+
+
+def _write_manifest(folder: Path, files: dict[str, set[str]], staging: Path) -> None:
+    """Write the manifest through ``staging`` (a kill leaves no half file in ``folder``)."""
+    manifest = {"written_by": "nlgjudge rank", "files": {name: sorted(hashes) for name, hashes in files.items()}}
+    tmp = staging / MANIFEST_NAME
+    tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST_NAME)
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """The output names in ``folder`` held by files rank did not write (or that changed since it did)."""
+    ours = written_by_rank(folder)
+    foreign = []
+    for name in OUTPUT_FILES:
+        target = folder / name
+        if target.is_file() and not target.is_symlink():
+            try:
+                if _sha256(target) not in ours.get(name, set()):
+                    foreign.append(name)
+            except OSError:
+                foreign.append(name)
+    return foreign
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bool = False,
+                inputs: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
     """Check the output folder before any work: refuse an empty name, a path through a file, or an
-    output file's name taken by a folder, create it, and write and remove a test file there (writing
+    output file's name taken by a folder, an input file where an output goes (even with ``force``),
+    and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
+    wrote; ``force`` replaces such files); create it, and write and remove a test file there (writing
     is the only test that holds for every user: root ignores permission bits, an immutable folder or
     ``/proc`` refuses root too). Returns the folders it created, for :func:`_remove_created` to take
     back if the run fails."""
@@ -366,6 +435,17 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out") -> list[Path
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
                                      f"or pass {option} another folder (the run writes its own {name})")
+            for given in inputs:
+                if _same_file(target, Path(given).expanduser()):
+                    raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
+                                         f"run never replaces; pass {option} another folder")
+        if folder.is_dir():
+            foreign = foreign_files(folder)
+            if foreign and not force:
+                raise UserInputError(
+                    f"{option} {folder}: {', '.join(foreign)} there {'was' if len(foreign) == 1 else 'were'} not written "
+                    f"by nlgjudge rank (or changed since); pass {option} another folder, or --force to replace "
+                    f"{'it' if len(foreign) == 1 else 'them'}")
         missing = [part for part in [folder, *folder.parents] if not part.exists()]
     except OSError as error:  # a name too long for the file system, ...
         raise UserInputError(f"{option} {os.fspath(out)}: cannot use that path ({_reason(error)}); "
@@ -513,7 +593,7 @@ def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_outputs(result: RankResult, folder: Path) -> list[Path]:
+def write_outputs(result: RankResult, folder: Path, *, force: bool = False) -> list[Path]:
     """Write the four files into ``folder`` (created if missing) as one set: each is written into a
     staging folder first, then the old set is removed (``leaderboard.csv`` first) and the new one
     moved in (``leaderboard.csv`` last), so a kill leaves either set whole or one without
@@ -524,6 +604,11 @@ def write_outputs(result: RankResult, folder: Path) -> list[Path]:
     folder = Path(folder).expanduser()
     folder.mkdir(parents=True, exist_ok=True)
     with out_lock(folder):
+        foreign = foreign_files(folder)  # again: a file may have come while the judge worked
+        if foreign and not force:
+            raise UserInputError(f"{folder}: {', '.join(foreign)} appeared there while judging and was not written by "
+                                 "nlgjudge rank, so nothing was written; the judgments are in the output cache: run "
+                                 "again with another --out (or --force to replace it), and none is judged twice")
         _clean_leftovers(folder)
         staging = _make_staging(folder)
         try:
@@ -539,6 +624,9 @@ def write_outputs(result: RankResult, folder: Path) -> list[Path]:
             # The leaderboard's presence means the set is whole: it goes first and comes back last.
             for name in ("leaderboard.csv", "report.md", "win_matrix.png", "judgments.jsonl"):
                 (folder / name).unlink(missing_ok=True)
+            # The manifest names the new set once the old one is gone, before it moves in: a kill at any
+            # step leaves only files that the manifest lists (or none).
+            _write_manifest(folder, {name: {_sha256(staging / name)} for name in OUTPUT_FILES}, staging)
             for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv"):
                 os.replace(staging / name, folder / name)
         finally:
@@ -719,6 +807,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--truncate", action="store_true",
                         help="cut prompts longer than the judge's context window from the left (default: refuse them); "
                         "report.md and the warnings count the cut prompts")
+    parser.add_argument("--force", action="store_true",
+                        help="replace files in --out named like the outputs that an earlier run did not write "
+                        "(never the input file)")
     for name in ("context", "source", "system", "output", "reference"):
         column = "context_id" if name == "context" else name
         parser.add_argument(f"--{name}-field", default=column, help=f"input field holding the {name} (default {column})")
@@ -737,6 +828,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fields = FieldNames(args.context_field, args.source_field, args.system_field, args.output_field, args.reference_field)
     created: list[Path] = []
     judging = False  # once judging starts, what was judged is in the output cache
+    early: list[str] = []  # warnings printed before judging, not repeated after
     try:
         with ExitStack() as held:
             _check_sizes(args)
@@ -748,6 +840,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.truncate and runtime["backend"] == "server":
                 raise UserInputError("--truncate is for a judge computed here: a server reads the prompt's text, not cut "
                                      "token ids; leave --truncate out and shorten the long contexts' sources or outputs")
+            from nlgjudge.engine.server.runtime import served_prompts_known
             from nlgjudge.models import PACKAGED_MODELS, resolve_model
 
             if runtime["backend"] != "server":
@@ -767,16 +860,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             prompt_file = os.path.expanduser(args.prompt) if args.prompt is not None else None
             prompt = build_prompt(args.aspect, args.noun, prompt_file, args.with_reference, cli=True)
             out = os.path.expanduser(args.out)
-            created = prepare_out(out)
+            created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)])
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
+            early = design_warnings(frame, judge_control_strings(judge))
+            for note in early:  # before judging: the user may stop here (report.md says them again)
+                print(f"warning: {terminal_text(note)}", file=sys.stderr)
             estimate = RunEstimate(judge, frame, prompt, budget)
             estimate.announce()
             judging = True
             result = rank_outputs(
                 frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=prompt_file, budget=budget,
                 seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=out,
-                on_step=estimate.step,
+                on_step=estimate.step, force=args.force,
             )
             estimate.store()
     except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ServerError, ValueError, ImportError,
@@ -785,13 +881,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
             message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {terminal_text(message)}", file=sys.stderr)
         return 2
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
-        print(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(terminal_text(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     for note in result.warnings:
-        print(f"warning: {note}", file=sys.stderr)
-    print(f"wrote {', '.join(str(p) for p in result.written)}", file=sys.stderr)
+        if note not in early:
+            print(f"warning: {terminal_text(note)}", file=sys.stderr)
+    print(terminal_text(f"wrote {', '.join(str(p) for p in result.written)}"), file=sys.stderr)
     return 0
 
 
@@ -825,17 +922,6 @@ def _check_sizes(args: argparse.Namespace) -> None:
                              f"{MAX_CONCURRENCY} (requests in flight to a server), e.g. --max-concurrency 4")
 
 
-def served_prompts_known(model: str, tokenizer: str | None) -> bool:
-    """Whether a served judge's prompts can be built as in-process: the tokenizer (default ``model``) is a
-    packaged model, or ``model`` is (its prompt style) and the tokenizer a local folder or hub id."""
-    from nlgjudge.engine.server.runtime import tokenizer_source
-    from nlgjudge.models import PACKAGED_MODELS
-
-    if (tokenizer or model) in PACKAGED_MODELS:
-        return True
-    return tokenizer is not None and model in PACKAGED_MODELS and tokenizer_source(tokenizer) is not None
-
-
 def _check_judge_kind(model: str, option: str) -> None:
     """Refuse a packaged encoder (e.g. ``minilm-l6``) as a judge before it is loaded: it has no
     language-model head to read the answer's label probabilities from."""
@@ -846,6 +932,33 @@ def _check_judge_kind(model: str, option: str) -> None:
         judges = ", ".join(name for name, other in PACKAGED_MODELS.items() if other.kind != "encoder")
         raise UserInputError(f"{option} {model}: a sentence encoder, which cannot judge (it has no language-model head "
                              f"to answer with); pass a generative model, e.g. one of {judges}")
+
+
+#: Chat-template control strings of common judge families, for a judge whose tokenizer is not at hand.
+KNOWN_CONTROL_STRINGS = (
+    "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|begin_of_text|>", "<start_of_turn>", "<end_of_turn>", "[INST]", "[/INST]", "<|user|>", "<|assistant|>",
+    "<|system|>", "<|end|>",
+)
+
+
+def judge_control_strings(judge: Any, *, load: bool = True) -> tuple[str, ...]:
+    """The control strings of ``judge``'s tokenizer (its special tokens) and of common chat templates;
+    the tokenizer is read only where the judge is loaded anyway (``load``: a run that computes)."""
+    from nlgjudge.engine.prompting import control_strings
+
+    found = set(KNOWN_CONTROL_STRINGS)
+    tokenizer = None
+    try:
+        if getattr(judge, "backend", None) == "server" and getattr(judge, "_server", None) is not None:
+            tokenizer = judge._server.tokenizer()
+        elif load and hasattr(judge, "_load"):
+            tokenizer = judge._load()[1]
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot be had: the common strings still count
+        tokenizer = None
+    if tokenizer is not None:
+        found |= {c for c in control_strings(tokenizer) if len(c) > 3}  # not "<s>"-like short markers
+    return tuple(sorted(found, key=lambda c: (-len(c), c)))
 
 
 def _load_judge(model: str, runtime: dict[str, Any], truncate: bool) -> Any:
@@ -885,4 +998,6 @@ def _load_failure(model: str, error: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlgjudge.interrupt import run_interruptible
+
+    sys.exit(run_interruptible(main))

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from nlgjudge.safety import markdown_text
 from nlgjudge.analysis.judges import whole_run_agreement
 from nlgjudge.stats.degenerate import degenerate_reason, outcome_words
 from nlgjudge.stats.multiplicity import holm_rejections
@@ -158,7 +159,7 @@ def analyse(
     })
     board["win_rate"] = np.where(board["comparisons"] > 0, board["wins"] / board["comparisons"].clip(lower=1), np.nan)
     board = board.sort_values(["score", "system"], ascending=[False, True], na_position="last").reset_index(drop=True)
-    board["rank"] = board["score"].rank(ascending=False, method="min").astype("Int64")
+    board["rank"] = tied_ranks(board["score"].to_numpy(float))
     board = board[LEADERBOARD_COLUMNS]
 
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,6 +224,27 @@ def _interval_p_value(estimate: float, low: float, high: float, n_units: int, co
     return float(2 * stats.t.sf(abs(estimate) / se, n_units - 1))
 
 
+#: Scores closer than this are equal: differences of rounding, not of the judge (a constant judge
+#: gives scores that differ by about 1e-16).
+SCORE_NOISE = 1e-9
+
+
+def tied_ranks(scores: np.ndarray) -> pd.Series:
+    """Competition ranks (1, 2, 2, 4) of ``scores`` sorted high to low, systems within
+    :data:`SCORE_NOISE` of the one above sharing its rank; NaN scores get no rank."""
+    ranks: list[object] = []
+    previous, previous_rank = None, 0
+    for position, value in enumerate(scores, start=1):
+        if not np.isfinite(value):
+            ranks.append(pd.NA)
+            continue
+        if previous is None or abs(previous - value) > SCORE_NOISE * max(1.0, abs(previous)):
+            previous_rank = position
+        previous = value
+        ranks.append(previous_rank)
+    return pd.array(ranks, dtype="Int64")
+
+
 def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     """What a reader of the leaderboard must know: positional bias, ties, a degenerate judge,
     unresolved orders, too few contexts, systems never compared."""
@@ -245,6 +267,16 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     if analysis.n_boot_failed:
         notes.append(f"{analysis.n_boot_failed} of {analysis.n_boot} bootstrap resamples had no Bradley-Terry estimate "
                      "(perfect separation); the intervals use the other resamples; a regularising alpha > 0 avoids this")
+    board = analysis.leaderboard
+    finite = board[np.isfinite(board["ci_low"].to_numpy(float)) & np.isfinite(board["ci_high"].to_numpy(float))]
+    if analysis.n_model_comparisons and len(finite) > 1 and ((finite["ci_high"] - finite["ci_low"]).abs() < SCORE_NOISE).all():
+        notes.append("every interval has zero width: the judge's decisions do not vary across the resampled contexts "
+                     "(a judge that answers every comparison alike gives this), so the zero widths are not precision")
+    shared = board.groupby("rank", dropna=True)["system"].apply(list)
+    shared = shared[shared.map(len) > 1]
+    if len(shared):
+        notes.append("tied (scores equal within rounding, one rank shared): "
+                     + "; ".join(", ".join(names) for names in shared))
     never = analysis.leaderboard.loc[analysis.leaderboard["comparisons"] == 0, "system"].tolist()
     if never:
         notes.append(f"never compared (no score): {', '.join(never)}; raise the budget")
@@ -315,8 +347,8 @@ def report_markdown(
     widths = (board["ci_high"] - board["ci_low"]).dropna()
     lines = [
         "# Ranking report", "",
-        f"- Judge: {judge} ({runtime})",
-        f"- Prompt: {prompt}",
+        f"- Judge: {markdown_text(judge)} ({markdown_text(runtime)})",
+        f"- Prompt: {markdown_text(prompt)}",
         f"- Contexts: {analysis.n_contexts}; systems: {len(board)}",
         f"- Comparisons: {analysis.n_model_comparisons} judged by the model of {possible} ordered pairs of different outputs "
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
@@ -335,7 +367,7 @@ def report_markdown(
         "## Warnings", "",
     ]
     notes = list(extra_warnings) + analysis.warnings
-    lines += [f"- {note}" for note in notes] if notes else ["- none"]
+    lines += [f"- {markdown_text(note)}" for note in notes] if notes else ["- none"]
     if planned != analysis.n_model_comparisons:
         lines.append(f"- planned {planned} comparisons but made {analysis.n_model_comparisons}")
     return "\n".join(lines) + "\n"
@@ -345,9 +377,9 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     def cell(value: object) -> str:
         if isinstance(value, (float, np.floating)):
             return "" if np.isnan(value) else f"{value:.3f}"
-        return "" if value is pd.NA else str(value).replace("|", "\\|")
+        return "" if value is pd.NA else markdown_text(value)
 
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    header = "| " + " | ".join(markdown_text(c) for c in frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *body])

@@ -141,10 +141,12 @@ def run_library_path(model: str, requests: Sequence[Any], threads: int) -> tuple
     text with the top-k log-probabilities and end-of-text banned, in the judge's prompt order.
     Returns the time, P(A) (NaN where a label was outside the top-k; their count is returned too).
     """
+    from nlgjudge.engine.llamacpp.loading import load_tokenizer, require_working_runtime
+
+    require_working_runtime()  # a library that crashes on this CPU is named, not run
     from llama_cpp import Llama
 
     from nlgjudge.engine.judge import normalise
-    from nlgjudge.engine.llamacpp.loading import load_tokenizer
     from nlgjudge.engine.prompting import encode_labels, render_prompt
     from nlgjudge.engine.server.capabilities import FORCE_BIAS
     from nlgjudge.engine.server.runtime import DEFAULT_TOP_LOGPROBS

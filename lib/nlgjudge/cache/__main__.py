@@ -165,4 +165,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlgjudge.interrupt import run_interruptible
+
+    sys.exit(run_interruptible(main))

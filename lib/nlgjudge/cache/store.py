@@ -355,7 +355,7 @@ class OutputCache:
     def _inspect(self) -> tuple[int, _Shape] | None:
         """``(user_version, shape)`` of an existing database, read without changing a byte of it.
 
-        Returns None for a file that does not exist yet or is empty (nothing to protect). Raises
+        Returns None for a file that does not exist yet (nothing to protect). Raises
         :class:`CacheError` for anything that is not an nlgjudge cache this version can use, before
         any connection that could write (switch to WAL, create tables, checkpoint) is opened.
         """
@@ -369,7 +369,12 @@ class OutputCache:
                 "(--db, NLGJUDGE_OUTPUT_CACHE or OutputCache(path=...))"
             )
         if status.st_size == 0:
-            return None
+            # An empty file is someone's (SQLite writes its header at once): never turned into a database.
+            raise CacheError(
+                f"cannot use {self.path} as the output cache: the file exists and is empty, so it is no cache and it "
+                "was left untouched; choose another cache file (--db, NLGJUDGE_OUTPUT_CACHE or OutputCache(path=...)), "
+                "or remove it if it is an empty file you do not need"
+            )
         with open(self.path, "rb") as stream:
             header = stream.read(len(_SQLITE_MAGIC))
         if header != _SQLITE_MAGIC:
@@ -657,7 +662,11 @@ class OutputCache:
         requests = [(entry.study, row.key, row.meta) for entry, row in zip(entries, rows) if entry.study is not None]
         if not rows:
             return 0
-        return self._insert(rows, requests)
+        stored = self._insert(rows, requests)
+        from nlgjudge.interrupt import STORED
+
+        STORED[0] += stored  # what an interrupted command says it kept
+        return stored
 
     def record_requests(self, study: str, requests: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
         """Record ``(key, meta)`` requests of ``study`` answered by cached outputs; returns how many were new.

@@ -262,6 +262,7 @@ def check_user_outputs(
         rows.append(row)
     checked = pd.DataFrame(rows)
     _check_name_variants(checked, origin)
+    _check_look_alikes(checked, origin)
     _check_duplicates(checked, origin)
     _check_contexts(checked, origin, with_reference)
     result = checked[list(COLUMNS)].reset_index(drop=True)
@@ -383,6 +384,102 @@ def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
                     f"{origin}, {' and '.join(places)}: {what} names {first!r} and {second!r} differ only in "
                     f"{how}, so they would count as two {what}s that look the same; write the name the same way everywhere"
                 )
+
+
+#: Letters of other scripts that look like Latin ones (Cyrillic and Greek), for names that would read alike.
+_LOOK_ALIKES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w", "ɡ": "g",
+    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "γ": "y",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+
+
+def _skeleton(name: str) -> str:
+    """What ``name`` reads as: :func:`_shown_as` with Cyrillic and Greek look-alikes as Latin letters."""
+    return _shown_as(name).translate(_LOOK_ALIKES)
+
+
+def _scripts(name: str) -> set[str]:
+    """The scripts of the letters of ``name`` (LATIN, CYRILLIC, GREEK, ...), from their Unicode names."""
+    found = set()
+    for ch in name:
+        if ch.isalpha():
+            found.add(unicodedata.name(ch, "UNKNOWN").split(" ")[0])
+    return found
+
+
+def _check_look_alikes(checked: pd.DataFrame, origin: str) -> None:
+    """Two system names that read the same but are written in different scripts (a Latin ``a`` and a
+    Cyrillic ``а``) would be two systems a reader cannot tell apart: refused, naming both rows."""
+    names = list(dict.fromkeys(checked["system"]))
+    by_skeleton: dict[str, list[str]] = {}
+    for value in names:
+        by_skeleton.setdefault(_skeleton(value), []).append(value)
+    for variants in by_skeleton.values():
+        if len(variants) > 1:
+            first, second = variants[:2]
+            places = [checked["_place"][checked["system"] == v].iloc[0] for v in (first, second)]
+            scripts = sorted(_scripts(first) ^ _scripts(second)) or sorted(_scripts(first) | _scripts(second))
+            raise UserInputError(
+                f"{origin}, {' and '.join(places)}: system names {first!r} and {second!r} read the same but are written "
+                f"with letters of different scripts ({', '.join(s.title() for s in scripts)}), so they would "
+                "count as two systems that look alike; write the name the same way everywhere")
+
+
+def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """What a ranking of ``frame`` (checked) should say before judging, each in one line: systems
+    missing from some contexts (an unbalanced design), systems whose output is the same whatever the
+    context (a constant or null system: its wins measure the judge, not the system), texts holding
+    the judge's control strings (read as plain text), and system names that mix scripts."""
+    notes: list[str] = []
+    contexts = frame["context_id"].nunique()
+    present = frame.groupby("system", sort=False)["context_id"].nunique()
+    missing = present[present < contexts]
+    if len(missing):
+        shown = ", ".join(f"{name!r} in {contexts - count} of {contexts}" for name, count in missing.items())
+        notes.append(f"unbalanced design: some systems have no output in some contexts ({shown}); their scores rest on "
+                     "fewer comparisons and wider intervals")
+    for system, part in frame.groupby("system", sort=False):
+        if len(part) < 3:
+            continue
+        normal = part["output"].map(_normalised)
+        top_count = int(normal.value_counts().iloc[0])
+        if top_count / len(part) >= CONSTANT_SHARE:
+            notes.append(f"system {system!r} gives the same output in {top_count} of its {len(part)} contexts (equal up to "
+                         "case, spacing and punctuation), whatever the source: a constant system, like a null model that "
+                         "games a judge; its wins say how the judge treats that text, not how well the system does the task")
+    if control_strings:
+        rows = []
+        for record in frame.itertuples(index=False):
+            found = [c for c in control_strings if c in str(record.output) or c in str(record.source)]
+            if found:
+                rows.append((record.system, record.context_id, found))
+        if rows:
+            strings = sorted({c for *_, found in rows for c in found})
+            systems = list(dict.fromkeys(system for system, _, _ in rows))
+            example = f"system {rows[0][0]!r} in context {rows[0][1]!r}"
+            notes.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''} ({example}"
+                         f"{' and others' if len(rows) > 1 else ''}; systems: {', '.join(map(repr, systems[:5]))}"
+                         f"{' ...' if len(systems) > 5 else ''}) hold the judge's control strings "
+                         f"({', '.join(strings)}): they are read as plain text, never as the judge's own turn markers")
+    mixed = [name for name in dict.fromkeys(frame["system"]) if len(_scripts(name) - {"UNKNOWN"}) > 1]
+    if mixed:
+        notes.append(f"system names mixing letters of different scripts (look-alikes): {', '.join(map(repr, mixed))}")
+    return notes
+
+
+#: A system whose output is the same (up to case, spacing and punctuation) in at least this share of its
+#: contexts, three or more, is constant.
+CONSTANT_SHARE = 0.8
+def _normalised(text: object) -> str:
+    """A text up to case, spacing and punctuation: nearly identical outputs compare equal."""
+    kept = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in str(text).casefold())
+    return " ".join(kept.split())
 
 
 def _check_encodable(value: str, field: str, where: str) -> None:

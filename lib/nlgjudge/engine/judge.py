@@ -20,10 +20,14 @@ Two runtimes compute behind the one interface (``backend``):
   its keys use the fingerprint ``served:<model>|runtime=server`` plus what identifies the computation
   (the server's ``system_fingerprint``, revision fields, the identity the user states).
 
-``"auto"`` depends on the model only, never on what is installed, so the same call always gives
-the same cache keys; when llama-cpp-python is missing, a judge that must compute on llama.cpp
-raises :class:`~nlgjudge.engine.llamacpp.BackendUnavailableError` saying how to install it or to
-pass ``backend="torch"`` (cache hits need no runtime). The environment variable
+``"auto"`` depends on the model, and on one thing installed: when llama-cpp-python is installed but
+fails its smoke check on this CPU (a build for another CPU, or one using instructions this machine
+does not grant; :mod:`nlgjudge.engine.llamacpp.health`), ``"auto"`` computes with torch instead,
+under torch's cache keys, and says so in one warning line. When llama-cpp-python is missing, a judge
+that must compute on llama.cpp raises :class:`~nlgjudge.engine.llamacpp.BackendUnavailableError`
+saying how to install it or to pass ``backend="torch"`` (cache hits need no runtime); an explicit
+``backend="llamacpp"`` whose runtime fails its check raises the same error, naming the command that
+rebuilds it, before the native library is ever run in this process. The environment variable
 ``NLGJUDGE_BACKEND`` sets the default of ``backend`` for judges created without one.
 
 Outputs of the two runtimes never mix: the torch cache keys are exactly the keys of earlier
@@ -45,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlgjudge.engine.prompting import encode_labels, encode_prompt, prompt_key
+from nlgjudge.engine.prompting import encode_labels, encode_prompt, encode_text, prompt_key
 from nlgjudge.engine.requests import (
     ClassifyRequest,
     ClassifyResult,
@@ -110,6 +114,22 @@ def choose_backend(handle: ModelHandle, backend: str | None = None) -> str:
             f"{handle.name!r} is a {handle.source} model: use backend='torch' (or 'auto')"
         )
     return backend
+
+
+def _llamacpp_or_torch(name: str) -> str:
+    """``backend="auto"`` for a packaged GGUF model: llama.cpp, unless the installed llama.cpp runtime
+    fails its smoke check on this CPU (:mod:`nlgjudge.engine.llamacpp.health`; kept per CPU and
+    library, so free after its first run), then torch with a one-line warning. Not installed at all:
+    llama.cpp still, so that cached outputs are read and a computation says how to install it."""
+    from nlgjudge.engine.llamacpp import health, is_available
+
+    if not is_available():
+        return "llamacpp"
+    result = health.check_runtime()
+    if result.checked and not result.ok:
+        log.warning("%s: using the torch runtime instead, since %s", name, health.failure_message(result))
+        return "torch"
+    return "llamacpp"
 
 
 def served_handle(name: str, tokenizer: str | None = None) -> ModelHandle:
@@ -229,6 +249,8 @@ class Judge:
             self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
         # A served handle may describe its packaged prompt model (source "packaged"): the runtime is the server's.
         self.backend = "server" if self._server is not None else choose_backend(self.handle, backend)
+        if self.backend == "llamacpp" and (wanted or "auto") == "auto":
+            self.backend = _llamacpp_or_torch(self.handle.name)
         if threads is not None:
             from nlgjudge.engine.llamacpp import thread_count
 
@@ -317,7 +339,12 @@ class Judge:
                 version = f"{version}, not the pinned {PINNED_VERSION}"
             else:
                 version = PINNED_VERSION
-            return f"llama.cpp (llama-cpp-python {version}, {quant} as shipped)"
+            built = ""
+            if self._llama is not None:  # computed in this process: say how the library was built
+                from nlgjudge.engine.llamacpp import health
+
+                built = f", {health.build_summary() or 'built without a record of its flags'}"
+            return f"llama.cpp (llama-cpp-python {version}, {quant} as shipped{built})"
         weights = f", de-quantised {quant}" if spec is not None and spec.gguf_file else ""
         where = "fp32" if self.placement.is_default else f"{self.placement.dtype} on {self.placement.device}"
         return f"transformers (transformers {installed('transformers')}, torch {installed('torch')} {where}{weights})"
@@ -739,13 +766,14 @@ class Judge:
         for prepared in chunk:
             r: LoglikRequest = prepared.payload
             if self.handle.kind == "seq2seq":
-                cond = list(tokenizer(r.condition)["input_ids"])
-                target = list(tokenizer(text_target=r.target)["input_ids"])
+                # Texts under judgment are data: control strings in them stay plain text.
+                cond = list(tokenizer(r.condition, split_special_tokens=True)["input_ids"])
+                target = list(tokenizer(text_target=r.target, split_special_tokens=True)["input_ids"])
                 cond = self._fit(prepared, cond, 0, model)
                 items.append((cond, target))
             else:
-                cond = list(tokenizer(r.condition, add_special_tokens=True)["input_ids"])
-                target = list(tokenizer(r.target, add_special_tokens=False)["input_ids"])
+                cond = encode_text(tokenizer, r.condition, True)
+                target = encode_text(tokenizer, r.target, False)
                 if not cond or not target:
                     raise EngineInputError("condition or target encodes to no tokens")
                 cond = self._fit(prepared, cond, len(target), model)

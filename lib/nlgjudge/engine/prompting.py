@@ -1,7 +1,17 @@
-"""From a request's prompt to token ids, the same way for the engine and for a plain forward pass."""
+"""From a request's prompt to token ids, the same way for the engine and for a plain forward pass.
+
+Texts under judgment are data, never template syntax: a candidate or source that holds the judge's
+control strings (``<|im_end|>``, a forged assistant turn) is tokenized as plain text, so it can
+never close the judge's turn or write its answer. Only the chat template itself writes control
+tokens. A prompt whose texts hold no control string is tokenized exactly as before (the same ids,
+so every released output stays valid); one that holds some is tokenized piece by piece: the
+template's pieces with their control tokens, the texts with ``split_special_tokens``. For a server,
+which reads text, the control strings in the texts are escaped instead (:func:`escape_control`).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,12 +56,79 @@ def render_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "") -> 
     return text + response_prefix, False
 
 
+#: Marks a message's place while the chat template is rendered around it (never in a real text).
+_MARK = "\ue000nlgjudge-text-{}\ue001"
+#: What :func:`escape_control` puts after a control string's first character (a zero-width space).
+ESCAPE = "\u200b"
+
+
+def control_strings(tokenizer: Any) -> tuple[str, ...]:
+    """The tokenizer's control strings: its special tokens and special added tokens, longest first."""
+    found = {str(t) for t in getattr(tokenizer, "all_special_tokens", []) or [] if str(t)}
+    for token in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).values():
+        if getattr(token, "special", False) and str(getattr(token, "content", "")):
+            found.add(str(token.content))
+    return tuple(sorted(found, key=lambda t: (-len(t), t)))
+
+
+def control_strings_in(tokenizer: Any, texts: Sequence[str]) -> list[str]:
+    """The control strings of ``tokenizer`` that occur in any of ``texts`` (sorted, each once)."""
+    strings = control_strings(tokenizer)
+    return sorted({c for c in strings for text in texts if c in text})
+
+
+def encode_text(tokenizer: Any, text: str, add_special_tokens: bool) -> list[int]:
+    """Token ids of a plain text under judgment: control strings in it stay plain text."""
+    return list(tokenizer(text, add_special_tokens=add_special_tokens, split_special_tokens=True)["input_ids"])
+
+
+def escape_control(tokenizer: Any, text: str) -> str:
+    """``text`` with a zero-width space after the first character of each control string it holds,
+    for a server that tokenizes text itself (it then reads them as plain characters)."""
+    strings = control_strings(tokenizer)
+    if not any(c in text for c in strings):
+        return text
+    pattern = re.compile("|".join(re.escape(c) for c in strings))
+    return pattern.sub(lambda m: m.group(0)[0] + ESCAPE + m.group(0)[1:], text)
+
+
 def encode_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "") -> list[int]:
-    text, special = render_prompt(tokenizer, prompt, response_prefix)
-    ids = tokenizer(text, add_special_tokens=special)["input_ids"]
+    """Token ids of a prompt; the texts in it are data (see the module's docstring)."""
+    if isinstance(prompt, str):
+        text, special = render_prompt(tokenizer, prompt, response_prefix)
+        ids = encode_text(tokenizer, text, special)
+    elif not control_strings_in(tokenizer, [str(m["content"]) for m in validate_messages(prompt)]):
+        text, special = render_prompt(tokenizer, prompt, response_prefix)
+        ids = list(tokenizer(text, add_special_tokens=special)["input_ids"])
+    else:
+        ids = _encode_piecewise(tokenizer, validate_messages(prompt), response_prefix)
     if not ids:
         raise EngineInputError("the prompt encodes to no tokens")
     return list(ids)
+
+
+def _encode_piecewise(tokenizer: Any, messages: list[Mapping[str, str]], response_prefix: str) -> list[int]:
+    """The template rendered around marks, its pieces tokenized with control tokens, the texts without."""
+    contents = [str(m["content"]) for m in messages]
+    marked = [{"role": m["role"], "content": _MARK.format(k)} for k, m in enumerate(messages)]
+    text, _ = render_prompt(tokenizer, marked, response_prefix)
+    whole, _ = render_prompt(tokenizer, messages, response_prefix)
+    pieces = re.split("(" + _MARK.format(r"(\d+)") + ")", text)
+    # re.split with two groups yields: template piece, whole mark, its index, template piece, ...
+    template, order = pieces[0::3], [int(k) for k in pieces[2::3]]
+    rebuilt = template[0] + "".join(contents[k] + piece for k, piece in zip(order, template[1:], strict=True))
+    if sorted(order) != list(range(len(messages))) or rebuilt != whole:
+        raise EngineInputError(
+            "a text holds the judge's control strings and this model's chat template changes the texts it wraps, "
+            "so they cannot be kept apart from its control tokens; remove the control strings "
+            f"({', '.join(control_strings_in(tokenizer, contents))}) from the texts")
+    ids: list[int] = []
+    for i, piece in enumerate(template):
+        if piece:
+            ids += list(tokenizer(piece, add_special_tokens=False)["input_ids"])
+        if i < len(order):
+            ids += encode_text(tokenizer, contents[order[i]], False)
+    return ids
 
 
 def encode_labels(tokenizer: Any, labels: Sequence[str], label_end: str = "") -> list[list[int]]:

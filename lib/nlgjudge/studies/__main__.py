@@ -123,6 +123,8 @@ def _main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["plan"]:
         return run_plan(argv[1:])
     if argv[:1] == ["list"]:
+        if argv[1:]:
+            raise UsageError(f"list takes no options; got {' '.join(argv[1:])}")
         for study in list_studies():
             print(f"{study.name:<12} {study.description}  [operations: {', '.join(study.operations)}]")
         return 0
@@ -238,7 +240,7 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
         base_url(args.server_url)
     except ServerError as error:
         raise UsageError(f"--server-url: {error}") from None
-    from nlgjudge.ranking import served_prompts_known
+    from nlgjudge.engine.server.runtime import served_prompts_known
 
     prompt_model = PACKAGED_MODELS.get(args.server_tokenizer or args.model)
     if prompt_model is not None and prompt_model.kind == "encoder":  # no chat template: sought on the hub otherwise
@@ -337,4 +339,6 @@ def run_plan(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from nlgjudge.interrupt import run_interruptible
+
+    sys.exit(run_interruptible(main))

@@ -43,7 +43,10 @@ def install_hint() -> str:
 
 def is_available() -> bool:
     """True when llama-cpp-python is installed (checked without importing it)."""
-    return importlib.util.find_spec("llama_cpp") is not None
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ValueError, ImportError):  # blocked in sys.modules (a test), or a broken install
+        return False
 
 
 def import_llama_cpp() -> Any:

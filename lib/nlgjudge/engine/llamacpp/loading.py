@@ -15,7 +15,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from nlgjudge.engine.llamacpp.backend import thread_count
+from nlgjudge.engine.llamacpp.backend import BackendUnavailableError, thread_count
 from nlgjudge.engine.llamacpp.context import LlamaCppModel
 
 
@@ -23,8 +23,28 @@ _MODELS: weakref.WeakValueDictionary[tuple[str, int], LlamaCppModel] = weakref.W
 _MODELS_LOCK = threading.Lock()
 
 
+def require_working_runtime() -> None:
+    """Raise :class:`BackendUnavailableError` naming the rebuild command when the installed llama.cpp
+    runtime fails its smoke check on this CPU, so that its crash is never what a user sees first.
+    The check runs in a child process once per CPU and library (its answer kept), once per process here."""
+    global _RUNTIME_CHECKED
+    if _RUNTIME_CHECKED:
+        return
+    from nlgjudge.engine.llamacpp import health
+
+    result = health.check_runtime()
+    if result.checked and not result.ok:
+        raise BackendUnavailableError(health.failure_message(result))
+    _RUNTIME_CHECKED = True
+
+
+_RUNTIME_CHECKED = False
+
+
 def load_model(path: str | os.PathLike[str], threads: int | None = None) -> LlamaCppModel:
-    """A :class:`LlamaCppModel` for ``path``, shared by the judges that use it with the same threads."""
+    """A :class:`LlamaCppModel` for ``path``, shared by the judges that use it with the same threads
+    (after the runtime's smoke check: :func:`require_working_runtime`)."""
+    require_working_runtime()
     n_threads = thread_count(threads)
     key = (str(Path(path).resolve()), n_threads)
     with _MODELS_LOCK:

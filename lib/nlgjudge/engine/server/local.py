@@ -86,8 +86,10 @@ def start_llama_cpp_server(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """llama-cpp-python's server on ``127.0.0.1:port`` serving the packaged ``model`` under its name;
     returns the process and the base URL (``http://127.0.0.1:PORT/v1``)."""
+    from nlgjudge.engine.llamacpp.loading import require_working_runtime
     from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
 
+    require_working_runtime()  # a library that crashes on this CPU is named, not started as a server
     if port is not None:
         refuse_taken_port(port, "llama_cpp.server")
     port = port or free_port()

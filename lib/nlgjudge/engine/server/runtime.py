@@ -11,12 +11,14 @@ that order whatever order the server answers in.
 
 from __future__ import annotations
 
+import logging
+
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nlgjudge.engine.prompting import encode_labels, render_prompt
+from nlgjudge.engine.prompting import control_strings_in, encode_labels, escape_control, render_prompt
 from nlgjudge.engine.requests import EngineInputError
 from nlgjudge.engine.server import generation
 from nlgjudge.engine.server.capabilities import (
@@ -28,10 +30,12 @@ from nlgjudge.engine.server.capabilities import (
     served_entry,
     system_fingerprint,
 )
-from nlgjudge.engine.server.client import ServerClient, ServerError
+from nlgjudge.engine.server.client import ServerClient, ServerError, scrub
 from nlgjudge.engine.server.scoring import ServerScorer, piece_texts
 
 DEFAULT_TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs); OpenAI's own API allows 5
+
+log = logging.getLogger(__name__)
 
 
 class ServerRuntime:
@@ -56,13 +60,20 @@ class ServerRuntime:
         self._system: tuple[str | None] | None = None  # (system_fingerprint,) once asked
         self._caps: Capabilities | None = None
         self._tokenizer: Any = None
+        self._escape_warned = False
 
     # ---- what the server serves -----------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
         """The cache keys' fingerprint: served id, ``runtime=server``, the server's system fingerprint
         and revision fields, the stated identity (:mod:`~nlgjudge.engine.server.capabilities`)."""
-        return fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
+        value = fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
+        if scrub(value) != value:  # a server that reflects the Authorization header into what it reports
+            raise ServerError(
+                f"{self.client.where} reports an identity (its system_fingerprint or model entry) that holds what looks "
+                "like a credential, so it is not stored in the cache keys nor printed; state the served weights with "
+                "--server-identity TEXT (server_identity=) and have the server stop echoing the key")
+        return value
 
     def system_fingerprint(self) -> str | None:
         self.entry()  # the model is served under this name (else one line) before anything else is asked
@@ -143,8 +154,24 @@ class ServerRuntime:
         with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="nlgjudge-server") as pool:
             return list(pool.map(lambda r: one(r, scorer), requests))
 
+    def _escaped(self, text: str) -> str:
+        """A text under judgment with its control strings escaped (the server tokenizes text itself and
+        would read them as control tokens); said once per runtime in a warning line."""
+        escaped = escape_control(self.tokenizer(), text)
+        if escaped != text and not self._escape_warned:
+            self._escape_warned = True
+            found = ", ".join(control_strings_in(self.tokenizer(), [text]))
+            log.warning("texts sent to %s hold the judge's control strings (%s): they are sent escaped, with a "
+                        "zero-width space after their first character, so the server reads them as plain text",
+                        self.client.where, found)
+        return escaped
+
     def _prompt(self, prompt: Any, response_prefix: str) -> tuple[str, int]:
         tokenizer = self.tokenizer()
+        if not isinstance(prompt, str):
+            prompt = [{"role": m["role"], "content": self._escaped(str(m["content"]))} for m in prompt]
+        else:
+            prompt = self._escaped(prompt)
         text, special = render_prompt(tokenizer, prompt, response_prefix)
         count = len(tokenizer(text, add_special_tokens=special)["input_ids"])
         if not count:
@@ -160,11 +187,12 @@ class ServerRuntime:
 
     def _loglik(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
         tokenizer = self.tokenizer()
-        condition = list(tokenizer(r.condition, add_special_tokens=True)["input_ids"])
-        target = list(tokenizer(r.target, add_special_tokens=False)["input_ids"])
+        condition_text, target_text = self._escaped(r.condition), self._escaped(r.target)
+        condition = list(tokenizer(condition_text, add_special_tokens=True)["input_ids"])
+        target = list(tokenizer(target_text, add_special_tokens=False)["input_ids"])
         if not condition or not target:
             raise EngineInputError("condition or target encodes to no tokens")
-        values = scorer.continuation(r.condition, len(condition), target, piece_texts(tokenizer, target))
+        values = scorer.continuation(condition_text, len(condition), target, piece_texts(tokenizer, target))
         return {"token_logprobs": values, "tokens": tokenizer.convert_ids_to_tokens(target)}
 
     def _generate(self, r: Any, scorer: ServerScorer) -> dict[str, Any]:
@@ -186,6 +214,17 @@ def check_identity(text: str) -> str:
     if len(text) > 200:
         raise ValueError(f"the server identity must be at most 200 characters, got {len(text)}")
     return text
+
+
+def served_prompts_known(model: str, tokenizer: str | None) -> bool:
+    """Whether a served judge's prompts can be built as in-process: the tokenizer (default ``model``) is a
+    packaged model, or ``model`` is (its prompt style) and the tokenizer a local folder or hub id.
+    (Here, below both the command lines that ask it: ``nlgjudge rank`` and ``nlgjudge studies``.)"""
+    from nlgjudge.models import PACKAGED_MODELS
+
+    if (tokenizer or model) in PACKAGED_MODELS:
+        return True
+    return tokenizer is not None and model in PACKAGED_MODELS and tokenizer_source(tokenizer) is not None
 
 
 def tokenizer_source(name: str) -> str | None:

@@ -1,0 +1,72 @@
+"""Ctrl-C and SIGTERM at the command line: one line, the right exit status, nothing left behind.
+
+:func:`run_interruptible` runs a command's ``main``: SIGTERM (and SIGHUP) are turned into the same
+clean unwinding as Ctrl-C, so every ``with`` block and ``finally`` runs (the ``--out`` lock and a
+staging folder are removed, the output cache's transaction is rolled back or committed whole); then
+one line says how many model outputs this run stored in the output cache, which a rerun of the
+same command reads instead of computing them again, and the exit status is the shell's for the
+signal: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP. No traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+#: Model outputs stored in the output cache by this process (counted by the cache's writes).
+STORED = [0]
+
+
+class Terminated(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP) unwinding the command like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextmanager
+def termination_as_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread for the block."""
+    previous = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is None:
+            continue
+        try:
+            previous[sig] = signal.signal(sig, _raise_terminated)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def interrupted_line(signum: int) -> str:
+    kept = STORED[0]
+    name = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}.get(signum, "stopped by a hang-up")
+    if kept:
+        what = f"{kept} model output{'s' if kept != 1 else ''} of this run kept in the output cache"
+    else:
+        what = "every model output finished before it is in the output cache"
+    return f"{name}: {what}; run the same command to resume (nothing is computed twice)"
+
+
+def run_interruptible(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None = None) -> int:
+    """``main(argv)``, with Ctrl-C/SIGTERM/SIGHUP ending it in one line and the shell's exit status."""
+    try:
+        with termination_as_interrupt():
+            return int(main(argv) or 0)
+    except Terminated as stop:
+        print(interrupted_line(stop.signum), file=sys.stderr)
+        return 128 + int(stop.signum)
+    except KeyboardInterrupt:
+        print(interrupted_line(signal.SIGINT), file=sys.stderr)
+        return 130
