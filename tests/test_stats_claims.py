@@ -49,16 +49,28 @@ def test_a_missing_interval_is_not_tested() -> None:
     assert claim_verdict(math.nan, 0.1, 0.2, 10).verdict == NOT_TESTED
 
 
-def test_near_claims_separate_chance_from_disagreement_and_weak_agreement() -> None:
-    # the Elo chapter's kappa: 'as bad as random' is kappa near 0
+def test_near_claims_are_equivalence_tests_against_the_margin() -> None:
+    """'As bad as random' is kappa within 0 +- 0.2, read by two one-sided tests: an interval that
+    excludes 0 but lies inside the margin supports it (the margin is what 'near' means; a point
+    null would call any nonzero kappa 'contradicted' once the data grow)."""
     chance = claim_verdict(-0.02, -0.09, 0.05, 99, direction="near", margin=0.2)
     assert chance.verdict == SUPPORTED
-    disagreement = claim_verdict(-0.12, -0.19, -0.04, 99, direction="near", margin=0.2)
-    assert disagreement.verdict == CONTRADICTED and "below 0" in disagreement.reason
-    weak = claim_verdict(0.15, 0.05, 0.25, 99, direction="near", margin=0.2)
-    assert weak.verdict == CONTRADICTED and "above 0" in weak.reason
+    small_disagreement = claim_verdict(-0.12, -0.19, -0.04, 99, direction="near", margin=0.2)
+    assert small_disagreement.verdict == SUPPORTED and "inside 0 +- 0.2" in small_disagreement.reason
+    straddling = claim_verdict(0.15, 0.05, 0.25, 99, direction="near", margin=0.2)
+    assert straddling.verdict == NOT_RESOLVED and "straddles an end of 0 +- 0.2" in straddling.reason
+    beyond = claim_verdict(-0.35, -0.45, -0.25, 99, direction="near", margin=0.2)
+    assert beyond.verdict == CONTRADICTED and "below 0 +- 0.2" in beyond.reason
     wide = claim_verdict(0.05, -0.3, 0.4, 99, direction="near", margin=0.2)
     assert wide.verdict == NOT_RESOLVED
+
+
+def test_near_and_within_are_one_rule() -> None:
+    for interval in [(-0.19, -0.04), (0.05, 0.25), (-0.45, -0.25), (-0.3, 0.4), (0.21, 0.3)]:
+        mid = sum(interval) / 2
+        near = claim_verdict(mid, *interval, 30, direction="near", margin=0.2)
+        within = claim_verdict(mid, *interval, 30, direction="within", margin=0.2)
+        assert near == within, interval
 
 
 def test_bad_settings_fail_loudly() -> None:
@@ -134,14 +146,14 @@ def test_an_interval_that_still_contains_the_threshold_needs_more_units_than_now
 
 def test_a_band_claim_is_contradicted_only_by_an_interval_wholly_outside_the_band() -> None:
     """'About 1 point': no-repeat minus symmetric within 1 +- 1. An interval overlapping the band is not
-    a contradiction (the 'near' rule would call [1.3, 4.5] contradicted because it excludes 1)."""
+    a contradiction, whichever name the equivalence claim goes by."""
     band = dict(threshold=1.0, direction="within", margin=1.0)
     assert claim_verdict(1.2, 0.5, 1.8, 30, **band).verdict == SUPPORTED
     assert claim_verdict(2.9, 1.3, 4.5, 30, **band).verdict == NOT_RESOLVED
     assert claim_verdict(1.5, 1.1, 1.9, 30, **band).verdict == SUPPORTED
     assert claim_verdict(-3.9, -6.0, -1.7, 16, **band).verdict == CONTRADICTED
     assert claim_verdict(4.0, 2.5, 5.5, 16, **band).verdict == CONTRADICTED
-    assert claim_verdict(2.9, 1.3, 4.5, 30, threshold=1.0, direction="near", margin=1.0).verdict == CONTRADICTED
+    assert claim_verdict(2.9, 1.3, 4.5, 30, threshold=1.0, direction="near", margin=1.0).verdict == NOT_RESOLVED
 
 
 def test_family_verdicts_turn_rows_that_fail_holm_into_flags_and_leave_untested_rows_out() -> None:

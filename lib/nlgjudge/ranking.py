@@ -981,7 +981,11 @@ def _load_failure(model: str, error: BaseException) -> str:
     of a packaged model, or a name that does not lead to a model."""
     from nlgjudge.models import PACKAGED_MODELS
 
+    from nlgjudge.engine.llamacpp import BackendUnavailableError
+
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if isinstance(error, BackendUnavailableError):  # the runtime, not the model: its message names the fix
+        return f"cannot judge with {model!r}: {first}"
     if "NLGJUDGE_" in first:  # e.g. NLGJUDGE_THREADS=abc: the message says what to set
         return f"cannot load the model {model!r}: {first}"
     if model in PACKAGED_MODELS:

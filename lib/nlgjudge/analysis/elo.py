@@ -593,9 +593,13 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
     reason = verdict.reason
     if verdict.verdict == CONTRADICTED:
         # two different findings, both unlike the paper's
-        reason += (": systematic disagreement, the judge prefers the summary ROUGE rejects more often than chance "
-                   "(a different finding from chance agreement)" if high < 0 else
-                   ": agreement beyond chance (weak if below 0.4), not chance agreement")
+        reason += (": systematic disagreement beyond slight, the judge prefers the summary ROUGE rejects more often "
+                   "than chance would (a different finding from chance agreement)" if high < 0 else
+                   ": agreement beyond slight (weak if below 0.4), not chance agreement")
+    elif verdict.verdict == SUPPORTED and (low > 0 or high < 0):
+        # the interval excludes 0 but stays inside the margin: what the claim allows, said in words
+        reason += (f"; it excludes 0 ({'a slight disagreement' if high < 0 else 'a slight agreement'}, smaller than the "
+                   f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows)")
     needed = (_needed(kappa, low, high, n_articles, float(np.sign(kappa) or 1.0) * NEAR_ZERO_KAPPA)
               if verdict.verdict == NOT_RESOLVED and abs(kappa) < NEAR_ZERO_KAPPA else float("nan"))
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,

@@ -11,12 +11,15 @@ is only as strong as its interval says, the same way in every chapter:
   no interval, or a degenerate judge or ranking (one that ties everything, or answers by position).
 
 A claim has a direction: ``"above"`` (the estimate exceeds the threshold: a gap above 0),
-``"below"`` (it falls short of it), ``"near"`` (it is indistinguishable from the threshold and
-the interval rules out departures larger than ``margin``: "agreement as bad as random" is kappa
-near 0, and an interval that excludes 0 is a different finding), or ``"within"`` (a band claim:
-the quantity lies in ``threshold +- margin``, "about 1 point": supported when the interval lies
-inside the band, contradicted when it lies wholly outside it, not resolved when it straddles an
-end of the band). An ordering claim ("X above Y", "the LLMs above the fine-tuned systems") is
+``"below"`` (it falls short of it), or an equivalence claim, ``"near"`` or ``"within"`` (one test
+under two names: the quantity lies within ``threshold +- margin``, "agreement as bad as random" is
+kappa within +-0.2 of 0, "about 1 point" is within 1 +- 1). An equivalence claim is read by two
+one-sided tests (TOST): supported when the interval lies inside the band (both one-sided tests
+reject a departure beyond the margin; with the book's 95% interval each is at the 2.5% level, a
+little stricter than the textbook's 90% interval), contradicted when it lies wholly outside it,
+not resolved when it straddles an end of the band. An interval that excludes the value itself
+but stays inside the margin supports the claim: the margin is what "near" means, so a departure
+smaller than it is no finding, however many units pin it down. An ordering claim ("X above Y", "the LLMs above the fine-tuned systems") is
 :func:`ordering_verdict`: supported only when every pair it involves is resolved in its direction
 by a paired interval.
 
@@ -80,11 +83,10 @@ def claim_verdict(
     interval ``[low, high]`` over ``n`` units (contexts, articles, documents).
 
     ``degenerate`` (a reason in words, e.g. "the judge ties every candidate") or ``n < min_n``
-    make it "not tested", as does a missing estimate or interval. ``direction="within"`` is a band
-    claim (see the module's docstring). With ``direction="near"``, ``margin`` (> 0) is required: supported when the interval contains ``threshold`` and lies
-    within ``threshold +- margin``; contradicted when it excludes ``threshold`` (the reason says on
-    which side: a different finding); not resolved when it contains ``threshold`` but reaches
-    beyond the margin.
+    make it "not tested", as does a missing estimate or interval. ``direction="near"`` or
+    ``"within"`` is an equivalence claim read by two one-sided tests, ``margin`` (> 0) required (see
+    the module's docstring): supported inside ``threshold +- margin``, contradicted wholly outside
+    it, not resolved across one of its ends.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
@@ -106,7 +108,7 @@ def claim_verdict(
     if low > high:
         raise ValueError(f"the interval's low end {low} lies above its high end {high}")
     t = _fmt(threshold)
-    if direction == "within":
+    if direction in ("near", "within"):  # equivalence: two one-sided tests against the band's ends
         assert margin is not None
         band = f"{t} +- {_fmt(margin)}"
         if low >= threshold - margin and high <= threshold + margin:
@@ -116,15 +118,6 @@ def claim_verdict(
         if high < threshold - margin:
             return ClaimVerdict(CONTRADICTED, f"interval below {band}")
         return ClaimVerdict(NOT_RESOLVED, f"interval straddles an end of {band}")
-    if direction == "near":
-        assert margin is not None
-        if low > threshold:
-            return ClaimVerdict(CONTRADICTED, f"interval above {t}")
-        if high < threshold:
-            return ClaimVerdict(CONTRADICTED, f"interval below {t}")
-        if low >= threshold - margin and high <= threshold + margin:
-            return ClaimVerdict(SUPPORTED, f"interval contains {t} and lies within {t} +- {_fmt(margin)}")
-        return ClaimVerdict(NOT_RESOLVED, f"interval contains {t} but reaches beyond {t} +- {_fmt(margin)}")
     above = direction == "above"
     if low > threshold:
         return ClaimVerdict(SUPPORTED if above else CONTRADICTED, f"interval above {t}")

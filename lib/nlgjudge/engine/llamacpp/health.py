@@ -109,18 +109,33 @@ def library_dir() -> Path | None:
 
 
 def library_identity(folder: Path | None = None) -> str | None:
-    """A digest of the native libraries' names, sizes and modification times: changes on any rebuild."""
+    """A digest of the native libraries' contents: another build is another identity, the same wheel
+    installed again is the same one (memoised per file by size and modification time)."""
     folder = folder if folder is not None else library_dir()
     if folder is None:
         return None
-    entries = []
+    digest = hashlib.sha256()
+    found = False
     for path in sorted(folder.rglob("*")):
         if path.suffix in (".so", ".dylib", ".dll") or ".so." in path.name:
-            stat = path.stat()
-            entries.append(f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}")
-    if not entries:
-        return None
-    return hashlib.sha256("\n".join(entries).encode()).hexdigest()[:16]
+            found = True
+            digest.update(f"{path.relative_to(folder)}|{_file_digest(path)}\n".encode())
+    return digest.hexdigest()[:16] if found else None
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    stat = path.stat()
+    memo = (str(path), stat.st_size, stat.st_mtime_ns)
+    if memo not in _DIGESTS:
+        digest = hashlib.sha256()
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        _DIGESTS[memo] = digest.hexdigest()
+    return _DIGESTS[memo]
 
 
 def check_key(flags: tuple[str, ...] | None = None, identity: str | None = None) -> str:
@@ -213,7 +228,7 @@ def failure_message(result: SmokeResult) -> str:
     built = build_summary()
     what = f"the llama.cpp runtime installed here (llama-cpp-python{', ' + built if built else ''})"
     return (f"{what} fails its check on this CPU ({cpu_model()}): the smoke evaluation was {result.detail}; "
-            f"rebuild it for this machine with `{REBUILD_COMMAND}` (or `python .ci/install.py --with-backend`), "
+            f"rebuild it for this machine with `{REBUILD_COMMAND}` (or `python .ci/install.py --backend-only`), "
             "or use backend='torch'")
 
 

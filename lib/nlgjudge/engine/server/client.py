@@ -83,6 +83,19 @@ def scrub(text: str) -> str:
     return text
 
 
+def check_api_key(key: str) -> None:
+    """Refuse, without repeating it, a key that cannot travel in an HTTP header: a line break or other
+    control character inside it, or a character outside printable ASCII (an HTTP header is ASCII)."""
+    for position, ch in enumerate(key, start=1):
+        if ch in "\r\n" or ord(ch) < 32 or ord(ch) == 127:
+            raise ServerError(f"${API_KEY_ENV} holds a line break or control character at character {position} of "
+                              f"{len(key)} (its value is not shown); set it to the key alone, on one line")
+        if ord(ch) > 126:
+            raise ServerError(f"${API_KEY_ENV} holds a character outside printable ASCII at character {position} of "
+                              f"{len(key)} (its value is not shown), which an HTTP header cannot carry; a quote or "
+                              "dash may have been changed by copying it: set it to the key as the server issued it")
+
+
 def redact(url: str) -> str:
     """``url`` without user, password, query or fragment: what may appear in a message."""
     try:
@@ -113,6 +126,7 @@ class ServerClient:
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(API_KEY_ENV, "").strip()
         if key:
+            check_api_key(key)
             headers["Authorization"] = f"Bearer {key}"
         limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
         self._http = httpx.Client(headers=headers, timeout=self.timeout, limits=limits, trust_env=False)
