@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_the_answer_is_kept_per_cpu_and_library(monkeypatch, tmp_path) -> None:
 
 def test_auto_falls_back_to_torch_with_one_warning_line(monkeypatch, caplog) -> None:
     monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
-    monkeypatch.setattr("nlgjudge.engine.llamacpp.is_available", lambda: True)
+    monkeypatch.setattr(health, "library_dir", lambda: Path("."))
     monkeypatch.setattr(health, "check_runtime", lambda **kw: CRASHED)
     with caplog.at_level(logging.WARNING, logger="nlgjudge.engine.judge"):
         judge = Judge(SMOLLM2, cache=False)
@@ -62,7 +63,7 @@ def test_auto_falls_back_to_torch_with_one_warning_line(monkeypatch, caplog) -> 
 
 def test_auto_keeps_llamacpp_when_its_check_passes(monkeypatch) -> None:
     monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
-    monkeypatch.setattr("nlgjudge.engine.llamacpp.is_available", lambda: True)
+    monkeypatch.setattr(health, "library_dir", lambda: Path("."))
     monkeypatch.setattr(health, "check_runtime", lambda **kw: PASSED)
     assert Judge(SMOLLM2, cache=False).backend == "llamacpp"
 

@@ -168,3 +168,12 @@ def test_family_verdicts_turn_rows_that_fail_holm_into_flags_and_leave_untested_
     assert family_verdicts([], []) == []
     with pytest.raises(ValueError, match="one p-value per row"):
         family_verdicts(["supported"], [])
+
+
+def test_an_interval_end_at_the_boundary_is_borderline_whichever_side_it_falls() -> None:
+    inside = claim_verdict(-0.12, -0.198, -0.04, 99, direction="near", margin=0.2, borderline=0.005)
+    outside = claim_verdict(-0.12, -0.203, -0.04, 99, direction="near", margin=0.2, borderline=0.005)
+    assert inside.verdict == outside.verdict == NOT_RESOLVED and inside.reason.startswith("borderline")
+    assert claim_verdict(-0.12, -0.19, -0.04, 99, direction="near", margin=0.2, borderline=0.005).verdict == SUPPORTED
+    assert claim_verdict(0.3, 0.001, 0.6, 30, borderline=0.005).verdict == NOT_RESOLVED  # directional too
+    assert claim_verdict(0.3, 0.01, 0.6, 30, borderline=0.005).verdict == SUPPORTED

@@ -503,6 +503,10 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 #: Landis and Koch's (1977) "slight" agreement (0-0.2; "fair" is 0.2-0.4), the band in which the
 #: paper's -0.021 and -0.035 lie and beyond which agreement (or disagreement) is no longer slight.
 NEAR_ZERO_KAPPA = 0.2
+#: An interval end within this of the margin is borderline, "not resolved": kappa is printed to two
+#: decimals, and the one-order protocol's random order of presentation moves its interval by about
+#: 0.04 between seeds (-0.20, -0.24 and -0.21 for the main judge's low end at seeds 0, 1 and 2).
+KAPPA_BORDERLINE = 0.005
 #: Fewer articles than this and the claim rule says "not tested" (the intervals are not to be read).
 MIN_ARTICLES_FOR_A_CLAIM = 5
 #: Each claim's short name, for tables (the full wording is the ``claim`` column).
@@ -589,7 +593,7 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                 "articles_needed": nan}
     kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
     verdict = claim_verdict(kappa, low, high, n_articles, direction="near", margin=NEAR_ZERO_KAPPA,
-                            min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate)
+                            min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate, borderline=KAPPA_BORDERLINE)
     reason = verdict.reason
     if verdict.verdict == CONTRADICTED:
         # two different findings, both unlike the paper's

@@ -20,14 +20,11 @@ Two runtimes compute behind the one interface (``backend``):
   its keys use the fingerprint ``served:<model>|runtime=server`` plus what identifies the computation
   (the server's ``system_fingerprint``, revision fields, the identity the user states).
 
-``"auto"`` depends on the model, and on one thing installed: when llama-cpp-python is installed but
-fails its smoke check on this CPU (a build for another CPU, or one using instructions this machine
-does not grant; :mod:`nlgjudge.engine.llamacpp.health`), ``"auto"`` computes with torch instead,
-under torch's cache keys, and says so in one warning line. When llama-cpp-python is missing, a judge
-that must compute on llama.cpp raises :class:`~nlgjudge.engine.llamacpp.BackendUnavailableError`
-saying how to install it or to pass ``backend="torch"`` (cache hits need no runtime); an explicit
-``backend="llamacpp"`` whose runtime fails its check raises the same error, naming the command that
-rebuilds it, before the native library is ever run in this process. The environment variable
+``"auto"`` depends on the model, unless an installed llama-cpp-python fails its smoke check on this
+CPU (:mod:`nlgjudge.engine.llamacpp.health`): then torch computes, under its own keys, with one
+warning line. A missing llama-cpp-python, or an explicit ``backend="llamacpp"`` that fails its check,
+raises :class:`~nlgjudge.engine.llamacpp.BackendUnavailableError` at the first computation, saying
+how to install or rebuild it or to pass ``backend="torch"`` (cache hits need no runtime). The environment variable
 ``NLGJUDGE_BACKEND`` sets the default of ``backend`` for judges created without one.
 
 Outputs of the two runtimes never mix: the torch cache keys are exactly the keys of earlier
@@ -38,6 +35,7 @@ runtime produced a judge's numbers.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 import os
@@ -114,22 +112,6 @@ def choose_backend(handle: ModelHandle, backend: str | None = None) -> str:
             f"{handle.name!r} is a {handle.source} model: use backend='torch' (or 'auto')"
         )
     return backend
-
-
-def _llamacpp_or_torch(name: str) -> str:
-    """``backend="auto"`` for a packaged GGUF model: llama.cpp, unless the installed llama.cpp runtime
-    fails its smoke check on this CPU (:mod:`nlgjudge.engine.llamacpp.health`; kept per CPU and
-    library, so free after its first run), then torch with a one-line warning. Not installed at all:
-    llama.cpp still, so that cached outputs are read and a computation says how to install it."""
-    from nlgjudge.engine.llamacpp import health, is_available
-
-    if not is_available():
-        return "llamacpp"
-    result = health.check_runtime()
-    if result.checked and not result.ok:
-        log.warning("%s: using the torch runtime instead, since %s", name, health.failure_message(result))
-        return "torch"
-    return "llamacpp"
 
 
 def served_handle(name: str, tokenizer: str | None = None) -> ModelHandle:
@@ -249,8 +231,8 @@ class Judge:
             self.handle = model if isinstance(model, ModelHandle) else resolve_model(model)
         # A served handle may describe its packaged prompt model (source "packaged"): the runtime is the server's.
         self.backend = "server" if self._server is not None else choose_backend(self.handle, backend)
-        if self.backend == "llamacpp" and (wanted or "auto") == "auto":
-            self.backend = _llamacpp_or_torch(self.handle.name)
+        if self.backend == "llamacpp" and (wanted or "auto") == "auto":  # torch if llama.cpp fails its check
+            self.backend = importlib.import_module("nlgjudge.engine.llamacpp.health").auto_backend(self.handle.name)
         if threads is not None:
             from nlgjudge.engine.llamacpp import thread_count
 

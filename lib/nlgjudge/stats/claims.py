@@ -78,6 +78,7 @@ def claim_verdict(
     min_n: int = 3,
     margin: float | None = None,
     degenerate: str | None = None,
+    borderline: float = 0.0,
 ) -> ClaimVerdict:
     """The verdict on "the quantity is ``direction`` ``threshold``" from ``estimate`` and its
     interval ``[low, high]`` over ``n`` units (contexts, articles, documents).
@@ -86,7 +87,9 @@ def claim_verdict(
     make it "not tested", as does a missing estimate or interval. ``direction="near"`` or
     ``"within"`` is an equivalence claim read by two one-sided tests, ``margin`` (> 0) required (see
     the module's docstring): supported inside ``threshold +- margin``, contradicted wholly outside
-    it, not resolved across one of its ends.
+    it, not resolved across one of its ends. ``borderline`` (>= 0): an interval end within this
+    distance of a boundary the verdict turns on is *borderline*, "not resolved" whichever side it
+    falls: the chapter's printed precision, or the end's own Monte Carlo error, decides nothing.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
@@ -108,6 +111,13 @@ def claim_verdict(
     if low > high:
         raise ValueError(f"the interval's low end {low} lies above its high end {high}")
     t = _fmt(threshold)
+    if not borderline >= 0:
+        raise ValueError(f"borderline must be a distance >= 0; got {borderline}")
+    edges = (threshold - margin, threshold + margin) if direction in ("near", "within") and margin else (threshold,)
+    touching = [edge for edge in edges for end in (low, high) if borderline and abs(end - edge) <= borderline]
+    if touching:
+        return ClaimVerdict(NOT_RESOLVED, f"borderline: an end of the interval lies within {_fmt(borderline)} of "
+                                          f"{_fmt(touching[0])}, where the verdict would turn")
     if direction in ("near", "within"):  # equivalence: two one-sided tests against the band's ends
         assert margin is not None
         band = f"{t} +- {_fmt(margin)}"

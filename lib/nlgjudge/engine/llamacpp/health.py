@@ -1,5 +1,8 @@
 """Does the installed llama.cpp runtime run on this CPU? A smoke check in a child process.
 
+What it guarantees: a native crash of the runtime (SIGILL) is found in a child process, kept per
+CPU and library, and named with its repair, never suffered by the caller (details below).
+
 Why: llama-cpp-python compiles llama.cpp for the machine it is built on. A build that uses an
 instruction set the CPU advertises but does not grant (AMX under many hypervisors), or a wheel built
 on another CPU (a shared pip cache, a copied virtual environment, a shared image), dies with SIGILL
@@ -221,6 +224,22 @@ def check_runtime(*, refresh: bool = False, timeout: float = SMOKE_TIMEOUT) -> S
     if result.checked:
         _write_answer(key, result)
     return result
+
+
+def auto_backend(name: str) -> str:
+    """``backend="auto"`` for the packaged GGUF model ``name``: "llamacpp", unless the installed runtime
+    fails its check here, then "torch" with a one-line warning. Not installed at all: "llamacpp" still,
+    so that cached outputs are read and a computation says how to install it."""
+    import logging
+
+    if library_dir() is None:
+        return "llamacpp"
+    result = check_runtime()
+    if result.checked and not result.ok:
+        logging.getLogger("nlgjudge.engine.judge").warning(
+            "%s: using the torch runtime instead, since %s", name, failure_message(result))
+        return "torch"
+    return "llamacpp"
 
 
 def failure_message(result: SmokeResult) -> str:

@@ -1,0 +1,252 @@
+"""The ``--out`` folder of ``nlgjudge rank``: checked before any work, locked while a run writes there,
+and never a place where a file the run did not write is replaced.
+
+What it guarantees: the folder is created and written to (a test file) before judging, or one
+:class:`~nlgjudge.data.user_outputs.UserInputError` line names the problem and the fix; a second run
+into the same folder refuses at once (``flock`` on :data:`LOCK_NAME`); a run's files are listed with
+their sha256 in :data:`MANIFEST_NAME`, and any other file named like an output (a user's own
+``report.md``, the input file itself) stops the run before judging unless ``force`` (never for the
+input); killed runs' staging folders are removed only when they carry this program's marker and
+their process is gone.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from nlgjudge.data.user_outputs import UserInputError
+
+OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
+#: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
+STAGING_PREFIX = ".nlgjudge-staging-"
+#: The file inside a staging folder naming the process that made it (see :func:`_clean_leftovers`).
+STAGING_MARKER = ".nlgjudge-staging-owner"
+#: The lock file inside ``--out`` held while a run writes there (see :func:`out_lock`).
+LOCK_NAME = ".nlgjudge-rank.lock"
+#: The list of the files a run wrote into ``--out``, with their sha256: only those are ever replaced.
+MANIFEST_NAME = ".nlgjudge-rank-manifest.json"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def written_by_rank(folder: Path) -> dict[str, set[str]]:
+    """``{file name: sha256s}`` of the files earlier runs wrote into ``folder`` (its manifest), or {}."""
+    try:
+        data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = data.get("files", {}) if isinstance(data, dict) else {}
+        return {str(k): {str(h) for h in (v if isinstance(v, list) else [v])}
+                for k, v in files.items() if k in OUTPUT_FILES}
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return {}
+
+
+def _write_manifest(folder: Path, files: dict[str, set[str]], staging: Path) -> None:
+    """Write the manifest through ``staging`` (a kill leaves no half file in ``folder``)."""
+    manifest = {"written_by": "nlgjudge rank", "files": {name: sorted(hashes) for name, hashes in files.items()}}
+    tmp = staging / MANIFEST_NAME
+    tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / MANIFEST_NAME)
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """The output names in ``folder`` held by files rank did not write (or that changed since it did)."""
+    ours = written_by_rank(folder)
+    foreign = []
+    for name in OUTPUT_FILES:
+        target = folder / name
+        if target.is_file() and not target.is_symlink():
+            try:
+                if _sha256(target) not in ours.get(name, set()):
+                    foreign.append(name)
+            except OSError:
+                foreign.append(name)
+    return foreign
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bool = False,
+                inputs: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
+    """Check the output folder before any work: refuse an empty name, a path through a file, or an
+    output file's name taken by a folder, an input file where an output goes (even with ``force``),
+    and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
+    wrote; ``force`` replaces such files); create it, and write and remove a test file there (writing
+    is the only test that holds for every user: root ignores permission bits, an immutable folder or
+    ``/proc`` refuses root too). Returns the folders it created, for :func:`_remove_created` to take
+    back if the run fails."""
+    if not str(os.fspath(out)).strip():  # Path("") would be the current folder
+        raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
+                             f"e.g. {option} ranking")
+    folder = Path(out).expanduser()
+    try:
+        for part in [folder, *folder.parents]:
+            if part.exists() and not part.is_dir():
+                where = "exists and is not a folder" if part == folder else f"goes through {part}, which is a file, not a folder"
+                raise UserInputError(f"{option} {folder}: {where}; pass {option} a folder (it is created if missing)")
+        for name in OUTPUT_FILES:  # found now, not when the finished set is moved in
+            target = folder / name
+            if target.is_symlink() or (target.exists() and not target.is_file()):
+                raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
+                                     f"or pass {option} another folder (the run writes its own {name})")
+            for given in inputs:
+                if _same_file(target, Path(given).expanduser()):
+                    raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
+                                         f"run never replaces; pass {option} another folder")
+        if folder.is_dir():
+            foreign = foreign_files(folder)
+            if foreign and not force:
+                raise UserInputError(
+                    f"{option} {folder}: {', '.join(foreign)} there {'was' if len(foreign) == 1 else 'were'} not written "
+                    f"by nlgjudge rank (or changed since); pass {option} another folder, or --force to replace "
+                    f"{'it' if len(foreign) == 1 else 'them'}")
+        missing = [part for part in [folder, *folder.parents] if not part.exists()]
+    except OSError as error:  # a name too long for the file system, ...
+        raise UserInputError(f"{option} {os.fspath(out)}: cannot use that path ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        _remove_created(missing)
+        raise UserInputError(f"{option} {folder}: cannot create the folder ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
+    test = folder / f".nlgjudge-write-test-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        with open(test, "x", encoding="utf-8") as stream:
+            stream.write("test")
+        test.unlink()
+    except OSError as error:
+        _remove_created(missing)
+        raise UserInputError(f"{option} {folder}: cannot write there ({_reason(error)}); "
+                             f"pass {option} a folder you can write to") from None
+    return missing
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def _remove_created(folders: list[Path]) -> None:
+    """Remove the folders :func:`prepare_out` created, deepest first, if they are still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+#: Output folders this process holds the lock of: resolved path -> (descriptor, holders).
+_HELD_LOCKS: dict[Path, list[int]] = {}
+
+
+@contextmanager
+def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[None]:
+    """Hold ``folder``'s lock (``flock`` on :data:`LOCK_NAME` inside it) for the block: a second run
+    into the same folder refuses at once with one :class:`UserInputError` line instead of both
+    swapping sets in and removing each other's staging folders. Re-entrant within a process (the
+    command line holds it from the checks to the last file; :func:`rank_outputs` takes it again).
+    The lock file is removed on release; a run that took the lock of a file removed meanwhile
+    takes it again on the new file, so two runs never hold two different files."""
+    path = Path(folder).expanduser().resolve() / LOCK_NAME
+    held = _HELD_LOCKS.get(path)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise UserInputError(f"{option} {folder}: cannot create the lock file {LOCK_NAME} there "
+                                 f"({_reason(error)}); pass {option} a folder you can write to") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UserInputError(f"{option} {folder}: another nlgjudge rank is writing to this folder now; wait for it "
+                                 f"to finish or pass {option} another folder") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed the file after we opened it: lock the new one
+    _HELD_LOCKS[path] = [fd, 1]
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        _HELD_LOCKS[path][1] -= 1
+        if not _HELD_LOCKS[path][1]:
+            del _HELD_LOCKS[path]
+            try:
+                path.unlink()  # before unlocking: whoever waits finds the file gone and starts again
+            except OSError:
+                pass
+            os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _clean_leftovers(folder: Path) -> None:
+    """Remove the staging folders of killed runs from ``folder``: only a folder named
+    ``.nlgjudge-staging-<pid>-<token>`` that holds :data:`STAGING_MARKER` naming that pid, whose
+    process is gone. A user's own files and folders, whatever their names, are never touched, nor
+    the staging folder of a run still alive."""
+    for entry in folder.iterdir():
+        name = entry.name
+        if not name.startswith(STAGING_PREFIX) or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid_text = name[len(STAGING_PREFIX):].split("-", 1)[0]
+        try:
+            marker = (entry / STAGING_MARKER).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue  # no marker: not ours
+        if not pid_text.isdigit() or marker != pid_text or _pid_alive(int(pid_text)):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+
+
+def _make_staging(folder: Path) -> Path:
+    """This run's staging folder: a name no user picks by chance (pid and a random token), with the
+    marker that lets a later run tell it from a user's folder once this process is gone."""
+    while True:
+        staging = folder / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
+        try:
+            staging.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="utf-8")
+        return staging
