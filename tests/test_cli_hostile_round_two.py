@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from engine_utils import tiny_handle
+from test_cli_hostile_rank import no_model  # noqa: F401 - the fixture: a model loaded is a failure
 
 from nlgjudge.cache import OutputCache
 from nlgjudge.cli import main as cli_main
@@ -34,18 +35,6 @@ def tiny_judge(tmp_path: Path) -> Judge:
 def _jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
-
-
-@pytest.fixture
-def no_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Loading a model is a failure of these tests: their arguments must be refused before it."""
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the model was loaded before the bad argument was refused")
-
-    monkeypatch.setattr("nlgjudge.ranking._load_judge", refuse)
-    monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", str(tmp_path / "c.sqlite"))
-    monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
 
 
 # ---- files that are not ours ----------------------------------------------------------------

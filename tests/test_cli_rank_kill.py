@@ -45,16 +45,22 @@ def stored(db: Path) -> int:
         return 0
 
 
-def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the_rest(
-    tmp_path: Path, smollm2_on_llamacpp: str
-) -> None:
+def start_rank(tmp_path: Path, model: str) -> tuple[Path, Path, Path, subprocess.Popen[str]]:
+    """`nlgjudge rank` on the summaries in a child process: (input, cache database, --out, the process)."""
     path = tmp_path / "outputs.csv"
     summaries().to_csv(path, index=False)
     db, out = tmp_path / "outputs.sqlite", tmp_path / "ranking"
     env = {**os.environ, "NLGJUDGE_OUTPUT_CACHE": str(db)}
-    run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", smollm2_on_llamacpp,
+    run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", model,
                             "--out", str(out), "--bootstrap", "20", "--backend", "llamacpp"],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return path, db, out, run
+
+
+def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the_rest(
+    tmp_path: Path, smollm2_on_llamacpp: str
+) -> None:
+    path, db, out, run = start_rank(tmp_path, smollm2_on_llamacpp)
     deadline = time.monotonic() + 50
     try:
         while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
@@ -85,13 +91,7 @@ def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the
 def test_ctrl_c_or_sigterm_ends_in_one_line_with_the_shells_status_and_leaves_nothing_behind(
     tmp_path: Path, smollm2_on_llamacpp: str, signum: int, status: int, word: str
 ) -> None:
-    path = tmp_path / "outputs.csv"
-    summaries().to_csv(path, index=False)
-    db, out = tmp_path / "outputs.sqlite", tmp_path / "ranking"
-    env = {**os.environ, "NLGJUDGE_OUTPUT_CACHE": str(db)}
-    run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", smollm2_on_llamacpp,
-                            "--out", str(out), "--bootstrap", "20", "--backend", "llamacpp"],
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    path, db, out, run = start_rank(tmp_path, smollm2_on_llamacpp)
     deadline = time.monotonic() + 50
     try:
         while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
