@@ -339,7 +339,7 @@ def _write_record(chosen: Attempt, why: str, attempts: list[Attempt]) -> None:
     record = {"rung": chosen.rung, "cmake_args": chosen.cmake_args, "why": why,
               "tried": [{"rung": a.rung, "cmake_args": a.cmake_args, "smoke": a.smoke["detail"]} for a in attempts],
               "smoke_seconds": chosen.smoke["seconds"], "built": time.strftime("%Y-%m-%d"),
-              "library": health.library_identity(), "cpu": health.cpu_model()}
+              "build_digest": health.build_digest(), "cpu": health.cpu_model()}
     health.build_record_path().write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 

@@ -57,14 +57,19 @@ def start_rank(tmp_path: Path, model: str) -> tuple[Path, Path, Path, subprocess
     return path, db, out, run
 
 
+def wait_for_first_context(run: subprocess.Popen[str], db: Path, seconds: float = 50) -> None:
+    """Until the run has stored its first context's judgments, ended, or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def test_a_killed_rank_keeps_its_finished_contexts_and_the_rerun_judges_only_the_rest(
     tmp_path: Path, smollm2_on_llamacpp: str
 ) -> None:
     path, db, out, run = start_rank(tmp_path, smollm2_on_llamacpp)
-    deadline = time.monotonic() + 50
     try:
-        while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for_first_context(run, db)
         assert run.poll() is None, (f"the run ended ({run.returncode}) with {stored(db)} of {N_CONTEXTS * PER_CONTEXT} "
                                     f"judgments stored and none stored before: {run.stderr.read() if run.stderr else ''}")
         assert stored(db) >= PER_CONTEXT, "no context reached the cache within 50 s"
@@ -92,10 +97,8 @@ def test_ctrl_c_or_sigterm_ends_in_one_line_with_the_shells_status_and_leaves_no
     tmp_path: Path, smollm2_on_llamacpp: str, signum: int, status: int, word: str
 ) -> None:
     path, db, out, run = start_rank(tmp_path, smollm2_on_llamacpp)
-    deadline = time.monotonic() + 50
     try:
-        while stored(db) < PER_CONTEXT and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for_first_context(run, db)
         assert run.poll() is None and stored(db) >= PER_CONTEXT
         os.kill(run.pid, signum)
         _, err = run.communicate(timeout=60)

@@ -101,7 +101,7 @@ def test_the_llamacpp_runtime_never_sees_a_forged_end_of_turn(monkeypatch) -> No
     from nlgjudge.engine import judge as judge_module
     from nlgjudge.engine.llamacpp import health
 
-    if health.library_dir() is None:
+    if not health.is_installed():
         pytest.skip("llama-cpp-python is not installed (make install-backend)")
     seen: list[list[int]] = []
     real = judge_module.encode_prompt

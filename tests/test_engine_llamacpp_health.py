@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -36,12 +35,12 @@ def test_a_child_that_cannot_check_is_not_a_crash() -> None:
 
 def test_the_answer_is_kept_per_cpu_and_library(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(health, "_checks_dirs", lambda: [tmp_path])
-    monkeypatch.setattr(health, "library_identity", lambda folder=None: "lib-1")
+    monkeypatch.setattr(health, "build_digest", lambda folder=None: "lib-1")
     runs = []
     monkeypatch.setattr(health, "run_smoke", lambda timeout=0: runs.append(1) or PASSED)
     assert health.check_runtime().ok and health.check_runtime().ok
     assert len(runs) == 1  # the second call read the kept answer
-    monkeypatch.setattr(health, "library_identity", lambda folder=None: "lib-2")  # a rebuilt library
+    monkeypatch.setattr(health, "build_digest", lambda folder=None: "lib-2")  # a rebuilt library
     health.check_runtime()
     monkeypatch.setattr(health, "cpu_flags", lambda: ("avx2", "other-cpu"))  # a moved environment
     health.check_runtime()
@@ -50,7 +49,7 @@ def test_the_answer_is_kept_per_cpu_and_library(monkeypatch, tmp_path) -> None:
 
 def test_auto_falls_back_to_torch_with_one_warning_line(monkeypatch, caplog) -> None:
     monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
-    monkeypatch.setattr(health, "library_dir", lambda: Path("."))
+    monkeypatch.setattr(health, "is_installed", lambda: True)
     monkeypatch.setattr(health, "check_runtime", lambda **kw: CRASHED)
     with caplog.at_level(logging.WARNING, logger="nlgjudge.engine.judge"):
         judge = Judge(SMOLLM2, cache=False)
@@ -63,7 +62,7 @@ def test_auto_falls_back_to_torch_with_one_warning_line(monkeypatch, caplog) -> 
 
 def test_auto_keeps_llamacpp_when_its_check_passes(monkeypatch) -> None:
     monkeypatch.delenv("NLGJUDGE_BACKEND", raising=False)
-    monkeypatch.setattr(health, "library_dir", lambda: Path("."))
+    monkeypatch.setattr(health, "is_installed", lambda: True)
     monkeypatch.setattr(health, "check_runtime", lambda **kw: PASSED)
     assert Judge(SMOLLM2, cache=False).backend == "llamacpp"
 
@@ -80,7 +79,7 @@ def test_an_explicit_llamacpp_that_fails_names_the_rebuild_command(monkeypatch) 
 
 def test_the_installed_runtime_passes_a_real_smoke_run() -> None:
     """The library installed here evaluates one batch of several hundred tokens on SmolLM2 in a child."""
-    if health.library_dir() is None:
+    if not health.is_installed():
         pytest.skip("llama-cpp-python is not installed (make install-backend)")
     result = health.run_smoke()
     assert result.ok, result.detail

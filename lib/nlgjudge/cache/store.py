@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 
 from nlgjudge.cache import release as _release
 from nlgjudge.cache.canonical import canonical_json, loads_strict
+from nlgjudge.interrupt import STORED
 from nlgjudge.cache.errors import CacheBusyError, CacheDamagedError, CacheError, ImportConflictWarning
 from nlgjudge.cache.keys import is_valid_key, request_key
 from nlgjudge.cache.records import Row, StudyRecord, validate_study_name
@@ -663,8 +664,6 @@ class OutputCache:
         if not rows:
             return 0
         stored = self._insert(rows, requests)
-        from nlgjudge.interrupt import STORED
-
         STORED[0] += stored  # what an interrupted command says it kept
         return stored
 

@@ -12,6 +12,7 @@ which reads text, the control strings in the texts are escaped instead (:func:`e
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,7 +64,24 @@ ESCAPE = "\u200b"
 
 
 def control_strings(tokenizer: Any) -> tuple[str, ...]:
-    """The tokenizer's control strings: its special tokens and special added tokens, longest first."""
+    """The tokenizer's control strings: its special tokens and special added tokens, longest first
+    (read once per tokenizer: every prompt asks)."""
+    try:
+        return _CONTROL_STRINGS[tokenizer]
+    except (KeyError, TypeError):
+        pass
+    strings = _read_control_strings(tokenizer)
+    try:
+        _CONTROL_STRINGS[tokenizer] = strings
+    except TypeError:  # a tokenizer that cannot be weakly referenced: read each time
+        pass
+    return strings
+
+
+_CONTROL_STRINGS: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
+
+
+def _read_control_strings(tokenizer: Any) -> tuple[str, ...]:
     found = {str(t) for t in getattr(tokenizer, "all_special_tokens", []) or [] if str(t)}
     for token in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).values():
         if getattr(token, "special", False) and str(getattr(token, "content", "")):
@@ -101,7 +119,7 @@ def encode_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "") -> 
         text, special = render_prompt(tokenizer, prompt, response_prefix)
         ids = list(tokenizer(text, add_special_tokens=special)["input_ids"])
     else:
-        ids = _encode_piecewise(tokenizer, validate_messages(prompt), response_prefix)
+        ids = _encode_piecewise(tokenizer, list(prompt), response_prefix)
     if not ids:
         raise EngineInputError("the prompt encodes to no tokens")
     return list(ids)

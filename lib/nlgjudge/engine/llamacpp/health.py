@@ -100,7 +100,12 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def library_dir() -> Path | None:
+def is_installed() -> bool:
+    """True when llama-cpp-python is installed (found without importing it)."""
+    return _package_folder() is not None
+
+
+def _package_folder() -> Path | None:
     """The installed ``llama_cpp`` package's folder (found without importing it), or None."""
     try:
         spec = importlib.util.find_spec("llama_cpp")
@@ -111,10 +116,10 @@ def library_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def library_identity(folder: Path | None = None) -> str | None:
+def build_digest(folder: Path | None = None) -> str | None:
     """A digest of the native libraries' contents: another build is another identity, the same wheel
     installed again is the same one (memoised per file by size and modification time)."""
-    folder = folder if folder is not None else library_dir()
+    folder = folder if folder is not None else _package_folder()
     if folder is None:
         return None
     digest = hashlib.sha256()
@@ -144,7 +149,7 @@ def _file_digest(path: Path) -> str:
 def check_key(flags: tuple[str, ...] | None = None, identity: str | None = None) -> str:
     """The key of a check's answer: the CPU's flags, the machine type and the library's identity."""
     flags = cpu_flags() if flags is None else flags
-    identity = library_identity() if identity is None else identity
+    identity = build_digest() if identity is None else identity
     text = f"v{CHECK_VERSION}|{platform.machine()}|{' '.join(flags)}|{identity}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -212,7 +217,7 @@ def run_smoke(timeout: float = SMOKE_TIMEOUT, command: list[str] | None = None) 
 def check_runtime(*, refresh: bool = False, timeout: float = SMOKE_TIMEOUT) -> SmokeResult:
     """Whether the installed llama.cpp runtime runs here: the kept answer for this CPU and library,
     else a smoke run in a child process (its answer then kept)."""
-    identity = library_identity()
+    identity = build_digest()
     if identity is None:
         return SmokeResult(False, None, 0.0, "llama-cpp-python is not installed", checked=False)
     key = check_key(identity=identity)
@@ -232,7 +237,7 @@ def auto_backend(name: str) -> str:
     so that cached outputs are read and a computation says how to install it."""
     import logging
 
-    if library_dir() is None:
+    if not is_installed():
         return "llamacpp"
     result = check_runtime()
     if result.checked and not result.ok:
@@ -262,7 +267,7 @@ def build_record() -> dict[str, object] | None:
         record = json.loads(build_record_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or record.get("library") != library_identity():
+    if not isinstance(record, dict) or record.get("build_digest") != build_digest():
         return None
     return record
 
@@ -278,7 +283,7 @@ def build_summary() -> str | None:
 # ---- the child's side ------------------------------------------------------------------------
 def _smoke_in_this_process() -> int:
     """Load SmolLM2 and evaluate one batch of :data:`SMOKE_TOKENS` tokens; 0 when the logits are finite."""
-    if library_dir() is None:
+    if not is_installed():
         print("cannot check: llama-cpp-python is not installed")
         return 3
     from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
