@@ -53,8 +53,16 @@ def start_rank(tmp_path: Path, model: str) -> tuple[Path, Path, Path, subprocess
     env = {**os.environ, "NLGJUDGE_OUTPUT_CACHE": str(db)}
     run = subprocess.Popen([sys.executable, "-m", "nlgjudge", "rank", str(path), "--model", model,
                             "--out", str(out), "--bootstrap", "20", "--backend", "llamacpp"],
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=_default_signals)
     return path, db, out, run
+
+
+def _default_signals() -> None:
+    """The child gets Ctrl-C and SIGTERM as a user's command does: a test runner started in the
+    background (nohup, a CI service) ignores SIGINT, and its children would inherit that."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def wait_for_first_context(run: subprocess.Popen[str], db: Path, seconds: float = 50) -> None:
