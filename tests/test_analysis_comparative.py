@@ -146,26 +146,26 @@ def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None
     frames = [comparisons_from(ds, perfect, templates=(1,)),
               comparisons_from(ds, lambda *a: 1 - perfect(*a), templates=(1,), model="w")]
     ours = [comparative_predictions(f) for f in frames]
-    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "expected", model="m", dataset="tiny"))
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "sampled", model="m", dataset="tiny"))
     table = correlations(pd.concat(ours, ignore_index=True), ds)
     result = comparative_vs_scoring(table).set_index("model")
     assert list(result.index) == ["m", "w"]  # one row per model with a comparative figure
     assert result.loc["m", COMPARATIVE] == pytest.approx(100.0)
-    assert result.loc["m", analysis.SCORING_EXPECTED] == pytest.approx(0.0)  # +100 and -100
-    assert np.isnan(result.loc["m", analysis.SCORING_SAMPLED])  # not run
+    assert result.loc["m", analysis.SCORING_SAMPLED] == pytest.approx(0.0)  # +100 and -100
+    assert np.isnan(result.loc["m", analysis.SCORING_EXPECTED])  # not run
     assert result.loc["m", "gap"] == pytest.approx(100.0)
     # paired over the 2 contexts: differences 0 and 200 -> mean 100 with t_{1, 0.975} = 12.706 x sd / sqrt(2)
     half = 12.706204736174698 * np.std([0.0, 200.0], ddof=1) / np.sqrt(2)
     assert result.loc["m", "gap_low"] == pytest.approx(100.0 - half) and result.loc["m", "gap_high"] == pytest.approx(100.0 + half)
     assert result.loc["m", "n_paired"] == 2 and not result.loc["m", "gap_excludes_zero"]  # 2 contexts prove nothing
-    assert result.loc["m", "best_method"] == analysis.SCORING_EXPECTED
-    assert np.isnan(result.loc["w", "best_scoring"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
+    assert result.loc["m", "comparator_method"] == analysis.SCORING_SAMPLED  # the registered comparator
+    assert np.isnan(result.loc["w", "comparator_score"]) and np.isnan(result.loc["w", "gap"])  # nothing to compare with
     shown = analysis.model_claim_table(comparative_vs_scoring(table))  # what the chapter displays
     assert list(shown.index.names) == ["model", "dataset", "aspect"]
     assert shown.loc[("m", "tiny", "COH"), "gap [paired 95%]"] == f"100.0 [{100.0 - half:.1f}, {100.0 + half:.1f}]"
-    assert shown.loc[("m", "tiny", "COH"), "best scoring"] == "0.0 (expected)"
+    assert shown.loc[("m", "tiny", "COH"), "prompt scoring"] == "0.0 (sampled)"
     assert shown.loc[("m", "tiny", "COH"), "n"] == 2
-    assert shown.loc[("w", "tiny", "COH"), "best scoring"] == "–"
+    assert shown.loc[("w", "tiny", "COH"), "prompt scoring"] == "–"
     assert shown.loc[("w", "tiny", "COH"), "gap [paired 95%]"] == "–" and shown.loc[("w", "tiny", "COH"), "n"] == 0
 
 
@@ -195,7 +195,7 @@ def test_side_by_side_keeps_reported_and_ours_apart(tiny_dataset) -> None:
     ours = comparative_correlations(comparisons_from(ds, perfect, aspects=("COH", "FLU")), ds)
     long = side_by_side(ours, reported_cells(), table=1, our_note="ours: 3 contexts")
     assert set(long["source"]) == {REPORTED, OURS}
-    assert (long.loc[long["source"] == REPORTED, "reference"] == "seed 000 Table 1").all()
+    assert (long.loc[long["source"] == REPORTED, "reference"] == "Liusie et al. 2024, Table 1").all()
     # only our template means enter, one per aspect
     assert len(long[long["source"] == OURS]) == 2
     wide = side_by_side_table(long)
@@ -222,7 +222,7 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     ds = tiny_dataset(2, 3)
     frames = [comparisons_from(ds, perfect, templates=(1,))]
     ours = [comparative_predictions(f) for f in frames]
-    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "expected", model="m", dataset="tiny"))
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "sampled", model="m", dataset="tiny"))
     table = correlations(pd.concat(ours, ignore_index=True), ds)
     values = prose_values(comparative_vs_scoring(table), table, "m")
     assert values["n_cases"] == "1" and values["n_positive"] == "1" and values["fewest_paired"] == "2"  # COH only
@@ -237,8 +237,8 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
 
 
 def test_gap_verdict_says_most_only_of_a_strict_majority() -> None:
-    assert gap_verdict(6, 0, 5, 0).startswith("comparing beats the best absolute scoring in most")
-    assert gap_verdict(0, 6, 5, 0).startswith("the best absolute scoring beats comparing in most")
+    assert gap_verdict(6, 0, 5, 0).startswith("comparing beats prompt scoring in most")
+    assert gap_verdict(0, 6, 5, 0).startswith("prompt scoring beats comparing in most")
     assert gap_verdict(4, 0, 7, 0).startswith("in most dataset-aspects this run cannot tell")
     mixed = gap_verdict(5, 5, 1, 0)
     assert mixed.startswith("no verdict holds in most") and "supported in 5, contradicted in 5, not resolved in 1" in mixed
@@ -279,7 +279,7 @@ def test_a_gap_from_a_degenerate_judge_is_not_tested(tiny_dataset) -> None:
     position_only = comparisons_from(ds, lambda *a: 0.9, templates=(1,))
     tied = comparative_predictions(position_only)
     good_scores = scoring_frame(ds, np.tile([1.0, 2.0, 3.0], 8))  # scoring ranks every context right
-    scoring = scoring_predictions(good_scores, "expected", model="m", dataset="tiny")
+    scoring = scoring_predictions(good_scores, "sampled", model="m", dataset="tiny")
     table = correlations(pd.concat([tied, scoring], ignore_index=True), ds)
     assert comparative_vs_scoring(table).iloc[0]["verdict"] == "contradicted"  # without the gate: a wrong finding
     gate = degenerate_judges({"m": position_only})["m"]
@@ -297,16 +297,18 @@ def test_verdicts_and_contexts_needed_follow_the_claim_rule(tiny_dataset) -> Non
     comparative = comparative_predictions(comparisons_from(ds, perfect, templates=(1,)))
     rng = np.random.default_rng(3)
     noisy = scoring_frame(ds, rng.normal(size=18))
-    table = correlations(pd.concat([comparative, scoring_predictions(noisy, "expected", model="m", dataset="tiny")],
+    table = correlations(pd.concat([comparative, scoring_predictions(noisy, "sampled", model="m", dataset="tiny")],
                                    ignore_index=True), ds)
     row = comparative_vs_scoring(table).iloc[0]
     gaps = np.array(list(row["per_context_gap"].values()))
     assert gaps.mean() == pytest.approx(row["gap"])
-    from nlgjudge.stats import claim_verdict, contexts_needed_from_values
+    from nlgjudge.stats import claim_verdict
     expected = claim_verdict(row["gap"], row["gap_low"], row["gap_high"], 6)
     assert row["verdict"] == expected.verdict
     if row["verdict"] == "not resolved":
-        assert row["contexts_needed"] == contexts_needed_from_values(gaps)
+        # at the registered minimal effect of interest (5 points), with the gaps' spread
+        from nlgjudge.register import contexts_needed_for
+        assert row["contexts_needed"] == contexts_needed_for("comparative.above_scoring", float(np.std(gaps, ddof=1)))
         shown = analysis.contexts_needed_table(comparative_vs_scoring(table))
         assert shown.iloc[0]["contexts needed"] == str(int(row["contexts_needed"]))
     else:

@@ -14,9 +14,9 @@ from nlgjudge.stats.claims import NOT_RESOLVED, NOT_TESTED, SUPPORTED
 def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> None:
     gaps = {"a": 10.0, "b": 20.0, "c": 30.0, "d": -50.0, "e": 40.0}
     claim = pd.DataFrame([
-        {"model": "m", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+        {"model": "m", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
          "per_context_gap": gaps, "n_tied_cells": 0, "n_cells": 10},
-        {"model": "tied", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+        {"model": "tied", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
          "per_context_gap": gaps, "n_tied_cells": 9, "n_cells": 10,
          "degenerate_judge": "degenerate judge: its two orders agree on 50% of 90 pairs after debiasing"},
     ])
@@ -38,7 +38,7 @@ def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> 
 
 def test_fresh_sample_table_and_sentence_put_the_added_contexts_beside_every_context() -> None:
     gaps = {"a": 10.0, "b": 20.0, "c": 30.0, "e": 40.0}
-    claim = pd.DataFrame([{"model": "m", "dataset": "tiny", "aspect": "FLU", "best_method": SCORING_EXPECTED,
+    claim = pd.DataFrame([{"model": "m", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
                            "per_context_gap": gaps, "n_tied_cells": 0, "n_cells": 8, "gap": 25.0, "gap_low": 4.46,
                            "gap_high": 45.54, "n_paired": 4, "verdict": SUPPORTED, "reason": "interval above 0"}])
     fresh = fresh_sample.fresh_sample_claims(claim, ["c", "e"])  # 2 contexts: not tested
@@ -92,13 +92,13 @@ def test_the_claims_table_says_which_figures_of_a_fresh_row_are_on_every_context
     from nlgjudge.analysis.comparative import COMPARATIVE, SCORING_EXPECTED, model_claim_table
     from nlgjudge.analysis.fresh_sample import headline_claim
 
-    claim = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": a, COMPARATIVE: 18.4, "best_scoring": 4.9,
-                           "best_method": SCORING_EXPECTED, "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4, "n_paired": 30,
+    claim = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": a, COMPARATIVE: 18.4, "comparator_score": 4.9,
+                           "comparator_method": SCORING_EXPECTED, "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4, "n_paired": 30,
                            "verdict": "supported", "reason": "interval above 0", "p_value": 0.009, "holm": True,
                            "family_verdict": "supported"} for a in ("FLU", "COH")])
     fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
                            "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0", "p_value": 0.1}])
     shown = model_claim_table(headline_claim(claim, fresh, "m", "d", "FLU"))
     assert shown["comparative"].tolist() == ["18.4 (every context)", "18.4"]
-    assert shown["best scoring"].tolist() == ["4.9 (expected; every context)", "4.9 (expected)"]
+    assert shown["prompt scoring"].tolist() == ["4.9 (expected; every context)", "4.9 (expected)"]
     assert shown["gap [paired 95%]"].tolist() == ["13.2 [-3.0, 29.3]", "13.5 [3.6, 23.4]"] and shown["n"].tolist() == [14, 30]

@@ -212,7 +212,6 @@ def _per_context_frame(differences_by_template):
 
 def test_strategy_claims_take_contexts_as_the_unit_and_read_the_claim_rule() -> None:
     from nlgjudge.analysis.subsets import strategy_claims
-    from nlgjudge.stats.claims import contexts_needed_from_values
     from nlgjudge.stats.intervals import mean_interval
 
     # two templates on the same 6 contexts: n is 6 (not 12), and each context's two values are averaged first
@@ -226,7 +225,8 @@ def test_strategy_claims_take_contexts_as_the_unit_and_read_the_claim_rule() -> 
     noisy = [3.0, -2.5, 1.0, -0.5, 2.0, -1.5]
     open_row = strategy_claims(_per_context_frame({1: noisy})).iloc[0]
     assert open_row["verdict"] == "not resolved" and open_row["reason"] == "interval contains 0"
-    assert open_row["contexts_needed"] == contexts_needed_from_values(noisy)
+    from nlgjudge.register import contexts_needed_for  # at the registered minimal effect, not the observed one
+    assert open_row["contexts_needed"] == contexts_needed_for("subsets.no_repeat_minus_random", float(np.std(noisy, ddof=1)))
     against = strategy_claims(_per_context_frame({1: [-1.0, -2.0, -1.5, -2.5]})).iloc[0]
     assert against["verdict"] == "contradicted"
     few = strategy_claims(_per_context_frame({1: [1.0, 2.0]})).iloc[0]

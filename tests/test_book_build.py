@@ -344,8 +344,9 @@ def test_every_page_ships_the_output_style(built_book: Path) -> None:
 # The book's Sphinx extension (book/_ext/offline_book.py)
 
 
-def test_output_style_widens_the_article_and_scrolls_wide_tables_in_their_own_box() -> None:
-    """What clipped tables at 1280 px was the theme's column, not the table's box (issue 47)."""
+def test_output_style_widens_the_article_and_fits_every_table_in_it() -> None:
+    """What clipped tables at 1280 px was the theme's column, not the table's box (issue 47); a table
+    wider than the column is now wrapped to fit it, never scrolled (issue 58)."""
     style = (REPO_ROOT / "book" / "_ext" / "static" / "outputs.css").read_text(encoding="utf-8")
     style = re.sub(r"/\*.*?\*/\s*", "", style, flags=re.S)
     rules = {selector.strip(): body for selector, body in re.findall(r"([^{}]+)\{([^{}]*)\}", style)}
@@ -355,11 +356,13 @@ def test_output_style_widens_the_article_and_scrolls_wide_tables_in_their_own_bo
     assert "max-width: 100%" in rules[".bd-main .bd-content .bd-article-container"]
     assert "position: fixed" in rules[".bd-sidebar-secondary"]
     assert "display: inline-block" in rules[".bd-header-article button.sidebar-toggle.secondary-toggle"]
-    # notebook outputs and markdown tables scroll sideways, their first column fixed
-    scroll_boxes = rules[".bd-article div.cell_output .output,\n.bd-article .pst-scrollable-table-container"]
-    assert "overflow-x: auto" in scroll_boxes
-    first_column = next(body for selector, body in rules.items() if "tr > :first-child" in selector)
-    assert "position: sticky" in first_column and "left: 0" in first_column
+    # notebook outputs and markdown tables never scroll sideways: their cells wrap to the column
+    boxes = rules[".bd-article div.cell_output .output,\n.bd-article .pst-scrollable-table-container"]
+    assert "overflow-x: visible" in boxes
+    cells = next(body for selector, body in rules.items() if "table td" in selector and "overflow-wrap" in body)
+    assert "overflow-wrap: anywhere" in cells and "white-space: normal" in cells
+    tables = next(body for selector, body in rules.items() if selector.endswith("table.table"))
+    assert "max-width: 100%" in tables
 
 
 @pytest.fixture(scope="module")
@@ -395,3 +398,29 @@ def test_executed_notebooks_carry_no_machine_paths(tmp_path, monkeypatch) -> Non
     out = scrub_machine_paths(text, tmp_path / "repo")
     assert str(tmp_path) not in out
     assert "<repo>/notebooks/x.ipynb" in out and "$NLGJUDGE_DATA_DIR/podcast/x.json" in out
+
+
+TABLE_FIT = REPO_ROOT.parent / "shared" / "tools" / "table_fit.py"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 800])
+def test_every_table_fits_its_column_in_headless_chromium(built_book: Path, width: int) -> None:
+    """Measured as a reader sees the pages: no table wider than the article column (nor clipped in a
+    scrolling box) at a laptop's 1280 px and a narrow 800 px window."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("chromium") is None or not TABLE_FIT.is_file():
+        pytest.skip("needs headless Chromium and ../shared/tools/table_fit.py (apt install chromium)")
+    pages = [built_book / "book" / f"{c.name}.html" for c in book.list_chapters()]
+    pages += [built_book / "book" / f"{name}.html" for name in ("register", "teachers", "intro", "glossary")]
+    wide = {}
+    for page in pages:
+        result = subprocess.run([sys.executable, str(TABLE_FIT), str(page), str(width)], capture_output=True, text=True,
+                                timeout=180, check=True)
+        tables = json.loads(result.stdout)
+        wide.update({f"{page.stem} #{t['i']} ({t['head']!r}: {t['width']} px in {t['col']} px)": t for t in tables if t["overflow"]})
+    assert not wide, f"tables wider than their column at {width} px: {sorted(wide)}"

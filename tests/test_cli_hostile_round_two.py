@@ -168,3 +168,67 @@ def test_a_chapter_parameter_with_a_credential_is_refused_before_anything_and_ne
     captured = capsys.readouterr()
     assert status == 2 and "hunter22" not in captured.out + captured.err
     assert "parameter 'server_url' holds a credential" in captured.err and "NLGJUDGE_SERVER_API_KEY" in captured.err
+
+
+# ---- unclear files: round two's last findings ------------------------------------------------
+def test_a_csv_header_with_spaces_after_its_commas_is_named(no_model, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("context_id, source, system, output\nc0, a, s1, x\n")
+    status = cli_main(["rank", str(path), "--model", "smollm2-135m-instruct", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert "line 1: column name ' source' has spaces around it" in err[0] and "without spaces after the commas" in err[0]
+
+
+def test_an_id_stored_as_the_parquet_index_is_read_as_its_column(tmp_path: Path) -> None:
+    from nlgjudge.data.user_outputs import read_user_outputs
+
+    path = tmp_path / "in.parquet"
+    pd.DataFrame(GOOD).set_index("context_id").to_parquet(path)
+    frame = read_user_outputs(path)
+    assert sorted(frame["context_id"].unique()) == ["c0", "c1", "c2"] and len(frame) == len(GOOD)
+    both = tmp_path / "both.parquet"
+    pd.DataFrame(GOOD).set_index(pd.Index([r["context_id"] for r in GOOD], name="context_id")).to_parquet(both)
+    with pytest.raises(UserInputError, match="'context_id' is both the table's index and one of its columns"):
+        read_user_outputs(both)
+
+
+def test_a_named_pipe_is_named_for_what_it_is(no_model, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    pipe = tmp_path / "in.jsonl"
+    os.mkfifo(pipe)
+    status = cli_main(["rank", str(pipe), "--model", "smollm2-135m-instruct", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "is a named pipe or another special file, not a regular file" in err[0]
+
+
+def test_a_disk_without_room_is_refused_before_judging_and_a_full_disk_is_named(no_model, tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str],
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    import nlgjudge.out_folder as out_folder
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(out_folder.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 2**20, 2**20))
+    out = tmp_path / "out"
+    status = cli_main(["rank", str(_jsonl(tmp_path / "in.jsonl", GOOD)), "--model", "smollm2-135m-instruct", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "the disk there has 1.0 MiB free" in err[0] and "another disk" in err[0]
+    assert not out.exists()  # the folder it made for the run is taken back
+    monkeypatch.setattr(out_folder.shutil, "disk_usage", shutil.disk_usage)
+    import nlgjudge.ranking as ranking
+
+    def full(*args, **kwargs):  # a disk that fills while the run writes
+        raise OSError(errno.ENOSPC, "No space left on device", str(out / "judgments.jsonl"))
+
+    monkeypatch.setattr(ranking, "read_user_outputs", full)
+    status = cli_main(["rank", str(tmp_path / "in.jsonl"), "--model", "smollm2-135m-instruct", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert err[0].startswith("error: the disk is full: cannot write ") and "judgments.jsonl" in err[0]
+    assert "Errno" not in err[0] and "another disk" in err[0]

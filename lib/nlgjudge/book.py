@@ -251,11 +251,7 @@ def _ipc_kernel_manager(socket_dir: Path) -> type:
     return IpcKernelManager
 
 
-def duration_text(seconds: float) -> str:
-    """``75.2`` -> ``"1 min 15 s"``; ``8.4`` -> ``"8 s"``."""
-    seconds = round(seconds)
-    minutes, rest = divmod(seconds, 60)
-    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+from nlgjudge.prose import duration_text  # noqa: E402 - kept importable as book.duration_text
 
 
 class ChapterProgress:
@@ -526,6 +522,18 @@ def _toc_files(node: Any) -> Iterable[dict[str, Any]]:
             yield from _toc_files(item)
 
 
+def write_register_page(root: Path = REPO_ROOT) -> None:
+    """``book/register.md``, the analysis plan's page, written from the claims register when it differs
+    (the page is generated: the register is the one place a claim is declared)."""
+    from nlgjudge.register import page_markdown
+
+    page = root / "book" / "register.md"
+    text = page_markdown()
+    if not page.exists() or page.read_text(encoding="utf-8") != text:
+        page.write_text(text, encoding="utf-8")
+        print("[nlgjudge.book] book/register.md written from the claims register")
+
+
 def build_html(root: Path = REPO_ROOT, output_dir: Path | None = None) -> Path:
     """``jupyter-book build`` with warnings as errors; returns the HTML folder.
 
@@ -533,6 +541,11 @@ def build_html(root: Path = REPO_ROOT, output_dir: Path | None = None) -> Path:
     page is checked to load nothing from the network.
     """
     check_toc(root)
+    write_register_page(root)
+    from nlgjudge.teaching import write_page as write_teachers_page
+
+    if write_teachers_page(root):
+        print("[nlgjudge.book] book/teachers.md written from the built chapters")
     # jupyter_book.cli.main has no __main__ guard; call its click entry point from this interpreter.
     launcher = "from jupyter_book.cli.main import main; main(prog_name='jupyter-book')"
     # --all: a fresh environment every time, so that a warning on an unchanged page still fails

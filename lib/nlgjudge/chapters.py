@@ -418,7 +418,8 @@ MEANINGS: dict[str, str] = {
     "template": "the prompt template of the example",
     "article": "which article of the subset the example follows (0: the first)",
     "n_samples": "answers sampled per prompt-scoring prompt (the paper's K)",
-    "seed": "the seed of every random choice (subsets of contexts, draws, bootstraps)",
+    "seed": "the seed of the subset of contexts (and of every random choice without resample_seed)",
+    "resample_seed": "the seed of the bootstraps, permutations and random draws only; the contexts stay those of seed",
     "backend": "the runtime of the outputs read or computed: llamacpp, torch, auto or server (an inference server)",
     "server_url": "with backend server: the server's URL, e.g. http://host:8000/v1 (None: NLGJUDGE_SERVER_URL)",
     "backends": "the two runtimes compared, the reference first",
@@ -543,6 +544,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "aspects": None,
             "templates": [1, 2],
             "seed": SEED,
+            "resample_seed": SEED,
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
             "backend": BACKEND,
@@ -559,7 +561,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "released_only": False,
         },
         inputs=("data/outputs", "data/reported"),
-        types={**_JUDGE_TYPES, "small_models": MODELS_TYPE},
+        types={**_JUDGE_TYPES, "small_models": MODELS_TYPE, "resample_seed": SEED_TYPE},
     ),
     Chapter(
         name="subsets",
@@ -575,6 +577,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_draws": 50,
             "self_consistency_sizes": [2, 3, 4, 6, 8, 12, 16],  # the paper's Table 8 sizes
             "seed": SEED,
+            "resample_seed": SEED,
             "released_only": True,
             # the runtime of the released outputs: reading them with another one finds nothing
             "backend": BACKEND,
@@ -597,6 +600,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "strategies": list_of(choice(STRATEGY_NAMES, "selection strategies"), min_length=1),
             "n_draws": integer(minimum=2),  # the curves' band needs a spread over draws
             "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
+            "resample_seed": SEED_TYPE,
         },
     ),
     # Issue 12: the first paper's released comparisons and scores of the judge under both runtimes (torch's
@@ -650,6 +654,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_orders": 200,
             "n_boot": 1000,
             "seed": SEED,
+            "resample_seed": SEED,
             "released_only": True,
             "data_dir": None,
         },
@@ -673,6 +678,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "n_orders": integer(minimum=2),
             "n_boot": integer(minimum=10),
             "seed": SEED_TYPE,
+            "resample_seed": SEED_TYPE,
             "released_only": BOOLEAN,
             "data_dir": DATA_DIR_TYPE,
         },
@@ -696,6 +702,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "server_url": None,
             "n_boot": 1000,
             "seed": SEED,
+            "resample_seed": SEED,
             "released_only": True,
             "data_dir": None,
         },
@@ -719,7 +726,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "evaluators": list_of(STRING, min_length=1),
             "datasets": list_of(choice(BUDGETED_DATASETS, "datasets with a summary length budget"), min_length=1),
             "n_documents": NONE | integer(minimum=1),
-            "benchmarks": list_of(choice(NARCISSISM_BENCHMARKS, "human-annotated benchmarks of seed 003")),
+            "benchmarks": list_of(choice(NARCISSISM_BENCHMARKS, "human-annotated benchmarks of Liu, Moosavi and Lin (2023)")),
             "benchmark_documents": NONE | integer(minimum=3),
             "selfpref_judges": list_of(STRING),
             "selfpref_dataset": NONE | choice(BUDGETED_DATASETS, "datasets with a summary length budget"),
@@ -727,6 +734,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "server_url": SERVER_URL_TYPE,
             "n_boot": integer(minimum=10),
             "seed": SEED_TYPE,
+            "resample_seed": SEED_TYPE,
             "released_only": BOOLEAN,
             "data_dir": DATA_DIR_TYPE,
         },
@@ -745,6 +753,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "budgets": [0.5, 0.25],
             "n_boot": 500,
             "seed": SEED,
+            "resample_seed": SEED,
             "released_only": True,
             "data_dir": None,
         },
@@ -766,6 +775,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "budgets": list_of(FRACTION_TYPE, min_length=1),
             "n_boot": integer(minimum=10),
             "seed": SEED_TYPE,
+            "resample_seed": SEED_TYPE,
             "released_only": BOOLEAN,
             "data_dir": DATA_DIR_TYPE,
         },
@@ -773,8 +783,9 @@ CHAPTERS: tuple[Chapter, ...] = (
 )
 
 
-#: Static pages listed in ``_toc.yml`` after the chapters (Markdown, not executed).
-STATIC_PAGES: tuple[str, ...] = ("book/gpu", "book/glossary", "book/references")
+#: Static pages listed in ``_toc.yml`` after the chapters (Markdown, not executed; the book build writes
+#: register and teachers from the claims register and the built chapters).
+STATIC_PAGES: tuple[str, ...] = ("book/gpu", "book/teachers", "book/register", "book/glossary", "book/references")
 
 
 def list_chapters() -> tuple[Chapter, ...]:

@@ -85,6 +85,11 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+#: Less free space than this where the results go and a run is refused before any judging: the
+#: judgments file of a large run, the figure and the report fit well within it.
+MIN_FREE_BYTES = 64 * 2**20
+
+
 def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bool = False,
                 inputs: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
     """Check the output folder before any work: refuse an empty name, a path through a file, or an
@@ -92,7 +97,7 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
     and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
     wrote; ``force`` replaces such files); create it, and write and remove a test file there (writing
     is the only test that holds for every user: root ignores permission bits, an immutable folder or
-    ``/proc`` refuses root too). Returns the folders it created, for :func:`_remove_created` to take
+    ``/proc`` refuses root too), and refuse a disk with less than :data:`MIN_FREE_BYTES` free. Returns the folders it created, for :func:`_remove_created` to take
     back if the run fails."""
     if not str(os.fspath(out)).strip():  # Path("") would be the current folder
         raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
@@ -138,6 +143,16 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
         _remove_created(missing)
         raise UserInputError(f"{option} {folder}: cannot write there ({_reason(error)}); "
                              f"pass {option} a folder you can write to") from None
+    try:
+        usage = shutil.disk_usage(folder)
+        free = usage.free if usage.total > 0 else None  # /proc and its kind report no size at all
+    except OSError:
+        free = None
+    if free is not None and free < MIN_FREE_BYTES:
+        _remove_created(missing)
+        raise UserInputError(f"{option} {folder}: the disk there has {free / 2**20:.1f} MiB free, less than the "
+                             f"{MIN_FREE_BYTES / 2**20:.0f} MiB a run may write (judgments, figure, report); free some "
+                             f"space or pass {option} a folder on another disk")
     return missing
 
 

@@ -74,6 +74,13 @@ def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
         glue(full, _Plain(with_previous(full, str(value), _previous_values)), display=False)
 
 
+def duration_text(seconds: float) -> str:
+    """``75.2`` -> ``"1 min 15 s"``; ``8.4`` -> ``"8 s"``."""
+    seconds = round(seconds)
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
 def fixed(value: float, decimals: int, signed: bool = False) -> str:
     """``value`` to ``decimals`` places, a number that rounds to zero without a sign ("0.0", never
     "-0.0"; signed: "0.0", not "+0.0" or "-0.0")."""

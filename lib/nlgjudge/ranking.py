@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import errno
 import os
 import shutil
 import sys
@@ -666,6 +667,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             OSError, RecursionError, MemoryError) as error:
         _remove_created(created)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            message = (f"the disk is full: cannot write {error.filename or 'a file'} ({error.strerror}); free some space, "
+                       "or pass --out a folder on another disk (set NLGJUDGE_OUTPUT_CACHE for the output cache)")
         if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
             message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
         print(f"error: {terminal_text(message)}", file=sys.stderr)

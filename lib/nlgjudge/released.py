@@ -102,7 +102,7 @@ def compare_with_released(chapter: str, namespace: Mapping[str, Any], root: Path
 def previous_build_time(chapter: str, root: Path = REPO_ROOT) -> str:
     """How long the page's previous build took (papermill's record in ``book/<name>.ipynb``), in words,
     for a chapter's exercises to say what a rerun costs; "unknown" without a record."""
-    from nlgjudge.book import duration_text
+    from nlgjudge.prose import duration_text
 
     page = root / "book" / f"{chapter}.ipynb"
     try:

@@ -47,9 +47,9 @@ REPORTED_DIR_ENV = "NLGJUDGE_REPORTED_DIR"
 
 #: Paper keys and the seed file each was transcribed from.
 PAPERS: dict[str, str] = {
-    "liusie2024": "Liusie, Manakul, Gales. LLM Comparative Assessment (EACL 2024), seed 000",
-    "liu2023": "Liu, Moosavi, Lin. LLMs as Narcissistic Evaluators, seed 003",
-    "harang2023": "Harang. Beyond ROUGE: Applying an ELO algorithm to rank model performances in summarization, seed 004",
+    "liusie2024": "Liusie, Manakul, Gales. LLM Comparative Assessment (EACL 2024)",
+    "liu2023": "Liu, Moosavi, Lin. LLMs as Narcissistic Evaluators (2023)",
+    "harang2023": "Harang. Beyond ROUGE: Applying an ELO algorithm to rank model performances in summarization (2023)",
 }
 
 _INDEX_COLUMNS = (

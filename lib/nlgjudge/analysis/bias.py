@@ -38,8 +38,6 @@ from nlgjudge.stats import (
     SUPPORTED,
     VERDICTS,
     DebiasThreshold,
-    claim_verdict,
-    contexts_needed_from_values,
     correlation_test,
     verdict_from_test,
     debias_threshold,
@@ -50,6 +48,9 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
+from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
+from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.correlation import within_strata_correlation_test
 from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
@@ -292,6 +293,10 @@ def per_context_gains(
 
 #: The claim of Table 6 the chapter tests, per model and dataset.
 DEBIASING_CLAIM = "debiasing raises the Spearman"
+#: Its entry in the claims register (threshold, minimum contexts, minimal effect, family).
+GAIN_CLAIM_ID = "bias.debiasing_gain"
+#: "The more biased sets gain more" in the claims register.
+RELATION_CLAIM_ID = "bias.gain_relation"
 
 
 def judge_gates(comparisons: pd.DataFrame) -> dict[tuple[str, str], str | None]:
@@ -314,10 +319,10 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
     the claim rule. The unit is the context: each context's gain is averaged over the dataset's
     prompts and aspects (its comparison sets share that context, so they are not independent
     observations), then the t interval of the mean over contexts gives the verdict
-    (:func:`nlgjudge.stats.claim_verdict`, threshold 0, at least :data:`MIN_CONTEXTS_FOR_A_CLAIM`
+    (:func:`nlgjudge.register.verdict` on ``bias.debiasing_gain``: threshold 0, its minimum of
     contexts). ``gains`` is :func:`per_context_gains`. Columns: model, dataset, gain, gain_low,
-    gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved; NaN otherwise or
-    out of reach), p_value (the interval's t test; NaN when not tested), holm and family_verdict (each
+    gain_high, n_contexts, verdict, reason, contexts_needed (rows not resolved: the contexts that
+    would detect the registered minimal effect at the per-context spread; NaN otherwise or out of reach), p_value (the interval's t test; NaN when not tested), holm and family_verdict (each
     model's datasets one family, after Holm's correction: :func:`comparative.with_family_verdicts`). ``judges``: :func:`judge_gates` of the
     comparisons; a degenerate judge's rows are not tested (the book's one test, as in every chapter)."""
     rows = []
@@ -325,9 +330,11 @@ def debiasing_claims(gains: pd.DataFrame, confidence: float = 0.95,
         interval = mean_interval(per_context, confidence)
         tied = bool(np.all(np.abs(per_context) < 1e-12))
         gate = (judges or {}).get((model, dataset)) or ("debiasing changes no ranking" if tied else None)
-        verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                                degenerate=gate)
-        needed = contexts_needed_from_values(per_context) if verdict.verdict == NOT_RESOLVED else None
+        verdict = registered_verdict(GAIN_CLAIM_ID, interval.mean, interval.low, interval.high, interval.n,
+                                     degenerate=gate)
+        # at the registered minimal effect of interest, with the per-context spread (never the observed effect)
+        needed = (contexts_needed_for(GAIN_CLAIM_ID, float(np.std(per_context, ddof=1)))
+                  if verdict.verdict == NOT_RESOLVED and len(per_context) >= 2 else None)
         rows.append({"model": model, "dataset": dataset, "gain": interval.mean, "gain_low": interval.low,
                      "gain_high": interval.high, "n_contexts": interval.n, "verdict": verdict.verdict,
                      "reason": verdict.reason, "contexts_needed": float(needed) if needed is not None else np.nan,
@@ -353,8 +360,8 @@ def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             "Spearman change [95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
                                       zip(claims["gain"], claims["gain_low"], claims["gain_high"], strict=True)],
             "n": claims["n_contexts"].to_numpy(),
-            "contexts needed": [("out of reach" if v == NOT_RESOLVED else "–") if not np.isfinite(n) else str(int(n))
-                                for v, n in zip(claims["verdict"], claims["contexts_needed"], strict=True)],
+            "contexts needed": [needed_cell(n, k) if v == NOT_RESOLVED else "–"
+                                for v, n, k in zip(claims["verdict"], claims["contexts_needed"], claims["n_contexts"], strict=True)],
         },
         index=pd.MultiIndex.from_frame(claims[["model", "dataset"]]),
     )
@@ -457,7 +464,7 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
         test = within_strata_correlation_test(part["distance"].to_numpy(), part["gain"].to_numpy(),
                                               part["dataset"].to_numpy(), n_permutations=RELATION_PERMUTATIONS, seed=seed)
         verdict = verdict_from_test(test.statistic, test.p_value, test.n, alpha=RELATION_ALPHA,
-                                    degenerate=None if test.n_strata else "no dataset has 3 sets that vary in both")
+                                    min_n=registered_claim(RELATION_CLAIM_ID).min_units, degenerate=None if test.n_strata else "no dataset has 3 sets that vary in both")
         described = f"pooled over its {n_sets} sets {pooled:+.2f}" if np.isfinite(pooled) else f"{n_sets} sets"
         within = (f"within datasets {test.statistic:+.2f} over {test.n} sets of {test.n_strata} dataset{'s' if test.n_strata != 1 else ''}, "
                   f"permutation p = {test.p_value:.3f}") if test.n_strata else "no within-dataset test possible"
@@ -570,7 +577,10 @@ def _needed_words(rows: pd.DataFrame) -> str:
     parts = []
     for r in rows.itertuples():
         if not np.isfinite(r.contexts_needed):
-            parts.append(f"{r.dataset} out of reach (a mean change too close to 0)")
+            parts.append(f"{r.dataset} out of reach")
+            continue
+        if already_enough(r.contexts_needed, r.n_contexts):
+            parts.append(f"{r.dataset} none: its {r.n_contexts} contexts are {ALREADY_ENOUGH}")
             continue
         size = BENCHMARK_CONTEXTS.get(r.dataset)
         beyond = f", more than the benchmark's {size}" if size is not None and r.contexts_needed > size else ""

@@ -28,15 +28,13 @@ from nlgjudge.data import JudgeDataset
 from nlgjudge.data.summeval import N_ARTICLES
 from nlgjudge.data.topicalchat import N_DIALOGUES
 from nlgjudge.data.webnlg import N_TRIPLE_SETS
-from nlgjudge.prose import flag_words, interval_text, number, verdict_after_holm, verdict_cell
+from nlgjudge.prose import flag_words, interval_text, number, verdict_after_holm
 from nlgjudge.stats import (
     CONTRADICTED,
     NOT_RESOLVED,
     NOT_TESTED,
     SUPPORTED,
     VERDICTS,
-    claim_verdict,
-    contexts_needed_from_values,
     mean_interval,
     paired_difference_interval,
     debias_threshold,
@@ -327,8 +325,10 @@ def comparative_correlations(
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
-# Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
+from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, needed_cell, verdict as registered_verdict  # noqa: E402,E501
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, family_verdicts  # noqa: E402
+#: The chapter's claim in the register (its comparator, threshold, minimal effect and family).
+CLAIM_ID = "comparative.above_scoring"
 
 
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -337,19 +337,18 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
 
     ``table``: :func:`correlations` output (one or more datasets). One row per model, dataset and
     aspect that has a comparative figure: the template-mean Spearman x100 of comparative and of
-    each prompt-scoring reading (NaN where not run), ``best_scoring`` (the highest of those; taking
-    the best of up to three readings favours scoring, so a positive gap is a cautious result) and
-    ``best_method`` (which reading that was; NaN where none was run),
-    ``gap`` (comparative minus ``best_scoring``), and the paired t interval of that gap over the
+    each prompt-scoring reading (NaN where not run), ``comparator_score`` (the claims register's
+    comparator, the paper's prompt scoring (sampled), never the best reading on the same data) and
+    ``comparator_method`` (its name; NaN where it was not run),
+    ``gap`` (comparative minus ``comparator_score``), and the paired t interval of that gap over the
     contexts both were computed on (``gap_low``, ``gap_high``, ``n_paired``; ``gap_excludes_zero``).
     Counting positive gaps is not a test; an interval that excludes 0 is one.
 
-    The claim rule (:func:`nlgjudge.stats.claim_verdict`, "comparative above scoring", at least
-    :data:`MIN_CONTEXTS_FOR_A_CLAIM` paired contexts) gives ``verdict`` and ``reason``; a degenerate
+    The registered claim's rule (:func:`nlgjudge.register.verdict` on ``comparative.above_scoring``:
+    above 0, at least its minimum of paired contexts) gives ``verdict`` and ``reason``; a degenerate
     judge (:func:`judge_gate`, the book's one test) is not tested; ``n_tied_cells`` of ``n_cells``
     count the tied rankings as a description. ``contexts_needed`` (rows not resolved only)
-    is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context gaps (NaN: out of
-    reach); ``per_context_gap`` holds ``{context: gap x100}``.
+    is :func:`nlgjudge.register.contexts_needed_for` at the per-context gaps' spread (NaN: out of reach); ``per_context_gap`` holds ``{context: gap x100}``.
     """
     _require(table, [*GROUP_COLUMNS, "spearman", "per_context", "n_contexts", "n_tied"], "correlation table")
     figures = table[table["template"].astype(str) == TEMPLATE_MEAN]  # every method has one, G-Eval too
@@ -358,16 +357,16 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
                                sort=False, dropna=False)
     wide = wide.reindex(columns=[COMPARATIVE, *SCORING_METHODS])
     wide = wide[wide[COMPARATIVE].notna()]
-    scoring = wide[list(SCORING_METHODS)]
-    wide["best_scoring"] = scoring.max(axis=1)
-    best_method = [row.idxmax() if row.notna().any() else np.nan for _, row in scoring.iterrows()]
-    wide["best_method"] = pd.Series(best_method, index=wide.index, dtype=object)
-    wide["gap"] = wide[COMPARATIVE] - wide["best_scoring"]
+    comparator = registered_claim(CLAIM_ID).comparator_method  # fixed in the plan, not picked on the data
+    wide["comparator_score"] = wide[comparator]
+    comparator_method = [comparator if np.isfinite(value) else np.nan for value in wide[comparator]]
+    wide["comparator_method"] = pd.Series(comparator_method, index=wide.index, dtype=object)
+    wide["gap"] = wide[COMPARATIVE] - wide["comparator_score"]
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
     cells = table[(table["method"] == COMPARATIVE) & (table["template"].astype(str) != TEMPLATE_MEAN)]
     cell_counts = cells.groupby(["model", "dataset", "aspect"], sort=False)[["n_tied", "n_contexts"]].sum()
     lows, highs, counts, gaps = [], [], [], []
-    for key, best in zip(wide.index, best_method, strict=True):
+    for key, best in zip(wide.index, comparator_method, strict=True):
         ours = per_context[(*key, COMPARATIVE)]
         theirs = per_context[(*key, best)] if isinstance(best, str) else {}
         common = [c for c in ours if c in theirs]
@@ -383,8 +382,8 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide["n_tied_cells"] = tied["n_tied"].fillna(0).astype(int).to_numpy()
     wide["n_cells"] = tied["n_contexts"].fillna(0).astype(int).to_numpy()
     wide["degenerate_judge"] = pd.Series(judge_gate(table, wide.index), index=wide.index, dtype=object)
-    verdicts = [claim_verdict(gap, low, high, n, min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                              degenerate=reason if isinstance(reason, str) and np.isfinite(gap) else None)
+    verdicts = [registered_verdict(CLAIM_ID, gap, low, high, n,
+                                   degenerate=reason if isinstance(reason, str) and np.isfinite(gap) else None)
                 for gap, low, high, n, reason in zip(wide["gap"], wide["gap_low"], wide["gap_high"], wide["n_paired"],
                                                      wide["degenerate_judge"], strict=True)]
     wide["p_value"] = [paired_t_p_value(list(per.values())) if v.tested else np.nan for per, v in zip(gaps, verdicts, strict=True)]
@@ -423,9 +422,10 @@ def judge_gate(table: pd.DataFrame, keys: pd.Index) -> list[str | None]:
 
 
 def _needed(values: Sequence[float]) -> float:
+    """Contexts that would detect the registered minimal effect at these per-context gaps' spread."""
     if len(values) < 2:
         return np.nan
-    needed = contexts_needed_from_values(values)
+    needed = contexts_needed_for(CLAIM_ID, float(np.std(np.asarray(values, dtype=float), ddof=1)))
     return float(needed) if needed is not None else np.nan
 
 
@@ -459,7 +459,7 @@ def side_by_side(
     Columns: ``section`` (the paper's section of the table), ``source``, ``row`` (the paper's row
     label, or our model with the reading), ``system`` (the paper's row label, or our model),
     ``method`` (ours only: which of our methods), ``aspect``, ``spearman``, ``ci_low``, ``ci_high`` (ours
-    only) and ``reference`` ("seed 000 Table N" or ``our_note``).
+    only) and ``reference`` ("Liusie et al. 2024, Table N" or ``our_note``).
     """
     _require(ours, [*GROUP_COLUMNS, "spearman", "ci_low", "ci_high"], "ours")
     _require(reported, ["table", "row_group", "row", "column", "value"], "reported")
@@ -476,7 +476,7 @@ def side_by_side(
             "spearman": reported["value"].astype(float).to_numpy(),
             "ci_low": np.nan,
             "ci_high": np.nan,
-            "reference": f"seed 000 Table {table}",
+            "reference": f"Liusie et al. 2024, Table {table}",
         }
     )
     mine = ours[ours["template"].astype(str) == TEMPLATE_MEAN]
@@ -639,7 +639,7 @@ def run_sizes(datasets: Mapping[str, JudgeDataset], aspects: Mapping[str, Sequen
 def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_not_tested: int,
                 before_holm: Sequence[int] | None = None) -> str:
     """One sentence on a model's dataset-aspects, counted by their claim-rule verdicts (after Holm) on
-    "comparing beats the best absolute scoring", each with its count before Holm beside where they
+    "comparing beats prompt scoring", each with its count before Holm beside where they
     differ (``before_holm``, the same four counts uncorrected). It says "most" only of a strict
     majority of all the cases, and claims nothing when no case was a test."""
     n_cases = n_supported + n_contradicted + n_not_resolved + n_not_tested
@@ -653,11 +653,11 @@ def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_no
     counts = (f"supported in {said[0]}, contradicted in {said[1]}, not resolved in {said[2]} and "
               f"not tested in {said[3]} of the {n_cases} dataset-aspects, after Holm's correction over them")
     if n_supported > n_cases / 2:
-        return f"comparing beats the best absolute scoring in most dataset-aspects ({counts})"
+        return f"comparing beats prompt scoring in most dataset-aspects ({counts})"
     if n_contradicted > n_cases / 2:
-        return f"the best absolute scoring beats comparing in most dataset-aspects ({counts})"
+        return f"prompt scoring beats comparing in most dataset-aspects ({counts})"
     if n_not_resolved > n_cases / 2:
-        return f"in most dataset-aspects this run cannot tell comparing from the best absolute scoring ({counts})"
+        return f"in most dataset-aspects this run cannot tell comparing from prompt scoring ({counts})"
     return f"no verdict holds in most dataset-aspects ({counts})"
 
 
@@ -690,6 +690,7 @@ def prose_values(claim: pd.DataFrame, table: pd.DataFrame, judge: str) -> dict[s
         "most_paired": str(int(mine["n_paired"].max()) if n else 0),
         "needed": needed_range(needed),
         "verdict": gap_verdict(*(count[v] for v in order), before_holm=[raw[v] for v in order]),
+        "minimal_effect": f"{registered_claim(CLAIM_ID).minimal_effect:g}",
     }
 
 
@@ -720,6 +721,11 @@ def needed_range(rows: pd.DataFrame) -> str:
 def _needed_words(rows: pd.DataFrame) -> str:
     sizes = rows["dataset"].map(BENCHMARK_CONTEXTS).fillna(np.inf)
     needed = rows["contexts_needed"].astype(float)
+    enough = needed <= rows["n_paired"].astype(float) if "n_paired" in rows else pd.Series(False, index=rows.index)
+    lead = f"for {int(enough.sum())} of them the contexts are {ALREADY_ENOUGH}; " if enough.any() else ""
+    if enough.all():
+        return lead[:-2]
+    rows, needed, sizes = rows[~enough], needed[~enough], sizes[~enough]
     reachable = needed[np.isfinite(needed) & (needed <= sizes)].astype(int)
     beyond = len(rows) - len(reachable)
     if reachable.empty:
@@ -730,16 +736,14 @@ def _needed_words(rows: pd.DataFrame) -> str:
         text = f"from {int(reachable.min())} to {int(reachable.max())} contexts for {len(reachable)} of them"
     if beyond and not reachable.empty:
         text += f", and more contexts than the benchmark has for the other {beyond}"
-    return text
+    return lead + text
 
 
 def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
-    """The rows of :func:`comparative_vs_scoring` that are not resolved: the gap with its paired
-    interval, the paired contexts now, and the contexts a paired t test would need to resolve it at
-    the observed mean gap and per-context spread (:data:`nlgjudge.stats.claims.CONTEXTS_NEEDED_METHOD`;
-    "out of reach" past 100,000 or at a zero gap). The rows are those the family leaves not
-    resolved (``family_verdict``, after Holm's correction, where the table has it): a row resolved
-    on its own interval but not after the correction is listed as a flag, not given a count."""
+    """The rows the family leaves not resolved (after Holm's correction): the gap with its paired
+    interval, the contexts now and :func:`nlgjudge.register.needed_cell` of the claim's design size
+    (:data:`nlgjudge.stats.claims.CONTEXTS_NEEDED_METHOD`); a row resolved on its own interval but
+    not after the correction is listed as a flag, not given a count."""
     family = claim["family_verdict"] if "family_verdict" in claim else claim["verdict"]
     rows = claim[family == NOT_RESOLVED]
     return pd.DataFrame(
@@ -748,9 +752,8 @@ def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFram
                                  for g, lo, hi in zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
             "n now": rows["n_paired"].astype(int).to_numpy(),
             "contexts needed": [
-                flag_words(own) if own != NOT_RESOLVED
-                else (str(int(v)) if np.isfinite(v) else "out of reach")
-                for own, v in zip(rows["verdict"], rows["contexts_needed"], strict=True)],
+                flag_words(own) if own != NOT_RESOLVED else needed_cell(v, n)
+                for own, v, n in zip(rows["verdict"], rows["contexts_needed"], rows["n_paired"], strict=True)],
         },
         index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]),
     )
@@ -850,10 +853,8 @@ def _fresh_rows(claim: pd.DataFrame) -> list[bool]:
 
 
 def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
-    """:func:`comparative_vs_scoring` in columns that fit a page: the comparative figure, the
-    best scoring figure with the reading it came from (the readings' own figures are in the
-    correlation tables), the gap with its paired 95% interval, the number of paired contexts
-    ("–" where the model has no scoring figure), and the claim rule's verdict with its reason."""
+    """:func:`comparative_vs_scoring` in columns that fit a page: the verdict, the comparative and the
+    comparator's (prompt scoring, sampled) figures, the gap with its paired 95% interval and n."""
     return pd.DataFrame(
         {
             # The verdict first: it is what the table is read for, and the column a narrow page keeps.
@@ -864,10 +865,10 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             # two methods' figures on every context: said, since its gap and n are the fresh sample's
             "comparative": [f"{value:.{decimals}f}" + (" (every context)" if fresh else "")
                             for value, fresh in zip(claim[COMPARATIVE], _fresh_rows(claim), strict=True)],
-            "best scoring": [
+            "prompt scoring": [
                 (f"{value:.{decimals}f} ({SCORING_SHORT[method]}" + ("; every context)" if fresh else ")"))
                 if isinstance(method, str) else "–"
-                for value, method, fresh in zip(claim["best_scoring"], claim["best_method"], _fresh_rows(claim), strict=True)
+                for value, method, fresh in zip(claim["comparator_score"], claim["comparator_method"], _fresh_rows(claim), strict=True)
             ],
             "gap [paired 95%]": [
                 interval_text(gap, low, high, decimals)

@@ -37,10 +37,11 @@ from nlgjudge.stats.claims import (
     SUPPORTED,
     ClaimVerdict,
     PairEvidence,
-    claim_verdict,
     ordering_verdict,
     units_needed_from_interval,
 )
+from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.intervals import bootstrap_se_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
 
@@ -499,16 +500,20 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 # --------------------------------------------------------------------------------------------
 # What to take from the chapter: the paper's claims, read from this run by the book's claim rule
 
-#: "As bad as random" read as kappa near 0: the interval must contain 0 and stay within +-0.2,
-#: Landis and Koch's (1977) "slight" agreement (0-0.2; "fair" is 0.2-0.4), the band in which the
-#: paper's -0.021 and -0.035 lie and beyond which agreement (or disagreement) is no longer slight.
-NEAR_ZERO_KAPPA = 0.2
-#: An interval end within this of the margin is borderline, "not resolved": kappa is printed to two
-#: decimals, and the one-order protocol's random order of presentation moves its interval by about
-#: 0.04 between seeds (-0.20, -0.24 and -0.21 for the main judge's low end at seeds 0, 1 and 2).
-KAPPA_BORDERLINE = 0.005
-#: Fewer articles than this and the claim rule says "not tested" (the intervals are not to be read).
-MIN_ARTICLES_FOR_A_CLAIM = 5
+#: "As bad as random" read as kappa near 0 (the claims register's ``elo.kappa``): the interval must
+#: stay within +-0.2, Landis and Koch's (1977) "slight" agreement (0-0.2; "fair" is 0.2-0.4), the
+#: band in which the paper's -0.021 and -0.035 lie and beyond which agreement (or disagreement) is no
+#: longer slight.
+NEAR_ZERO_KAPPA = float(registered_claim("elo.kappa").margin or 0.0)
+#: An interval end within this of the margin is borderline, "not resolved" (the register's): kappa is
+#: printed to two decimals, and the one-order protocol's random order of presentation moves its
+#: interval by about 0.04 between seeds (-0.20, -0.24 and -0.21 for the main judge's low end at seeds 0, 1 and 2).
+KAPPA_BORDERLINE = registered_claim("elo.kappa").borderline
+#: Fewer articles than this and the claim rule says "not tested" (the register's minimum for the chapter's claims).
+MIN_ARTICLES_FOR_A_CLAIM = registered_claim("elo.kappa").min_units
+#: Each claim key's entry in the claims register.
+CLAIM_IDS = {"kappa": "elo.kappa", "tau_different": "elo.tau_different", "tau_reversed": "elo.tau_reversed",
+             "reference": "elo.reference", "llms": "elo.llms"}
 #: Each claim's short name, for tables (the full wording is the ``claim`` column).
 CLAIM_SHORT = {"kappa": "kappa near 0", "tau_different": "tau below 1", "tau_reversed": "tau below 0",
                "reference": "reference not always first", "llms": "LLMs above fine-tuned"}
@@ -569,12 +574,15 @@ def position_a_share(outcomes: pd.DataFrame) -> float:
     return float((decided["y"] == 0.0).mean()) if len(decided) else float("nan")
 
 
-def _needed(estimate: float, low: float, high: float, n: int, threshold: float) -> float:
-    """Articles that would resolve a "not resolved" claim (:func:`units_needed_from_interval`), NaN
-    when it is out of reach at the observed effect (or there is no interval)."""
-    if not all(map(np.isfinite, (estimate, low, high))) or n < 2:
+def _needed(claim_key: str, low: float, high: float, n: int) -> float:
+    """Articles that would tell the registered minimal effect of interest from the claim's threshold
+    (:func:`units_needed_from_interval` at the register's effect, with this interval's standard
+    error), NaN when out of reach (or there is no interval). Never at the observed effect: post-hoc
+    power adds nothing to the interval."""
+    if not all(map(np.isfinite, (low, high))) or n < 2:
         return float("nan")
-    needed = units_needed_from_interval(estimate, low, high, n, threshold=threshold)
+    spec = registered_claim(CLAIM_IDS[claim_key])
+    needed = units_needed_from_interval(spec.effect_target(), low, high, n, threshold=spec.threshold)
     return float("nan") if needed is None else float(needed)
 
 
@@ -586,14 +594,13 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                     f"+-{NEAR_ZERO_KAPPA:g})"}
     if pair.empty or not np.isfinite(pair["kappa"].iloc[0]):
         nan = float("nan")
-        verdict = claim_verdict(nan, nan, nan, n_articles, direction="near", margin=NEAR_ZERO_KAPPA,
-                                min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate or "kappa is undefined on this run")
+        verdict = registered_verdict("elo.kappa", nan, nan, nan, n_articles,
+                                     degenerate=degenerate or "kappa is undefined on this run")
         return {**row, "estimate": nan, "ci_low": nan, "ci_high": nan, "n": n_articles,
                 "evidence": "kappa is undefined on this run", "verdict": verdict.verdict, "reason": verdict.reason,
                 "articles_needed": nan}
     kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
-    verdict = claim_verdict(kappa, low, high, n_articles, direction="near", margin=NEAR_ZERO_KAPPA,
-                            min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate, borderline=KAPPA_BORDERLINE)
+    verdict = registered_verdict("elo.kappa", kappa, low, high, n_articles, degenerate=degenerate)
     reason = verdict.reason
     if verdict.verdict == CONTRADICTED:
         # two different findings, both unlike the paper's
@@ -604,8 +611,7 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
         # the interval excludes 0 but stays inside the margin: what the claim allows, said in words
         reason += (f"; it excludes 0 ({'a slight disagreement' if high < 0 else 'a slight agreement'}, smaller than the "
                    f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows)")
-    needed = (_needed(kappa, low, high, n_articles, float(np.sign(kappa) or 1.0) * NEAR_ZERO_KAPPA)
-              if verdict.verdict == NOT_RESOLVED and abs(kappa) < NEAR_ZERO_KAPPA else float("nan"))
+    needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
                         f"of {n_articles} articles",
@@ -653,7 +659,7 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
                 "reason": "the reference is not a contestant of this run", "articles_needed": nan}
     pairs = sorted((draws.pair(c, reference) for c in draws.contestants if c != reference),
                    key=lambda p: p.difference, reverse=True)
-    verdicts = [(p, claim_verdict(p.difference, p.low, p.high, p.n, min_n=MIN_ARTICLES_FOR_A_CLAIM,
+    verdicts = [(p, registered_verdict("elo.reference", p.difference, p.low, p.high, p.n,
                                   degenerate=degenerate)) for p in pairs]
     # An existence claim ("some contestant is above the reference") over several pairs: a pair counts
     # only if it survives Holm's correction over the pairs (the book's family rule).
@@ -674,7 +680,7 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
                                              f"above the reference: a flag, not after Holm's correction over the pairs")
     else:
         shown, verdict = next(((p, v) for p, v in verdicts if v.verdict != CONTRADICTED), verdicts[0])
-    needed = (_needed(shown.difference, shown.low, shown.high, shown.n, 0.0) if verdict.verdict == NOT_RESOLVED
+    needed = (_needed("reference", shown.low, shown.high, shown.n) if verdict.verdict == NOT_RESOLVED
               else float("nan"))
     return {**row, "estimate": shown.difference, "ci_low": shown.low, "ci_high": shown.high, "n": shown.n,
             "evidence": f"{shown.higher} - {reference} = {shown.difference:+.0f} [{shown.low:+.0f}, {shown.high:+.0f}] "
@@ -694,7 +700,7 @@ def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_
                 "evidence": "this run lacks LLM or fine-tuned contestants", "verdict": "not tested",
                 "reason": "this run lacks LLM or fine-tuned contestants", "articles_needed": nan}
     pairs = [draws.pair(a, b) for a in llms for b in tuned]
-    verdict = ordering_verdict(pairs, min_n=MIN_ARTICLES_FOR_A_CLAIM, degenerate=degenerate)
+    verdict = ordering_verdict(pairs, min_n=registered_claim("elo.llms").min_units, degenerate=degenerate)
     weakest = min(pairs, key=lambda p: p.low)
     resolved = sum(p.low > 0 for p in pairs)
     # Every pair must be resolved for the claim, so its verdict needs no correction; the count is
@@ -704,7 +710,7 @@ def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_
     open_pairs = [p for p in pairs if p.low <= 0 <= p.high]
     needed = float("nan")
     if verdict.verdict == NOT_RESOLVED:
-        counts = [_needed(p.difference, p.low, p.high, p.n, 0.0) for p in open_pairs]
+        counts = [_needed("llms", p.low, p.high, p.n) for p in open_pairs]
         needed = float("nan") if any(not np.isfinite(c) for c in counts) else max(counts)
     return {**row, "estimate": weakest.difference, "ci_low": weakest.low, "ci_high": weakest.high, "n": weakest.n,
             "evidence": f"{count_words(resolved_holm, resolved)} of {len(pairs)} (LLM, fine-tuned) pairs resolved after Holm's "
@@ -771,8 +777,9 @@ OVER_SYSTEMS = ("tau_different", "tau_reversed")
 
 def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
     """The "articles needed" of one judge's not-resolved claims in words, for the prose: how many
-    articles would give an 80% chance to resolve each, and whether the contest (``available``
-    articles) has that many."""
+    articles would detect each claim's smallest effect that matters (the register's) with 80% power,
+    and whether the contest (``available`` articles) has that many; a claim whose run already has
+    them is said to leave open only a smaller effect."""
     open_rows = claims_table[claims_table["verdict"] == NOT_RESOLVED]
     if open_rows.empty:
         return "Every claim is resolved (or not tested) for this judge: no more articles are needed."
@@ -782,7 +789,11 @@ def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
             parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it, more systems could.")
             continue
         if r.articles_needed != r.articles_needed:
-            parts.append(f"\"{r.claim}\" is out of reach at the observed effect.")
+            parts.append(f"\"{r.claim}\" is out of reach.")
+            continue
+        if r.articles_needed <= r.n:
+            parts.append(f"\"{r.claim}\": its {r.n} articles are more than the {int(r.articles_needed)} that would detect the "
+                         "smallest effect that matters with 80% power, so what is left open is smaller than that.")
             continue
         beyond = (f"; the contest has only {available}, so no run on it can" if r.articles_needed > available
                   else f", within the contest's {available}")

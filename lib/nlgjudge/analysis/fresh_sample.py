@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.comparative import (
-    MIN_CONTEXTS_FOR_A_CLAIM,
     NOT_RESOLVED,
     SCORING_SHORT,
     _needed,
@@ -23,7 +22,8 @@ from nlgjudge.analysis.comparative import (
     with_family_verdicts,
 )
 from nlgjudge.prose import interval_text, verdict_cell
-from nlgjudge.stats import claim_verdict, mean_interval
+from nlgjudge.register import verdict as registered_verdict
+from nlgjudge.stats import mean_interval
 from nlgjudge.stats.multiplicity import paired_t_p_value
 
 
@@ -36,11 +36,11 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
     ``contexts``; ``gap`` is their mean with its paired t interval (``gap_low``, ``gap_high``,
     ``n_paired``), ``contexts_needed`` (rows not resolved) and ``verdict``/``reason`` come from the same claim rule, minimum n and
     degenerate-judge test (the judge's, from every context) as on every context. Rows keep the claim's order; columns
-    ``model, dataset, aspect, best_method, gap, gap_low, gap_high, n_paired, verdict, reason,
+    ``model, dataset, aspect, comparator_method, gap, gap_low, gap_high, n_paired, verdict, reason,
     contexts_needed``, ``p_value`` (the paired t test's, as on every context) and ``per_context_gap``
     (the gaps of ``contexts``).
     """
-    _require(claim, ["model", "dataset", "aspect", "best_method", "per_context_gap"], "claim table")
+    _require(claim, ["model", "dataset", "aspect", "comparator_method", "per_context_gap"], "claim table")
     wanted = set(contexts)
     if not wanted:
         raise ValueError("no contexts given: name the contexts of the fresh sample")
@@ -53,16 +53,16 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
             gap, low, high = interval.mean, interval.low, interval.high
         elif values.size == 1:
             gap = float(values[0])
-        verdict = claim_verdict(gap, low, high, int(values.size), min_n=MIN_CONTEXTS_FOR_A_CLAIM,
-                                degenerate=row.get("degenerate_judge") if isinstance(row.get("degenerate_judge"), str) else None)
+        verdict = registered_verdict("comparative.fresh_sample", gap, low, high, int(values.size),
+                                     degenerate=row.get("degenerate_judge") if isinstance(row.get("degenerate_judge"), str) else None)
         records.append({"model": row["model"], "dataset": row["dataset"], "aspect": row["aspect"],
-                        "best_method": row["best_method"], "gap": gap, "gap_low": low, "gap_high": high,
+                        "comparator_method": row["comparator_method"], "gap": gap, "gap_low": low, "gap_high": high,
                         "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason,
                         "contexts_needed": _needed(list(values)) if verdict.verdict == NOT_RESOLVED else np.nan,
                         "p_value": paired_t_p_value(list(values)) if verdict.tested else np.nan,
                         "per_context_gap": {c: g for c, g in row["per_context_gap"].items() if c in wanted}})
     return pd.DataFrame.from_records(
-        records, columns=["model", "dataset", "aspect", "best_method", "gap", "gap_low", "gap_high", "n_paired",
+        records, columns=["model", "dataset", "aspect", "comparator_method", "gap", "gap_low", "gap_high", "n_paired",
                           "verdict", "reason", "contexts_needed", "p_value", "per_context_gap"])
 
 
@@ -82,7 +82,7 @@ def fresh_sample_table(claim: pd.DataFrame, fresh: pd.DataFrame, chosen: pd.Data
     readings = {CHOSEN_ON: chosen, ADDED_ONLY: fresh, EVERY_CONTEXT: claim}
     frames = {label: frame.set_index(keys).loc[rows.index] for label, frame in readings.items() if frame is not None}
     against = {key: SCORING_SHORT.get(m, "–") if isinstance(m, str) else "–"
-               for key, m in zip(rows.index, rows["best_method"], strict=True)}
+               for key, m in zip(rows.index, rows["comparator_method"], strict=True)}
     records, index = [], []
     for key in rows.index:
         for label, frame in frames.items():

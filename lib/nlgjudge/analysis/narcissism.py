@@ -37,10 +37,14 @@ from nlgjudge.stats.claims import (
     SUPPORTED,
     ClaimVerdict,
     claim_verdict,
+    contexts_needed,
     contexts_needed_from_values,
     family_verdicts,
     units_needed_from_interval,
 )
+from nlgjudge.register import ALREADY_ENOUGH
+from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.normalisation import min_max_normalise
 from nlgjudge.stats.self_bias import self_bias_bootstrap, self_bias_difference_bootstrap, self_preference_bootstrap
 
@@ -570,33 +574,54 @@ def _label(index: object) -> str:
 def claim_rows(
     table: pd.DataFrame, claim: str, value: str, low: str, high: str, n: str = "n", *, threshold: float = 0.0,
     direction: str = "above", degenerate: str | None = None, per_document: str | None = None,
-    strong: float | None = None,
+    strong: float | None = None, registered: str | None = None,
 ) -> pd.DataFrame:
     """The verdict on ``claim`` for every row of ``table`` (:func:`nlgjudge.stats.claims.claim_verdict`
     on the row's ``value`` and its interval ``[low, high]`` over ``n`` documents), and for a row
-    that is not resolved, how many documents would resolve it at the observed effect and spread.
+    that is not resolved, how many documents would resolve it.
 
+    ``registered``: the claim's id in the claims register (``narcissism.excess``); its threshold,
+    direction, margin and minimum units then come from the register (``threshold``, ``direction``
+    and ``strong`` must be left alone), and "documents needed" is counted at its minimal effect of
+    interest, never at the observed effect. The chapter reads every verdict this way.
     ``degenerate``: a column holding why a row cannot test the claim ("" when it can);
     ``per_document``: a column holding the per-document values the interval is made of (the count
-    is then :func:`contexts_needed_from_values`; otherwise :func:`units_needed_from_interval` on
-    the bootstrap interval); ``strong``: the claim is "not strong" (:func:`not_strong_verdict`)."""
+    is then a paired t power calculation at their spread; otherwise :func:`units_needed_from_interval` on
+    the bootstrap interval's standard error); ``strong``: the claim is "not strong" (:func:`not_strong_verdict`)."""
+    spec = None
+    if registered is not None:
+        if strong is not None or threshold != 0.0 or direction != "above":
+            raise ValueError("a registered claim takes its threshold, direction and margin from the register")
+        spec = registered_claim(registered)
     rows = []
     for index, row in table.iterrows():
         estimate, lo, hi, units = float(row[value]), float(row[low]), float(row[high]), int(row[n])
         why = str(row[degenerate]) if degenerate and row[degenerate] else None
-        if strong is None:
+        if spec is not None:
+            verdict = registered_verdict(spec.id, estimate, lo, hi, units, degenerate=why)
+            target = spec.threshold
+            effect_at = spec.effect_target()
+        elif strong is None:
             verdict = claim_verdict(estimate, lo, hi, units, threshold=threshold, direction=direction,  # type: ignore[arg-type]
                                     degenerate=why)
-            target = threshold
+            target = effect_at = threshold
         else:
             verdict = not_strong_verdict(estimate, lo, hi, units, strong=strong, degenerate=why)
-            target = strong if estimate >= 0 else -strong
+            target = effect_at = strong if estimate >= 0 else -strong
         needed, method = None, ""
         if verdict.verdict == NOT_RESOLVED:
-            if per_document:
+            if spec is not None and per_document:
+                values = np.asarray(row[per_document], dtype=float)
+                needed = contexts_needed(effect_at, float(np.std(values, ddof=1)), threshold=target) if values.size >= 2 else None
+                method = FROM_VALUES
+            elif spec is not None:
+                needed, method = units_needed_from_interval(effect_at, lo, hi, units, threshold=target), FROM_INTERVAL
+            elif per_document:
                 needed, method = contexts_needed_from_values(row[per_document], threshold=target), FROM_VALUES
             else:
                 needed, method = units_needed_from_interval(estimate, lo, hi, units, threshold=target), FROM_INTERVAL
+        if spec is not None and verdict.tested and spec.margin is not None:
+            target = min((spec.threshold - spec.margin, spec.threshold + spec.margin), key=lambda end: abs(estimate - end))
         rows.append({"claim": claim, "row": _label(index), "estimate": estimate, "low": lo, "high": hi, "n": units,
                      "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method,
                      "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan})
@@ -722,9 +747,9 @@ def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int 
         out.append({"claim": row["claim"], "row": row["row"],
                     "estimate [95%]": interval_text(row["estimate"], row["low"], row["high"]),
                     "n now": int(row["n"]), "documents needed": "out of reach" if missing else str(int(needed)),
-                    # a skewed percentile interval can straddle the threshold while its width says n suffices
+                    # the design size of the claim's smallest effect: a run that has it leaves open only smaller effects
                     "more": "–" if missing else (str(int(needed) - int(row["n"])) if needed > row["n"] else
-                                                 "none by this approximation (the interval is skewed)"),
+                                                 f"none: {ALREADY_ENOUGH}"),
                     "within": "–" if missing else f"{'yes' if needed <= limit else 'no'} ({limit})",
                     "method": row["method"]})
     columns = ["claim", "row", "estimate [95%]", "n now", "documents needed", "more", "within", "method"]

@@ -36,7 +36,8 @@ from nlgjudge.prose import verdict_after_holm
 from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, NOT_RESOLVED, SUPPORTED, claim_verdict
+from nlgjudge.register import verdict as registered_verdict
+from nlgjudge.stats.claims import NOT_RESOLVED, SUPPORTED
 from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_se_interval
 
 LEADERBOARD_COLUMNS = ["system", "rank", "score", "ci_low", "ci_high", "wins", "comparisons", "win_rate", "contexts"]
@@ -194,8 +195,8 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
         i, j = index[upper], index[lower]
         gap = np.array(scores[i] - scores[j])
         low, high = bootstrap_se_interval(gap, replicates[:, i] - replicates[:, j], n_units, confidence)
-        # the book's claim rule on "upper above lower", with its one minimum number of contexts
-        verdict = claim_verdict(float(gap), float(low), float(high), n_units, min_n=MIN_CONTEXTS_FOR_A_CLAIM, degenerate=gate)
+        # the registered claim "upper above lower" (rank.neighbours: its threshold and minimum contexts)
+        verdict = registered_verdict("rank.neighbours", float(gap), float(low), float(high), n_units, degenerate=gate)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
                      "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
                      "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})

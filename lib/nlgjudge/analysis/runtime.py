@@ -40,7 +40,7 @@ from nlgjudge.analysis.comparative import (
 )
 from nlgjudge.analysis.frames import check_comparisons, pair_matrix
 from nlgjudge.data import JudgeDataset
-from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, SUPPORTED, correlation, hard_decisions
+from nlgjudge.stats import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED, correlation, hard_decisions
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM
 from nlgjudge.prose import flag_words, listing, verdict_after_holm
 from nlgjudge.stats.multiplicity import count_words
@@ -397,7 +397,7 @@ def _claim_side(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     keys = ["model", "dataset", "aspect"]
     claim = comparative_vs_scoring(table, confidence)
     out = claim[keys].copy()
-    out["best"] = [method if isinstance(method, str) else "" for method in claim["best_method"]]
+    out["best"] = [method if isinstance(method, str) else "" for method in claim["comparator_method"]]
     out["gap"], out["gap_low"], out["gap_high"] = claim["gap"], claim["gap_low"], claim["gap_high"]
     out["n_paired"] = claim["n_paired"].astype(int)
     # The verdict the comparative chapter counts: after Holm's correction over the model's rows under
@@ -469,49 +469,69 @@ EMPTY_CLAIMS = pd.DataFrame(columns=["model", "dataset", "aspect", "ref_best", "
                                      *_GAP_CHANGE_COLUMNS])
 
 
+#: The chapter's claim in the claims register: the gap moves by less than its margin between runtimes.
+GAP_CLAIM_ID = "runtime.gap_unchanged"
+
+
+def gap_equivalence(claims: pd.DataFrame) -> pd.DataFrame:
+    """The registered claim :data:`GAP_CLAIM_ID` per row of :func:`claim_table`: the change of the
+    gap between runtimes (other minus reference, paired over the contexts both computed) read by
+    two one-sided tests against the register's margin, then Holm's correction over the rows (each
+    row's p against the band end nearer its estimate). Columns: ``verdict`` (its own interval),
+    ``family_verdict`` (after Holm) and ``reason``; the index is the claim table's."""
+    from nlgjudge.register import claim as registered_claim
+    from nlgjudge.register import verdict as registered_verdict
+    from nlgjudge.stats.claims import family_verdicts
+    from nlgjudge.stats.multiplicity import p_from_interval
+
+    spec = registered_claim(GAP_CLAIM_ID)
+    margin = float(spec.margin or 0.0)
+    verdicts, reasons, p_values = [], [], []
+    for row in claims.itertuples():
+        change, low, high, n = float(row.gap_change), float(row.gap_change_low), float(row.gap_change_high), int(row.n_change)
+        found = registered_verdict(GAP_CLAIM_ID, change, low, high, n)
+        verdicts.append(found.verdict)
+        reasons.append(found.reason)
+        end = min((spec.threshold - margin, spec.threshold + margin), key=lambda e: abs(change - e)) if np.isfinite(change) else 0.0
+        p_values.append(p_from_interval(change, low, high, n, end) if found.tested else float("nan"))
+    after = family_verdicts(verdicts, p_values) if verdicts else []
+    return pd.DataFrame({"verdict": verdicts, "family_verdict": after, "reason": reasons}, index=claims.index)
+
+
 def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:
     """What the chapter's text says about the claim, read off :func:`claim_table` (so the prose
-    cannot drift): how many rows were tests under both runtimes, how many kept their verdict,
-    which did not, and how many gaps moved by more than their paired interval resolves."""
+    cannot drift). The verdict is the registered claim's (:func:`gap_equivalence`: the change of the
+    gap between runtimes, tested as a difference, within the register's margin); whether each
+    runtime gives the paper's claim the same verdict words follows as a description, never as the test."""
+    from nlgjudge.register import claim as registered_claim
+
     compared = claims.loc[claims["verdicts_compared"].astype(bool)]
     differing = compared.loc[~compared["same_verdict"].astype(bool)]
-    untested = len(claims) - len(compared)
-    # the same count on the rows' own intervals, before Holm's correction, said beside it where it differs
-    if "ref_row_verdict" in claims:
-        raw_compared = claims.loc[[_testable(a) and _testable(b) for a, b in zip(claims["ref_row_verdict"], claims["oth_row_verdict"], strict=True)]]
-        raw_differing = int((raw_compared["ref_row_verdict"] != raw_compared["oth_row_verdict"]).sum())
-    else:
-        raw_differing = None
-    # "does the runtime move the gap?" over the rows is one family: Holm, the uncorrected count beside
-    moved_raw = int(claims["change_excludes_zero"].astype(bool).sum())
-    moved = count_words(int(changed_after_holm([gap_changes(claims)])[0].sum()) if len(claims) else 0, moved_raw)
-    resolvable = int((~claims["change_too_few"].astype(bool)).sum())
+    margin = registered_claim(GAP_CLAIM_ID).margin
     if not len(claims):
         sentence = "No (dataset, aspect) has the comparative and scoring outputs of both runtimes on shared contexts."
+        counts = {v: 0 for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)}
     else:
-        differ = count_words(len(differing), len(differing) if raw_differing is None else raw_differing)
-        if not len(compared):
-            sentence = "No row is a test of the claim under both runtimes"
-        elif not len(differing):
-            sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, is the same "
-                        f"under both runtimes in all {len(compared)} rows tested under both"
-                        + (f" ({raw_differing} differ before Holm's correction)" if raw_differing else ""))
-        else:
-            cases = "; ".join(f"{r.dataset} {r.aspect}: {r.ref_verdict} under {reference}, {r.oth_verdict} under {other}"
-                              for r in differing.itertuples())
-            sentence = (f"On the contexts both runtimes computed, the verdict on the paper's claim, after Holm's correction over each runtime's rows, differs "
-                        f"between the runtimes in {differ} of the {len(compared)} rows tested under both ({cases})")
-        sentence += (f" ({untested} of {len(claims)} rows are not a test under one runtime: too few contexts, a tied "
-                     "comparative judge or no gap)." if untested else ".")
-        sentence += (f" The gap itself moves by more than its paired interval resolves in {moved} of the {resolvable} "
-                     f"rows with at least {MIN_CONTEXTS_FOR_A_CLAIM} contexts (after Holm's correction over them)." if resolvable else
-                     f" No row has the {MIN_CONTEXTS_FOR_A_CLAIM} contexts needed to resolve a change of the gap.")
+        reading = gap_equivalence(claims)
+        counts = {v: int((reading["family_verdict"] == v).sum()) for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)}
+        raw = {v: int((reading["verdict"] == v).sum()) for v in (SUPPORTED, CONTRADICTED)}
+        said = {v: count_words(counts[v], raw.get(v, counts[v])) for v in counts}
+        sentence = (f"The runtime leaves the gap of comparative over prompt scoring within ±{margin:g} points, the "
+                    f"claim's smallest effect that matters, in {said[SUPPORTED]} of the {len(claims)} rows: "
+                    f"supported there, contradicted in {said[CONTRADICTED]}, not resolved in {said[NOT_RESOLVED]} and "
+                    f"not tested in {said[NOT_TESTED]}, each by the paired interval of the change, after Holm's "
+                    "correction over the rows.")
+        if len(compared):
+            sentence += (f" The two runtimes give the paper's claim the same verdict words in {len(compared) - len(differing)} "
+                         f"of the {len(compared)} rows tested under both, a description.")
     return {
         "claim_sentence": sentence,
         "n_claim_rows": str(len(claims)),
         "n_claim_compared": str(len(compared)),
         "n_claim_same": str(int(compared["same_verdict"].astype(bool).sum())),
-        "n_gap_moved": moved,
+        "n_gap_within": str(counts[SUPPORTED]),
+        "n_gap_beyond": str(counts[CONTRADICTED]),
+        "gap_margin": f"{margin:g}",
     }
 
 

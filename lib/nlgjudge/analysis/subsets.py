@@ -32,6 +32,9 @@ from nlgjudge.analysis.comparative import headline_reading as comparative_headli
 from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS, placeholder_candidates
 from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
+from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
+from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats import (
     STRATEGIES,
     bradley_terry_scores,
@@ -50,8 +53,6 @@ from nlgjudge.stats.claims import (
     NOT_TESTED,
     SUPPORTED,
     CONTRADICTED,
-    claim_verdict,
-    contexts_needed_from_values,
 )
 from nlgjudge.stats.claims import family_verdicts as verdicts_after_holm
 from nlgjudge.stats.intervals import paired_difference_interval
@@ -420,15 +421,18 @@ def needed_words(open_rows: pd.DataFrame) -> str:
 
     if open_rows.empty:
         return "none (every claim is resolved)"
-    within, beyond = [], 0
+    within, beyond, enough = [], 0, 0
     for row in open_rows.sort_values("contexts_needed").itertuples():
         size = BENCHMARK_CONTEXTS.get(row.dataset)
-        if np.isfinite(row.contexts_needed) and (size is None or row.contexts_needed <= size):
+        if already_enough(row.contexts_needed, int(row.n)):
+            enough += 1
+        elif np.isfinite(row.contexts_needed) and (size is None or row.contexts_needed <= size):
             within.append(f"{row.dataset} '{row.claim}' ({int(row.contexts_needed)} contexts, now {row.n})")
         else:
             beyond += 1
     text = ("within the benchmarks' sizes: " + listing(within)) if within else "none within the benchmarks' sizes"
-    return text + (f"; {beyond} more would need more contexts than the benchmark has (the table lists them)" if beyond else "")
+    text += f"; {beyond} more would need more contexts than the benchmark has (the table lists them)" if beyond else ""
+    return text + (f"; {enough} {'has' if enough == 1 else 'have'} {ALREADY_ENOUGH}" if enough else "")
 
 
 def tie_prose(plain: pd.DataFrame, broken: pd.DataFrame, dataset: str = "summeval") -> dict[str, str]:
@@ -493,20 +497,29 @@ class StrategyClaim:
     margin: float | None = None
 
 
+def _registered(comparison: str, finding: str, claim: str) -> StrategyClaim:
+    """A comparison's claim with its threshold, direction and margin from the claims register
+    (``subsets.<comparison>``): the register, not this module, sets how it is read."""
+    spec = registered_claim(f"subsets.{comparison}")
+    return StrategyClaim(finding, claim, threshold=spec.threshold, direction=spec.direction, margin=spec.margin)
+
+
 #: The claims the comparisons test, keyed by comparison (:data:`STRATEGY_COMPARISON_LABELS`).
 #: Finding 2's "only a performance difference of 1" is read as no-repeat minus symmetric at equal R
-#: within 1 +- 1 point (symmetric behind by 0 to 2 points).
+#: within 1 +- 1 point (symmetric behind by 0 to 2 points): declared in the register.
 STRATEGY_CLAIMS = {
-    "no_repeat_minus_random": StrategyClaim("1", "no-repeat above random (R <= N(N-1)/2)"),
-    "no_repeat_minus_symmetric_equal_r": StrategyClaim(
-        "2", "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)",
-        threshold=1.0, direction="within", margin=1.0),
-    "symmetric_minus_no_repeat_equal_pairs": StrategyClaim(
-        "2 (ours)", "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders"),
-    "debias_gain_tiny_budgets": StrategyClaim("3", "debiasing helps at R < N"),
-    "debias_gain_small_budgets": StrategyClaim("3", "debiasing helps at N <= R <= N(N-1)/4"),
-    "debias_gain_full": StrategyClaim("3", "debiasing helps with all N(N-1) comparisons"),
-    "debias_gain_small_minus_full": StrategyClaim("3", "debiasing helps more at N <= R <= N(N-1)/4 than with all"),
+    "no_repeat_minus_random": _registered("no_repeat_minus_random", "1", "no-repeat above random (R <= N(N-1)/2)"),
+    "no_repeat_minus_symmetric_equal_r": _registered(
+        "no_repeat_minus_symmetric_equal_r", "2",
+        "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)"),
+    "symmetric_minus_no_repeat_equal_pairs": _registered(
+        "symmetric_minus_no_repeat_equal_pairs", "2 (ours)",
+        "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders"),
+    "debias_gain_tiny_budgets": _registered("debias_gain_tiny_budgets", "3", "debiasing helps at R < N"),
+    "debias_gain_small_budgets": _registered("debias_gain_small_budgets", "3", "debiasing helps at N <= R <= N(N-1)/4"),
+    "debias_gain_full": _registered("debias_gain_full", "3", "debiasing helps with all N(N-1) comparisons"),
+    "debias_gain_small_minus_full": _registered("debias_gain_small_minus_full", "3",
+                                                "debiasing helps more at N <= R <= N(N-1)/4 than with all"),
 }
 # Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
 from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
@@ -518,8 +531,8 @@ CLAIM_INTERVAL_METHOD = (
 )
 #: How the band claim's contexts needed are counted (the rest: CONTEXTS_NEEDED_METHOD).
 NEAR_NEEDED_METHOD = (
-    "for finding 2 (no-repeat - symmetric within 1 +- 1, a band claim), the same test against the end of the band "
-    "nearer the mean (the end the interval straddles)"
+    "for finding 2 (no-repeat - symmetric within 1 +- 1, a band claim), the same test with the band's half-width "
+    "as the effect: a true difference at the band's centre told from either end"
 )
 
 
@@ -539,8 +552,9 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     first averaged over the group's sets (templates, aspects: they share the contexts, so they are
     not independent evidence), then :func:`nlgjudge.stats.intervals.paired_difference_interval`
     over the contexts (:data:`CLAIM_INTERVAL_METHOD`) and :func:`nlgjudge.stats.claim_verdict` with
-    the claim of :data:`STRATEGY_CLAIMS`. ``contexts_needed`` (not-resolved rows only; NaN: out of
-    reach) is :func:`nlgjudge.stats.contexts_needed_from_values` on the per-context differences.
+    the registered claim of :data:`STRATEGY_CLAIMS` (:func:`nlgjudge.register.verdict`).
+    ``contexts_needed`` (not-resolved rows only; NaN: out of reach) is
+    :func:`nlgjudge.register.contexts_needed_for` at the per-context differences' spread.
     ``gates``: :func:`judge_gates` (by dataset); a degenerate judge's rows are not tested.
     """
     keys = [*by]
@@ -558,9 +572,8 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         differences = (sides["first_x100"] - sides["second_x100"]).to_numpy()
         where = dict(zip(keys, group_values))
         gate = (gates or {}).get(str(where.get("dataset"))) if "dataset" in where else None
-        verdict = claim_verdict(interval.mean, interval.low, interval.high, interval.n, threshold=spec.threshold,
-                                direction=spec.direction, margin=spec.margin, min_n=MIN_CONTEXTS_FOR_A_CLAIM,  # type: ignore[arg-type]
-                                degenerate=gate)
+        claim_id = f"subsets.{name}"
+        verdict = registered_verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate)
         needed = np.nan
         threshold = spec.threshold
         if spec.direction == "within" and spec.margin is not None:  # the band end nearest the estimate
@@ -570,7 +583,8 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         # Holm's correction wherever rows are counted or read as a family.
         p_value = p_from_interval(interval.mean, interval.low, interval.high, interval.n, threshold, confidence)
         if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
-            found = contexts_needed_from_values(differences, threshold=threshold)
+            # at the registered minimal effect of interest, with the per-context spread
+            found = contexts_needed_for(claim_id, float(np.std(differences, ddof=1)))
             needed = float(found) if found is not None else np.nan
         rows.append({**dict(zip(keys, group_values)), "finding": spec.finding, "comparison": name,
                      "claim": spec.claim, "estimate": interval.mean, "low": interval.low, "high": interval.high,
@@ -629,7 +643,7 @@ def contexts_needed_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset"
         "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
                            zip(rows["estimate"], rows["low"], rows["high"], strict=True)],
         "n now": rows["n"].astype(int).to_numpy(),
-        "contexts needed": [str(int(v)) if np.isfinite(v) else "out of reach" for v in rows["contexts_needed"]],
+        "contexts needed": [needed_cell(v, int(n)) for v, n in zip(rows["contexts_needed"], rows["n"], strict=True)],
     }, index=pd.MultiIndex.from_frame(rows[list(by)]))
 
 

@@ -40,7 +40,7 @@ N_ARTICLES = 99  # the articles of SumLLM that RoSE's protocol sets annotate
 
 INFO = DatasetInfo(
     name="cnndm_contest",
-    title="CNN/DM contest: seven summarizers and the reference on 99 articles (seed 004's set-up)",
+    title="CNN/DM contest: six summarizers and the reference on 99 articles (Harang 2023's set-up)",
     aspects={},
     noun="summary",
     source_kind="passage",

@@ -71,6 +71,9 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
         raise UserInputError(f"{name}: no such file; pass the path of a .jsonl, .csv or .parquet file of system outputs")
     if file.is_dir():
         raise UserInputError(f"{name}: is a folder, not a file; pass the path of a .jsonl, .csv or .parquet file")
+    if not file.is_file():  # a named pipe, a device, a socket: read once, it would be gone for the check
+        raise UserInputError(f"{name}: is a named pipe or another special file, not a regular file; save the outputs "
+                             "to a .jsonl, .csv or .parquet file and pass its path")
     kind = READERS.get(file.suffix.lower())
     if kind is None:
         raise UserInputError(
@@ -203,6 +206,12 @@ def _read_csv(file: Path, name: str, fields: FieldNames, with_reference: bool) -
 
 
 def _check_header(header: list[str], name: str, fields: FieldNames, with_reference: bool) -> None:
+    padded = [column for column in header if column != column.strip()]
+    if padded:
+        raise UserInputError(
+            f"{name}, line 1: column name {padded[0]!r} has spaces around it (the header reads {_short(','.join(header))}); "
+            "a CSV cell keeps every character, so the columns would not be found and every value after a comma would "
+            "start with a space: write the file without spaces after the commas, or save it as .jsonl")
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise UserInputError(f"{name}, line 1: the header names column {repeated[0]!r} more than once; keep one "
@@ -230,6 +239,13 @@ def _read_table(file: Path, name: str, kind: str) -> pd.DataFrame:
         raise UserInputError(f"{name}: cannot be read as {kind.upper()} ({first}); check the file's format") from None
     if frame.empty:
         raise UserInputError(f"{name}: the table has a header but no rows; add one row per (context, system)")
+    named = [level for level in frame.index.names if level is not None]
+    if named:  # pandas writes a named index (context_id, say) into Parquet as the index, not a column
+        clash = sorted(set(named) & set(map(str, frame.columns)))
+        if clash:
+            raise UserInputError(f"{name}: {clash[0]!r} is both the table's index and one of its columns; "
+                                 "keep one (write the file with index=False)")
+        frame = frame.reset_index()
     return frame
 
 

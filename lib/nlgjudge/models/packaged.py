@@ -146,6 +146,13 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 }
 
 
+def model_title(model: str) -> str:
+    """A model's name as a reader sees it: a packaged model's title without its format note
+    ("Qwen2.5-Coder-1.5B-Instruct"); any other name (a hub id, a local folder) as given."""
+    spec = PACKAGED_MODELS.get(model)
+    return spec.title.split(" (")[0] if spec is not None else model
+
+
 def package_dir(import_name: str, spec: PackagedModel) -> Path:
     """The installed folder of one carrier package, found without importing it."""
     found = importlib.util.find_spec(import_name)

@@ -232,13 +232,15 @@ POWER = 0.8
 ALPHA = 0.05
 #: How :func:`contexts_needed` counts, in words for the chapters' tables.
 CONTEXTS_NEEDED_METHOD = (
-    "smallest n at which a two-sided paired t test (alpha 0.05) of the mean per-context value against "
-    "the threshold has 80% power, at the observed mean and per-context standard deviation"
+    "smallest n at which a two-sided paired t test (alpha 0.05) has 80% power to tell the claim's minimal "
+    "effect of interest, declared in the analysis plan, from its threshold, at the observed per-context "
+    "standard deviation (never at the observed effect)"
 )
 #: How :func:`units_needed_from_interval` counts, for estimates with a bootstrap interval.
 UNITS_FROM_INTERVAL_METHOD = (
     "the interval's standard error scaled as 1/sqrt(n) (normal approximation): smallest n at which the "
-    "estimate lies 1.96 + 0.84 standard errors from the threshold (80% power, alpha 0.05)"
+    "claim's minimal effect of interest, declared in the analysis plan, lies 1.96 + 0.84 standard errors "
+    "from the threshold (80% power, alpha 0.05)"
 )
 #: Beyond this many units the answer is "out of reach" (None) rather than a number.
 MAX_UNITS = 100_000

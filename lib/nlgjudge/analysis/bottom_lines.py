@@ -1,0 +1,175 @@
+"""Each chapter's bottom line: one or two plain sentences that open its answer box.
+
+A bottom line is generated from the chapter's computed verdicts (never typed), so it changes with a
+rerun; it has at most :data:`MAX_WORDS` words and no brackets, parentheses or code names, so that a
+student understands it without reading further. The verdict words of the claim rule are translated
+into plain words here, one meaning each: "supported" reads "the data show it", "contradicted" (for a
+claim about every row) "fails for at least one", "not resolved" "the data cannot yet tell", "not
+tested" "could not be tested here". :func:`plain` checks every line it returns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
+
+#: The longest bottom line, in words.
+MAX_WORDS = 45
+_NOT_PLAIN = re.compile(r"[()\[\]{}<>`=|\\]")
+_CODE_NAME = re.compile(r"\b[a-z]+_[a-z_]+\b")
+
+
+def plain(text: str) -> str:
+    """``text`` when it is a plain bottom line: at most :data:`MAX_WORDS` words, no brackets,
+    parentheses or code names; a :class:`ValueError` naming what is wrong otherwise."""
+    words = text.split()
+    if not words:
+        raise ValueError("a bottom line needs words")
+    if len(words) > MAX_WORDS:
+        raise ValueError(f"a bottom line has at most {MAX_WORDS} words; this one has {len(words)}: {text!r}")
+    found = _NOT_PLAIN.search(text) or _CODE_NAME.search(text)
+    if found:
+        raise ValueError(f"a bottom line has no brackets or code names; found {found.group(0)!r} in {text!r}")
+    return text
+
+
+def name(text: str) -> str:
+    """A name as a bottom line can carry it: brackets and underscores become spaces, and at most four
+    words are kept (a user's model path may be long or hold them; the line must stay plain)."""
+    words = re.sub(r"[()\[\]{}<>`=|\\_]", " ", str(text)).split()
+    return " ".join(words[:4]) or "the judge"
+
+
+def _fit(*sentences: str) -> str:
+    """The sentences joined, dropping trailing ones (the least important) until the line has at
+    most :data:`MAX_WORDS` words; then :func:`plain`."""
+    kept = list(sentences)
+    while len(kept) > 1 and len(" ".join(kept).split()) > MAX_WORDS:
+        kept.pop()
+    return plain(" ".join(kept))
+
+
+def _count(verdicts: Sequence[str]) -> dict[str, int]:
+    return {v: sum(1 for x in verdicts if x == v) for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)}
+
+
+def _of(k: int, n: int) -> str:
+    return f"{k} of {n}"
+
+
+def _rest(counts: Mapping[str, int], *, against: str) -> str:
+    """"worse in 1, the data cannot yet tell in 3 and 2 could not be tested" from the counts."""
+    parts = []
+    if counts[CONTRADICTED]:
+        parts.append(f"{against} in {counts[CONTRADICTED]}")
+    if counts[NOT_RESOLVED]:
+        parts.append(f"the data cannot yet tell in {counts[NOT_RESOLVED]}")
+    if counts[NOT_TESTED]:
+        parts.append(f"{counts[NOT_TESTED]} could not be tested")
+    if not parts:
+        return ""
+    return "; " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+
+
+def datasets_line(n_benchmarks: int, n_candidates: int) -> str:
+    return _fit(f"{n_benchmarks} public benchmarks, {n_candidates:,} candidate texts in all, each scored by people.",
+                "This chapter only describes them and tests no claim; every later chapter reads its judges against these scores.")
+
+
+def worked_line(judge: str, n_summaries: int, rho: float) -> str:
+    if not math.isfinite(rho):
+        said = "gives no correlation with people's ranking"
+    else:
+        said = f"ranks its {n_summaries} summaries with a correlation of {rho:+.2f} to people's ranking"
+    return plain(f"On one article, {name(judge)} {said}. One article is one draw, so this page tests nothing; "
+                 "the next chapters run the same steps on every article.")
+
+
+def comparative_line(judge: str, verdicts: Sequence[str]) -> str:
+    n = len(verdicts)
+    if not n:
+        return plain(f"This run has no comparison of {name(judge)} with its own prompt scoring, so the paper's claim is not tested here.")
+    counts = _count(verdicts)
+    return _fit(f"Comparing two candidates beat scoring one at a time for {name(judge)} in {_of(counts[SUPPORTED], n)} "
+                f"benchmark aspects{_rest(counts, against='scoring was better')}.",
+                "The paper found comparing far better with larger judges.")
+
+
+def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str]) -> str:
+    lean = ("the first candidate" if mean_p_a > 0.5 else "the second candidate") if math.isfinite(mean_p_a) else "no position"
+    n = len(verdicts)
+    counts = _count(verdicts)
+    fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
+           f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
+    return plain(f"{name(judge)} leans towards {lean}; {fix}.")
+
+
+def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
+    """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm."""
+    def read(key: str) -> str:
+        found = list(verdicts.get(key, ()))
+        return f"the data show it in {_of(_count(found)[SUPPORTED], len(found))} datasets" if found else "no dataset of this run tests it"
+    return plain(f"For {name(judge)}: choosing comparisons without repeats beats random choice, {read('no_repeat_minus_random')}; "
+                 f"removing the position lean helps at small budgets, {read('debias_gain_small_budgets')}.")
+
+
+def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
+    n = len(verdicts)
+    if not n:
+        return plain(f"No benchmark aspect has both runtimes' outputs for {name(judge)}, so this run cannot compare them.")
+    counts = _count(verdicts)
+    return plain(f"Running {name(judge)} under torch or llama.cpp moved the main result by less than {margin:g} points "
+                 f"in {_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='it moved more')}.")
+
+
+_KAPPA_WORDS = {
+    SUPPORTED: "agrees with ROUGE no better than chance, as the paper found",
+    CONTRADICTED: "agrees with ROUGE more, or less, than chance would, unlike the paper",
+    NOT_RESOLVED: "may or may not agree with ROUGE by chance alone: the data cannot yet tell",
+    NOT_TESTED: "could not be compared with ROUGE here",
+}
+_REFERENCE_WORDS = {
+    SUPPORTED: "It rates some system's summary above the human reference",
+    CONTRADICTED: "It rates the human reference above every system",
+    NOT_RESOLVED: "Whether it ever rates a system above the human reference, the data cannot yet tell",
+    NOT_TESTED: "Its view of the human reference could not be tested",
+}
+
+
+def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str) -> str:
+    return plain(f"On {n_articles} articles, {name(judge)} {_KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])}. "
+                 f"{_REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])}.")
+
+
+_EVERY_WORDS = {
+    SUPPORTED: "holds for every evaluator tested",
+    CONTRADICTED: "fails for at least one evaluator",
+    NOT_RESOLVED: "cannot yet be told from the data",
+    NOT_TESTED: "could not be tested here",
+}
+
+
+def narcissism_line(excess_verdict: str, selfpref_verdict: str) -> str:
+    return plain(f"That an evaluator scores its own summaries higher {_EVERY_WORDS.get(excess_verdict, _EVERY_WORDS[NOT_TESTED])}; "
+                 f"that a judge picks its own summary in a pair {_EVERY_WORDS.get(selfpref_verdict, _EVERY_WORDS[NOT_TESTED])}.")
+
+
+_PEOPLE_WORDS = {
+    SUPPORTED: "its order agrees with people's",
+    CONTRADICTED: "its order runs against people's",
+    NOT_RESOLVED: "whether its order agrees with people's, the data cannot yet tell",
+    NOT_TESTED: "too few systems to test its agreement with people",
+}
+
+
+def _system(text: str) -> str:
+    return "the human reference" if str(text) == "reference" else name(text)
+
+
+def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: int, people_verdict: str) -> str:
+    return plain(f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last, but only {_of(n_resolved, n_adjacent)} "
+                 f"neighbouring places are settled by the data: treat the rest as ties. "
+                 f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")

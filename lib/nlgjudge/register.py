@@ -1,0 +1,295 @@
+"""The book's analysis plan: the claims register (``register.toml``), read by every chapter.
+
+Every claim a chapter gives a verdict on is declared once in ``register.toml``, before its data:
+its words and place in the paper, the estimand, the unit of inference, its kind, the threshold (and
+for an equivalence claim the margin), the minimal effect of interest with its reason, the family it
+is corrected in, the comparator, the minimum number of units and the paper's reported value. The
+chapters take the rule of each verdict from here (:func:`verdict`, :func:`claim`), so no verdict
+rule is set in a chapter; a test fails when a built chapter glues a verdict for a claim the register
+does not hold. The file lies inside the library, so the book's stamp (a hash of the library) makes
+any change to it re-execute every chapter.
+
+``python -m nlgjudge.register page`` writes the book's register page (``book/register.md``);
+``--check`` says whether the committed page is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed
+
+#: The register itself, beside this module.
+REGISTER_PATH = Path(__file__).with_name("register.toml")
+#: The kinds of claim, each read by one test (the glossary's claim rule).
+KINDS = ("directional", "equivalence", "universal", "existence", "ordering")
+#: The chapters' titles, for the register page (the chapter files' names are the keys).
+_FIELDS = ("id", "chapter", "paper", "words", "estimand", "unit", "kind", "test", "direction", "threshold",
+           "minimal_effect", "effect_reason", "family", "comparator", "min_units", "reported", "reported_how",
+           "verdict_glue")
+
+
+class RegisterError(ValueError):
+    """The register file breaks its own rules (a missing field, an unknown family or kind)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim (see ``register.toml``'s header for each field)."""
+
+    id: str
+    chapter: str
+    paper: str
+    words: str
+    estimand: str
+    unit: str
+    kind: str
+    test: str
+    direction: str
+    threshold: float
+    minimal_effect: float
+    effect_reason: str
+    family: str
+    comparator: str
+    min_units: int
+    reported: str
+    reported_how: str
+    verdict_glue: tuple[str, ...]
+    margin: float | None = None
+    borderline: float = 0.0
+    comparator_method: str | None = None
+
+    @property
+    def is_equivalence(self) -> bool:
+        return self.direction == "within"
+
+    def effect_target(self) -> float:
+        """The value the minimal effect of interest puts the estimand at, on the claim's side of its
+        threshold: where "contexts needed" asks for power."""
+        sign = -1.0 if self.direction == "below" else 1.0
+        return self.threshold + sign * self.minimal_effect
+
+
+@dataclass(frozen=True)
+class Register:
+    """The whole register: claims by id, the families and the chapters that draw no verdict."""
+
+    claims: dict[str, Claim]
+    families: dict[str, str]
+    no_claims: dict[str, str]
+
+    def of_chapter(self, chapter: str) -> list[Claim]:
+        return [c for c in self.claims.values() if c.chapter == chapter]
+
+
+def _claim_from(entry: dict, families: dict[str, str], where: str) -> Claim:
+    missing = [f for f in _FIELDS if f not in entry]
+    if missing:
+        raise RegisterError(f"{where}: claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+    unknown = sorted(set(entry) - set(_FIELDS) - {"margin", "borderline", "comparator_method"})
+    if unknown:
+        raise RegisterError(f"{where}: claim {entry['id']!r} has unknown field(s) {', '.join(unknown)}")
+    if entry["kind"] not in KINDS:
+        raise RegisterError(f"{where}: claim {entry['id']!r} has kind {entry['kind']!r}; one of {', '.join(KINDS)}")
+    if entry["direction"] not in ("above", "below", "within"):
+        raise RegisterError(f"{where}: claim {entry['id']!r}: direction must be above, below or within")
+    if (entry["direction"] == "within") != ("margin" in entry):
+        raise RegisterError(f"{where}: claim {entry['id']!r}: a margin goes with direction 'within', and only with it")
+    if entry["kind"] == "equivalence" and entry["direction"] != "within":
+        raise RegisterError(f"{where}: claim {entry['id']!r}: an equivalence claim is read within a margin")
+    if entry["family"] not in families:
+        raise RegisterError(f"{where}: claim {entry['id']!r} names family {entry['family']!r}, not declared in [families]")
+    if not entry["id"].startswith(entry["chapter"] + "."):
+        raise RegisterError(f"{where}: claim {entry['id']!r} must start with its chapter's name {entry['chapter']!r}")
+    if not entry["verdict_glue"]:
+        raise RegisterError(f"{where}: claim {entry['id']!r} names no glued value carrying its verdict")
+    effect = float(entry["minimal_effect"])
+    if not (math.isfinite(effect) and effect > 0):
+        raise RegisterError(f"{where}: claim {entry['id']!r}: minimal_effect must be a positive number")
+    return Claim(**{**entry, "threshold": float(entry["threshold"]), "minimal_effect": effect,
+                    "min_units": int(entry["min_units"]), "verdict_glue": tuple(entry["verdict_glue"]),
+                    "margin": float(entry["margin"]) if "margin" in entry else None,
+                    "borderline": float(entry.get("borderline", 0.0))})
+
+
+def load_register(path: str | Path = REGISTER_PATH) -> Register:
+    """The register at ``path``, checked against its own rules (:class:`RegisterError` otherwise)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise RegisterError(f"{path.name}: not valid TOML ({error})") from None
+    families = dict(data.get("families", {}))
+    claims: dict[str, Claim] = {}
+    for entry in data.get("claim", []):
+        found = _claim_from(entry, families, path.name)
+        if found.id in claims:
+            raise RegisterError(f"{path.name}: claim {found.id!r} is declared twice")
+        claims[found.id] = found
+    no_claims = dict(data.get("no_claims", {}))
+    clash = sorted({c.chapter for c in claims.values()} & set(no_claims))
+    if clash:
+        raise RegisterError(f"{path.name}: {', '.join(clash)} both draw no verdict and hold claims")
+    return Register(claims, families, no_claims)
+
+
+@lru_cache(maxsize=1)
+def register() -> Register:
+    """The book's register (read once per process)."""
+    return load_register()
+
+
+def claim(claim_id: str) -> Claim:
+    """The registered claim ``claim_id``; a chapter asking for one the register lacks is an error."""
+    found = register().claims.get(claim_id)
+    if found is None:
+        raise KeyError(f"claim {claim_id!r} is not in the register ({REGISTER_PATH.name}); declare it there first")
+    return found
+
+
+def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
+            degenerate: str | None = None) -> ClaimVerdict:
+    """The claim rule's verdict on ``claim_id`` with its registered direction, threshold, margin,
+    borderline and minimum units (:func:`nlgjudge.stats.claims.claim_verdict`)."""
+    spec = claim(claim_id)
+    return claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
+                         margin=spec.margin, min_n=spec.min_units, degenerate=degenerate, borderline=spec.borderline)
+
+
+def contexts_needed_for(claim_id: str, sd: float) -> int | None:
+    """How many units a paired t test needs to tell the registered minimal effect of interest from
+    the threshold with 80% power at per-unit spread ``sd`` (None: out of reach). Set by the plan,
+    not by the observed effect: post-hoc power at the observed effect adds nothing to the interval."""
+    spec = claim(claim_id)
+    return contexts_needed(spec.effect_target(), sd, threshold=spec.threshold)
+
+
+#: What "contexts needed" says of a row whose design size the run already has: a true effect as large
+#: as the smallest that matters would have been detected with 80% power, so what is left open is smaller.
+ALREADY_ENOUGH = "already enough for the smallest effect that matters: what is left open is smaller"
+
+
+def already_enough(needed: float | None, n: int) -> bool:
+    """True when a not-resolved row already has the units its claim's design size asks for."""
+    return needed is not None and math.isfinite(float(needed)) and float(needed) <= n
+
+
+def needed_cell(needed: float | None, n: int) -> str:
+    """A "contexts needed" cell: the design size, "out of reach", or :data:`ALREADY_ENOUGH`'s words
+    with the size beside them when the run has at least that many units."""
+    if needed is None or not math.isfinite(float(needed)):
+        return "out of reach"
+    return f"{int(needed)}, {ALREADY_ENOUGH}" if float(needed) <= n else str(int(needed))
+
+
+# --------------------------------------------------------------------------------------------
+# The register page of the book
+
+_CHAPTER_TITLES = {
+    "datasets": "The datasets", "worked": "A worked example", "comparative": "Comparative assessment vs prompt scoring",
+    "bias": "Positional bias and debiasing", "subsets": "Fewer comparisons", "runtime": "Does the runtime matter?",
+    "elo": "Elo vs ROUGE", "narcissism": "Narcissistic evaluators", "rank": "Rank your own outputs",
+}
+_KIND_WORDS = {
+    "directional": "directional", "equivalence": "equivalence", "universal": "every row",
+    "existence": "some row", "ordering": "every pair",
+}
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _effect_text(spec: Claim) -> str:
+    band = f"within {spec.threshold:g} ± {spec.margin:g}" if spec.margin is not None else f"{spec.direction} {spec.threshold:g}"
+    return f"{band}; minimal effect {spec.minimal_effect:g}: {spec.effect_reason}"
+
+
+def page_markdown(reg: Register | None = None) -> str:
+    """The register as the book's page: one section per chapter, one table row per claim."""
+    reg = reg or register()
+    lines = [
+        "# The analysis plan",
+        "",
+        ":::{admonition} The answer",
+        ":class: tip",
+        "**Bottom line.** Every verdict in this book answers a claim written down here before its data was",
+        "read, with the size of effect that matters and the family it is corrected in.",
+        "",
+        "**Question.** What does each chapter test, and by which rule?",
+        "",
+        "**How to read it.** Each row is one claim: what the paper says and where, what is estimated and over",
+        "which units, the kind of claim and its test, the band or direction with the smallest effect of interest,",
+        "the family in which Holm's correction is applied, and the paper's own value. The chapters take every",
+        "verdict's rule from this list, and the book's tests fail when a chapter states a verdict the list",
+        "does not hold.",
+        ":::",
+        "",
+        "The kinds of claim, each with one test (the {term}`claim rule`): **directional**, a paired interval",
+        "on one side of the threshold; **equivalence**, two one-sided tests, the interval inside the band;",
+        "**every row**, each row of the family on the claim's side, none against it after Holm's correction;",
+        "**some row**, at least one row on the claim's side after Holm's correction; **every pair**, each pair",
+        "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
+        "the minimal effect below, never at the observed effect.",
+        "",
+    ]
+    for chapter, title in _CHAPTER_TITLES.items():
+        lines += [f"## {title}", ""]
+        if chapter in reg.no_claims:
+            lines += [f"No claim: {reg.no_claims[chapter]}. Its page says so in plain words. See {{doc}}`{chapter}`.", ""]
+            continue
+        claims = reg.of_chapter(chapter)
+        if not claims:
+            lines += ["No claim registered.", ""]
+            continue
+        lines += [f"Verdicts read in {{doc}}`{chapter}`.", "",
+                  "| claim | estimand and unit | kind and test | threshold and effect of interest | family | the paper's value |",
+                  "|---|---|---|---|---|---|"]
+        for spec in claims:
+            paper_value = spec.reported if spec.reported_how == "none" else f"{spec.reported} ({spec.reported_how})"
+            lines.append("| " + " | ".join(_cell(x) for x in (
+                f"**{spec.words}**; {spec.paper}",
+                f"{spec.estimand}; unit: {spec.unit}; at least {spec.min_units}; comparator: {spec.comparator}",
+                f"{_KIND_WORDS[spec.kind]}: {spec.test}",
+                _effect_text(spec),
+                reg.families[spec.family],
+                paper_value,
+            )) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+PAGE_PATH = Path(__file__).resolve().parents[2] / "book" / "register.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nlgjudge.register",
+                                     description="The claims register: write or check the book's register page.")
+    parser.add_argument("action", choices=["page"], help="page: write book/register.md from register.toml")
+    parser.add_argument("--check", action="store_true", help="only say whether book/register.md is current (exit 1 if not)")
+    args = parser.parse_args(argv)
+    try:
+        text = page_markdown()
+    except RegisterError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    current = PAGE_PATH.read_text(encoding="utf-8") if PAGE_PATH.exists() else None
+    if args.check:
+        if current != text:
+            print("book/register.md is out of date: run `python -m nlgjudge.register page`", file=sys.stderr)
+            return 1
+        return 0
+    if current != text:
+        PAGE_PATH.write_text(text, encoding="utf-8")
+    print(f"book/register.md: {len(register().claims)} claims")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Every chapter's answer box opens with a plain bottom line, generated from its computed verdicts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nlgjudge.analysis import bottom_lines as lines
+from nlgjudge.chapters import CHAPTERS
+from nlgjudge.released import glued_values
+
+ROOT = Path(__file__).resolve().parents[1]
+VERDICTS = ["supported", "contradicted", "not resolved", "not tested"]
+LONG_NAME = "/home/someone/models/my_fine_tuned (v2) judge [final] checkpoint"
+
+
+def _all_lines() -> list[str]:
+    """Each generator at the ends of its range: no rows, every verdict alone, all four mixed, long names."""
+    out = [lines.datasets_line(0, 0), lines.datasets_line(12, 1_234_567)]
+    for judge in ("Qwen2.5-Coder-1.5B-Instruct", LONG_NAME):
+        out += [lines.worked_line(judge, 16, -0.02), lines.worked_line(judge, 2, float("nan"))]
+        for verdicts in ([], *([v] * 30 for v in VERDICTS), VERDICTS * 40):
+            out += [lines.comparative_line(judge, verdicts), lines.bias_line(judge, 0.3, verdicts),
+                    lines.bias_line(judge, float("nan"), verdicts), lines.runtime_line(judge, verdicts, 5.0),
+                    lines.subsets_line(judge, {"no_repeat_minus_random": verdicts, "debias_gain_small_budgets": verdicts})]
+        for a, b in itertools.product(VERDICTS + ["unknown"], repeat=2):
+            out += [lines.elo_line(judge, 99, a, b), lines.narcissism_line(a, b),
+                    lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
+    return out
+
+
+def test_every_bottom_line_is_plain_at_the_ends_of_its_range() -> None:
+    for text in _all_lines():
+        assert len(text.split()) <= lines.MAX_WORDS, text
+        assert not re.search(r"[()\[\]{}<>`_]", text), text
+
+
+def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
+    assert "in 2 of 3 benchmark aspects" in lines.comparative_line("J", ["supported", "supported", "not resolved"])
+    assert "the data cannot yet tell in 1" in lines.comparative_line("J", ["supported", "supported", "not resolved"])
+    assert "scoring was better in 3" in lines.comparative_line("J", ["contradicted"] * 3)
+    assert "leans towards the second candidate" in lines.bias_line("J", 0.2, ["supported"])
+    assert "leans towards the first candidate" in lines.bias_line("J", 0.8, ["supported"])
+    assert "no better than chance" in lines.elo_line("J", 99, "supported", "supported")
+    assert "cannot yet tell" in lines.elo_line("J", 99, "not resolved", "supported")
+    assert "fails for at least one evaluator" in lines.narcissism_line("contradicted", "supported")
+    assert "only 0 of 6 neighbouring places" in lines.rank_line("J", "A", "B", 0, 6, "not tested")
+
+
+def test_a_line_that_is_not_plain_is_refused() -> None:
+    with pytest.raises(ValueError, match="brackets or code names"):
+        lines.plain("the gap (x100) is large")
+    with pytest.raises(ValueError, match="brackets or code names"):
+        lines.plain("read claim_n_supported")
+    with pytest.raises(ValueError, match="at most 45 words"):
+        lines.plain("word " * 46)
+
+
+@pytest.mark.parametrize("chapter", [c.name for c in CHAPTERS])
+def test_each_built_answer_box_opens_with_its_bottom_line(chapter: str) -> None:
+    notebook = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    box = "".join(notebook["cells"][0]["source"])
+    opening = box.split(":class: tip\n", 1)[1].lstrip()
+    assert opening.startswith("**Bottom line.** {glue:text}`bottom_line`"), f"{chapter}'s answer box opens with {opening[:60]!r}"
+    assert box.index("**Bottom line.**") < box.index("**Question.**")
+    line = glued_values(notebook)["bottom_line"]
+    assert lines.plain(line) == line

@@ -1,0 +1,152 @@
+"""The claims register: the book's analysis plan, and the only place a chapter's verdict rules come from."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgjudge import register as reg
+from nlgjudge.chapters import CHAPTERS
+from nlgjudge.released import glued_values
+
+ROOT = Path(__file__).resolve().parents[1]
+VERDICT_WORDS = re.compile(r"\b(not resolved|not tested|supported|contradicted)\b")
+
+
+def test_every_chapter_either_registers_its_claims_or_says_it_draws_none() -> None:
+    book = reg.register()
+    chapters = {c.name for c in CHAPTERS}
+    with_claims = {c.chapter for c in book.claims.values()}
+    assert with_claims <= chapters, f"claims of unknown chapters: {with_claims - chapters}"
+    assert chapters == with_claims | set(book.no_claims), f"chapters with no entry: {chapters - with_claims - set(book.no_claims)}"
+    for spec in book.claims.values():
+        assert spec.family in book.families
+        assert spec.minimal_effect > 0 and spec.effect_reason and spec.reported_how
+        if spec.kind == "equivalence":
+            assert spec.direction == "within" and spec.margin and spec.margin > 0
+
+
+@pytest.mark.parametrize("chapter", [c.name for c in CHAPTERS])
+def test_a_built_chapter_states_verdicts_only_for_registered_claims(chapter: str) -> None:
+    """Every glued value that carries a verdict word belongs to a claim the register holds for this
+    chapter, and every glued value the register names is glued by the built chapter."""
+    notebook = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    values = glued_values(notebook)
+    registered = {name for spec in reg.register().of_chapter(chapter) for name in spec.verdict_glue}
+    stating = {name for name, text in values.items() if VERDICT_WORDS.search(text)}
+    unregistered = sorted(stating - registered)
+    assert not unregistered, (f"{chapter} states a verdict in {unregistered}, which no claim of the register "
+                              "holds: declare the claim in lib/nlgjudge/register.toml (verdict_glue)")
+    stale = sorted(registered - set(values))
+    assert not stale, f"the register names glued values {stale} that the built {chapter} chapter does not glue"
+
+
+def test_the_register_page_is_current() -> None:
+    page = ROOT / "book" / "register.md"
+    assert page.read_text(encoding="utf-8") == reg.page_markdown(), "run `python -m nlgjudge.register page`"
+    text = page.read_text(encoding="utf-8")
+    for spec in reg.register().claims.values():
+        assert spec.words in text
+    assert "book/register" in (ROOT / "_toc.yml").read_text(encoding="utf-8")
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "register.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+_GOOD = """
+[families]
+none = "no correction"
+[no_claims]
+[[claim]]
+id = "elo.x"
+chapter = "elo"
+paper = "p"
+words = "w"
+estimand = "e"
+unit = "u"
+kind = "directional"
+test = "t"
+direction = "above"
+threshold = 0.0
+minimal_effect = 1.0
+effect_reason = "r"
+family = "none"
+comparator = "c"
+min_units = 3
+reported = "v"
+reported_how = "none"
+verdict_glue = ["g"]
+"""
+
+
+@pytest.mark.parametrize("change, message", [
+    (('family = "none"', 'family = "nowhere"'), "not declared in [families]"),
+    (('kind = "directional"', 'kind = "vague"'), "has kind 'vague'"),
+    (('minimal_effect = 1.0', 'minimal_effect = 0.0'), "minimal_effect must be a positive number"),
+    (('direction = "above"', 'direction = "within"'), "a margin goes with direction 'within'"),
+    (('id = "elo.x"', 'id = "bias.x"'), "must start with its chapter's name"),
+    (('verdict_glue = ["g"]', 'verdict_glue = []'), "names no glued value"),
+    (('unit = "u"\n', ''), "lacks unit"),
+    (('unit = "u"', 'unit = "u"\nspin = 1'), "unknown field(s) spin"),
+])
+def test_a_register_that_breaks_its_rules_is_refused_with_the_reason(tmp_path: Path, change, message) -> None:
+    assert reg.load_register(_write(tmp_path, _GOOD)).claims["elo.x"].min_units == 3
+    with pytest.raises(reg.RegisterError, match=re.escape(message)):
+        reg.load_register(_write(tmp_path, _GOOD.replace(*change)))
+    twice = _GOOD + _GOOD[_GOOD.index("[[claim]]"):]
+    with pytest.raises(reg.RegisterError, match="declared twice"):
+        reg.load_register(_write(tmp_path, twice))
+
+
+def test_an_unregistered_claim_is_an_error() -> None:
+    with pytest.raises(KeyError, match="not in the register"):
+        reg.verdict("elo.nothing", 1.0, 0.5, 1.5, 10)
+
+
+def test_the_chapters_take_their_rules_from_the_register(monkeypatch) -> None:
+    """Change a claim's threshold in the register and the chapter's verdict follows: the chapter sets no rule."""
+    from nlgjudge.analysis import elo, subsets
+
+    assert elo.NEAR_ZERO_KAPPA == reg.claim("elo.kappa").margin
+    assert elo.MIN_ARTICLES_FOR_A_CLAIM == reg.claim("elo.kappa").min_units
+    band = subsets.STRATEGY_CLAIMS["no_repeat_minus_symmetric_equal_r"]
+    spec = reg.claim("subsets.no_repeat_minus_symmetric_equal_r")
+    assert (band.threshold, band.direction, band.margin) == (spec.threshold, spec.direction, spec.margin)
+
+    book = reg.register()
+    moved = dataclasses.replace(book.claims["bias.debiasing_gain"], threshold=100.0)
+    monkeypatch.setattr(reg, "register", lambda: dataclasses.replace(book, claims={**book.claims, moved.id: moved}))
+    from nlgjudge.analysis.bias import debiasing_claims
+
+    gains = pd.DataFrame({"model": "m", "dataset": "d", "template": 1, "aspect": "COH",
+                          "context_id": [f"c{i}" for i in range(8)], "gain": np.linspace(4.0, 6.0, 8)})
+    row = debiasing_claims(gains).iloc[0]
+    assert row["verdict"] == "contradicted" and row["reason"] == "interval below 100"
+
+
+def test_contexts_needed_come_from_the_minimal_effect_not_the_observed_one() -> None:
+    """Two runs with the same spread need the same number of contexts, whatever their observed gap."""
+    spec = reg.claim("comparative.above_scoring")
+    needed = reg.contexts_needed_for(spec.id, 20.0)
+    from nlgjudge.stats.claims import contexts_needed
+
+    assert needed == contexts_needed(spec.minimal_effect, 20.0)
+    assert reg.contexts_needed_for(spec.id, 40.0) > needed  # a wider spread needs more
+    assert reg.claim("elo.kappa").effect_target() == pytest.approx(0.2)
+    assert reg.claim("elo.tau_reversed").effect_target() == pytest.approx(-0.5)  # "below": the effect lies under 0
+
+
+def test_the_command_line_checks_the_page(capsys) -> None:
+    assert reg.main(["page", "--check"]) == 0
+    with pytest.raises(SystemExit) as stop:
+        reg.main(["tables"])
+    assert stop.value.code == 2

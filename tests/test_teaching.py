@@ -1,0 +1,43 @@
+"""The page for teachers and the exercises it assigns: every chapter in a lesson, every exercise solved."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nlgjudge import teaching
+from nlgjudge.chapters import CHAPTERS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_chapter_belongs_to_exactly_one_lesson() -> None:
+    taught = [c for lesson in teaching.LESSONS for c in lesson.chapters]
+    assert sorted(set(taught)) == sorted({c.name for c in CHAPTERS} | {"register"})
+    assert len(taught) == len(set(taught)), "a chapter is in two lessons"
+
+
+def test_the_teachers_page_is_current_and_in_the_book() -> None:
+    page = (ROOT / "book" / "teachers.md").read_text(encoding="utf-8")
+    assert page == teaching.page_markdown(ROOT), "run `make book` (it writes book/teachers.md)"
+    assert "book/teachers" in (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    assert "**Bottom line.**" in page.split("**How to use it.**")[0]
+
+
+@pytest.mark.parametrize("chapter", [c.name for c in CHAPTERS])
+def test_every_exercise_has_a_folded_solution(chapter: str) -> None:
+    notebook = json.loads((ROOT / "notebooks" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    text = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    assert "## Exercises" in text, f"{chapter} has no exercises"
+    items = re.split(r"(?m)^(?=\d+\. )", text.split("## Exercises", 1)[1])[1:]
+    assert items, f"{chapter}'s exercises section lists no exercise"
+    for item in items:
+        assert ":::{admonition} Solution\n   :class: dropdown" in item, f"{chapter}: no folded solution in {item[:80]!r}"
+    assert teaching.page_facts(ROOT, chapter)[2] == len(items)
+
+
+def test_reading_time_counts_words_not_markup() -> None:
+    assert teaching._markdown_words("The gap is {glue:text}`claim_gap` points, $\\rho = 0.5$.") == 6
