@@ -528,7 +528,7 @@ def write_register_page(root: Path = REPO_ROOT) -> None:
     from nlgjudge.register import page_markdown
 
     page = root / "book" / "register.md"
-    text = page_markdown()
+    text = page_markdown({c.name: c.title for c in list_chapters()})
     if not page.exists() or page.read_text(encoding="utf-8") != text:
         page.write_text(text, encoding="utf-8")
         print("[nlgjudge.book] book/register.md written from the claims register")

@@ -9,16 +9,15 @@ rule is set in a chapter; a test fails when a built chapter glues a verdict for 
 does not hold. The file lies inside the library, so the book's stamp (a hash of the library) makes
 any change to it re-execute every chapter.
 
-``python -m nlgjudge.register page`` writes the book's register page (``book/register.md``);
-``--check`` says whether the committed page is current.
+``make book`` writes the book's register page (``book/register.md``, :func:`page_markdown`) before
+the HTML, so the page cannot drift from the file.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -191,11 +190,8 @@ def needed_cell(needed: float | None, n: int) -> str:
 # --------------------------------------------------------------------------------------------
 # The register page of the book
 
-_CHAPTER_TITLES = {
-    "datasets": "The datasets", "worked": "A worked example", "comparative": "Comparative assessment vs prompt scoring",
-    "bias": "Positional bias and debiasing", "subsets": "Fewer comparisons", "runtime": "Does the runtime matter?",
-    "elo": "Elo vs ROUGE", "narcissism": "Narcissistic evaluators", "rank": "Rank your own outputs",
-}
+#: The register page's title (its first line), for the pages that link to it.
+PAGE_TITLE = "The analysis plan"
 _KIND_WORDS = {
     "directional": "directional", "equivalence": "equivalence", "universal": "every row",
     "existence": "some row", "ordering": "every pair",
@@ -211,11 +207,12 @@ def _effect_text(spec: Claim) -> str:
     return f"{band}; minimal effect {spec.minimal_effect:g}: {spec.effect_reason}"
 
 
-def page_markdown(reg: Register | None = None) -> str:
-    """The register as the book's page: one section per chapter, one table row per claim."""
+def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str:
+    """The register as the book's page: one section per chapter of ``titles`` (name -> title, in the
+    book's order), one table row per claim."""
     reg = reg or register()
     lines = [
-        "# The analysis plan",
+        f"# {PAGE_TITLE}",
         "",
         ":::{admonition} The answer",
         ":class: tip",
@@ -239,7 +236,7 @@ def page_markdown(reg: Register | None = None) -> str:
         "the minimal effect below, never at the observed effect.",
         "",
     ]
-    for chapter, title in _CHAPTER_TITLES.items():
+    for chapter, title in titles.items():
         lines += [f"## {title}", ""]
         if chapter in reg.no_claims:
             lines += [f"No claim: {reg.no_claims[chapter]}. Its page says so in plain words. See {{doc}}`{chapter}`.", ""]
@@ -264,32 +261,3 @@ def page_markdown(reg: Register | None = None) -> str:
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
-
-PAGE_PATH = Path(__file__).resolve().parents[2] / "book" / "register.md"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlgjudge.register",
-                                     description="The claims register: write or check the book's register page.")
-    parser.add_argument("action", choices=["page"], help="page: write book/register.md from register.toml")
-    parser.add_argument("--check", action="store_true", help="only say whether book/register.md is current (exit 1 if not)")
-    args = parser.parse_args(argv)
-    try:
-        text = page_markdown()
-    except RegisterError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    current = PAGE_PATH.read_text(encoding="utf-8") if PAGE_PATH.exists() else None
-    if args.check:
-        if current != text:
-            print("book/register.md is out of date: run `python -m nlgjudge.register page`", file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        PAGE_PATH.write_text(text, encoding="utf-8")
-    print(f"book/register.md: {len(register().claims)} claims")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -51,12 +51,12 @@ LESSONS = (
            "lessons 2, 3 and 5"),
 )
 
-_TITLES = {
-    "datasets": "The datasets", "worked": "A worked example", "comparative": "Comparative assessment vs prompt scoring",
-    "bias": "Positional bias and debiasing", "subsets": "Fewer comparisons", "runtime": "Does the runtime matter?",
-    "elo": "Elo vs ROUGE", "narcissism": "Narcissistic evaluators", "rank": "Rank your own outputs",
-    "register": "The analysis plan",
-}
+def _title(page: str) -> str:
+    """A page's title as the book shows it: a chapter's, or the register page's."""
+    from nlgjudge.chapters import CHAPTERS
+    from nlgjudge.register import PAGE_TITLE
+
+    return next((c.title for c in CHAPTERS if c.name == page), PAGE_TITLE)
 
 
 def _markdown_words(text: str) -> int:
@@ -88,7 +88,7 @@ def page_markdown(root: Path) -> str:
     for number, lesson in enumerate(LESSONS, start=1):
         facts = [page_facts(root, c) for c in lesson.chapters]
         total_read += sum(f[0] for f in facts)
-        chapters = "; ".join(f"{{doc}}`{_TITLES[c]} <{c}>`" for c in lesson.chapters)
+        chapters = "; ".join(f"{{doc}}`{_title(c)} <{c}>`" for c in lesson.chapters)
         read = "; ".join(f"{f[0]} min" for f in facts)
         rerun = "; ".join(f[1] for f in facts)
         assign = "; ".join(str(f[2]) if f[2] else "none" for f in facts)
