@@ -178,3 +178,34 @@ def test_a_kill_inside_one_large_transaction_stores_none_of_it(worker: tuple[Pat
         assert run.returncode == -signal.SIGKILL and "written" not in out, "the write finished before the kill"
         assert OutputCache(db).count() == 0, f"attempt {attempt}: a partial transaction survived"
     check_consistent(db, module, [], {})
+
+
+OPENER = '''
+import sys, time
+from pathlib import Path
+from nlgjudge.cache import OutputCache
+
+gun = Path(sys.argv[2])
+while not gun.exists():
+    time.sleep(0.001)
+cache = OutputCache(sys.argv[1])
+cache._connect()
+cache.close()
+'''
+
+
+def test_processes_creating_one_new_cache_together_never_see_it_empty(tmp_path: Path) -> None:
+    # A new cache is linked into place whole: no opener may meet the empty file that a plain
+    # sqlite3.connect leaves for an instant (and that is refused as someone else's file).
+    script = tmp_path / "opener.py"
+    script.write_text(OPENER)
+    for round_ in range(6):
+        db, gun = tmp_path / f"new{round_}.sqlite", tmp_path / f"go{round_}"
+        openers = [start(script, db, gun) for _ in range(6)]
+        time.sleep(0.5)
+        gun.touch()
+        outputs = [process.communicate(timeout=120) for process in openers]
+        assert [process.returncode for process in openers] == [0] * 6, outputs
+        with OutputCache(db) as cache:
+            assert cache.count() == 0
+        assert sorted(path.name for path in tmp_path.glob(f"*new{round_}*")) == [f"new{round_}.sqlite"]

@@ -335,6 +335,8 @@ class OutputCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Decide from a read-only look whether the file may be touched at all; only then open it for writing.
         existing = self._with_retry(self._inspect)
+        if existing is None and self._create_whole():
+            existing = self._with_retry(self._inspect)
         try:
             connection = sqlite3.connect(
                 self.path,
@@ -352,6 +354,34 @@ class OutputCache:
         self._connection = connection
         self._connection_pid = pid
         return connection
+
+    def _create_whole(self) -> bool:
+        """Create a new cache so that no process ever sees it empty; False where hard links are refused.
+
+        The database is built in a private file beside the target and linked into place only once it holds
+        its schema: a concurrent process, or a rerun after a SIGKILL during creation, finds either no file
+        or a whole cache, never the empty file that the refusal of someone else's empty file would stop at.
+        A link never replaces: if another process got there first, its cache is used and ours discarded.
+        """
+        private = self.path.with_name(f".{self.path.name}.creating-{os.getpid()}-{random.getrandbits(32):08x}")
+        try:
+            connection = sqlite3.connect(private, timeout=self.busy_timeout_s, isolation_level=None)
+            try:
+                self._initialise(connection, fresh=True)
+            finally:
+                connection.close()  # the last connection checkpoints the WAL into the file and removes it
+            try:
+                os.link(private, self.path)
+            except FileExistsError:
+                pass  # another process created it first; its cache is inspected next
+            except OSError:
+                return False  # a file system without hard links: created in place instead
+            return True
+        except sqlite3.Error as error:
+            raise self._cache_error(error) from error
+        finally:
+            for leftover in (private, Path(f"{private}-wal"), Path(f"{private}-shm")):
+                leftover.unlink(missing_ok=True)
 
     def _inspect(self) -> tuple[int, _Shape] | None:
         """``(user_version, shape)`` of an existing database, read without changing a byte of it.
