@@ -333,3 +333,46 @@ def test_the_per_dataset_sentences_count_after_holm_within_each_finding() -> Non
     assert "d2 -1.0 [-1.9, -0.1], not resolved (a flag: contradicted on its own interval, not after Holm's correction) (n = 30)" in said["c_no_repeat_minus_random"]
     assert said["c_no_repeat_minus_random"].endswith("; Holm over the 3 datasets")
     assert said["n_not_resolved"] == "2 (1 before Holm's correction)" and "1 more is a flag" in said["needed"]
+
+
+def _draw_frames(stacks: dict[str, tuple[list[int], list[float]]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """per-context and per-draw frames of one group: stack (a template) -> (its contexts, per-draw differences)."""
+    context_rows, draw_rows = [], []
+    for template, (contexts, differences) in stacks.items():
+        key = {"model": "m", "dataset": "d", "template": template, "aspect": "A", "n_candidates": 4}
+        context_rows += [{**key, "context_id": c, "comparison": "x", "first_x100": 0.0, "second_x100": 0.0} for c in contexts]
+        draw_rows += [{**key, "draw": k, "comparison": "x", "first_x100": v, "second_x100": 0.0}
+                      for k, v in enumerate(differences)]
+    return pd.DataFrame(context_rows), pd.DataFrame(draw_rows)
+
+
+def test_monte_carlo_error_is_the_spread_of_the_draws_weighted_by_each_stacks_share() -> None:
+    from nlgjudge.analysis.subsets import monte_carlo_error
+
+    one_a, one_b = [1.0, 3.0, 2.0, 6.0], [0.0, 4.0, 2.0]
+    per_context, per_draw = _draw_frames({"t1": ([0, 1], one_a)})
+    assert monte_carlo_error(per_context, per_draw) == pytest.approx(np.std(one_a, ddof=1) / np.sqrt(4))
+    # disjoint contexts: shares 2/6 and 4/6 of the estimate; independent draws, so variances add
+    per_context, per_draw = _draw_frames({"t1": ([0, 1], one_a), "t2": ([2, 3, 4, 5], one_b)})
+    expected = np.sqrt((1 / 3) ** 2 * np.var(one_a, ddof=1) / 4 + (2 / 3) ** 2 * np.var(one_b, ddof=1) / 3)
+    assert monte_carlo_error(per_context, per_draw) == pytest.approx(expected)
+    # two templates on the same contexts: each context's value is their mean, half from each
+    per_context, per_draw = _draw_frames({"t1": ([0, 1], one_a), "t2": ([0, 1], one_b)})
+    expected = np.sqrt(0.25 * np.var(one_a, ddof=1) / 4 + 0.25 * np.var(one_b, ddof=1) / 3)
+    assert monte_carlo_error(per_context, per_draw) == pytest.approx(expected)
+
+
+def test_the_findings_carry_their_monte_carlo_error_from_their_own_draws(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.subsets import strategy_claim_frames, strategy_claims
+
+    ds = tiny_dataset(n_contexts=6)
+    frame = synthetic_comparisons(ds, pull=1.0)
+    per_context, per_draw = strategy_claim_frames(frame, {"tiny": ds}, n_draws=8, seed=3)
+    assert set(per_draw["draw"]) == set(range(8)) and set(per_draw["comparison"]) == set(per_context["comparison"])
+    claims = strategy_claims(per_context, per_draw=per_draw)
+    full = claims["comparison"] == "debias_gain_full"  # all N(N-1) comparisons: nothing is drawn
+    assert (claims.loc[~full, "monte_carlo_se"] > 0).all() and (claims.loc[full, "monte_carlo_se"] == 0).all()
+    again = strategy_claim_frames(frame, {"tiny": ds}, n_draws=8, seed=3)
+    pd.testing.assert_frame_equal(again[1], per_draw)  # one seed, one set of draws
+    plain = strategy_claims(per_context)
+    assert plain["monte_carlo_se"].isna().all() and (plain["estimate"] == claims["estimate"]).all()

@@ -196,3 +196,21 @@ def test_fork_safe(cache: OutputCache) -> None:
     assert len(cache) == 20  # the parent's connection still works and sees the child's rows
     cache.put_many([make_entry(20)])
     assert len(cache) == 21
+
+
+@pytest.mark.parametrize("damage", ['{"probs": [0.5', "NaN", b"\x00\x01"])
+def test_a_damaged_value_names_the_cache_the_key_and_the_way_out(cache: OutputCache, damage: object) -> None:
+    from nlgjudge.cache import CacheDamagedError
+
+    entry = make_entry(1)
+    cache.put_many([entry])
+    cache.close()
+    raw = sqlite3.connect(cache.path)
+    raw.execute("UPDATE outputs SET value = ? WHERE key = ?", (damage, entry.key))
+    raw.commit()
+    raw.close()
+    with pytest.raises(CacheDamagedError) as caught:
+        cache.get_many([entry.key])
+    message = str(caught.value)
+    assert str(cache.path) in message and entry.key[:16] in message and "not readable JSON" in message
+    assert "\n" not in message

@@ -158,7 +158,8 @@ def test_rank_warns_before_judging_of_a_constant_system(tmp_path: Path, capsys: 
 
 # ---- secrets that travel ----------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["http://reader:hunter22@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api_key=hunter22",
-                                   "http://127.0.0.1:9/sk-hunter22hunter22/v1"])
+                                   "http://127.0.0.1:9/sk-hunter22hunter22/v1",
+                                   "http://127.0.0.1:9/gateway/hunter22Xq7Lm2Rt9Vb4Nk8Pw3/v1"])
 def test_a_chapter_parameter_with_a_credential_is_refused_before_anything_and_never_printed(
         value: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from nlgjudge import book

@@ -144,3 +144,13 @@ def test_contexts_needed_come_from_the_minimal_effect_not_the_observed_one() -> 
     assert reg.contexts_needed_for(spec.id, 40.0) > needed  # a wider spread needs more
     assert reg.claim("elo.kappa").effect_target() == pytest.approx(0.2)
     assert reg.claim("elo.tau_reversed").effect_target() == pytest.approx(-0.5)  # "below": the effect lies under 0
+
+
+def test_an_end_within_the_draws_monte_carlo_error_of_the_threshold_is_borderline_never_decided() -> None:
+    claim_id = "subsets.no_repeat_minus_random"  # directional, above 0
+    assert reg.verdict(claim_id, 0.5, 0.2, 0.8, 30).verdict == "supported"
+    near = reg.verdict(claim_id, 0.5, 0.2, 0.8, 30, monte_carlo_se=0.1)  # 0.2 is within 3 x 0.1 of 0
+    assert near.verdict == "not resolved" and "Monte Carlo error (3 x 0.1) of 0" in near.reason
+    assert reg.verdict(claim_id, 0.5, 0.2, 0.8, 30, monte_carlo_se=0.06).verdict == "supported"  # 0.2 > 0.18
+    with pytest.raises(ValueError, match="monte_carlo_se"):
+        reg.verdict(claim_id, 0.5, 0.2, 0.8, 30, monte_carlo_se=float("nan"))

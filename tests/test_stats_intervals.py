@@ -55,3 +55,17 @@ def test_the_bootstrap_se_interval_is_centred_on_the_estimate_with_a_t_quantile(
     assert np.isnan(too_few[0]).all()
     with pytest.raises(ValueError, match="replicates must have shape"):
         bootstrap_se_interval(np.array([1.0, 2.0]), np.ones((5, 3)), n_units=3)
+
+
+def test_a_bounded_quantitys_interval_is_intersected_with_its_range() -> None:
+    from nlgjudge.stats.intervals import mean_interval
+
+    values = [0.9, 1.0, 0.6, 1.0]  # per-context correlations near their ceiling
+    plain = mean_interval(values)
+    assert plain.high > 1.0  # the t interval overshoots the range
+    bounded = mean_interval(values, bounds=(-1.0, 1.0))
+    assert bounded.high == 1.0 and bounded.low == plain.low and bounded.mean == plain.mean
+    with pytest.raises(ValueError, match="outside the bounds"):
+        mean_interval([0.5, 1.5], bounds=(0.0, 1.0))
+    with pytest.raises(ValueError, match="lower < upper"):
+        mean_interval([0.5, 0.6], bounds=(1.0, 0.0))

@@ -717,11 +717,11 @@ def _refuse_credentials(chapter: Chapter, pairs: Sequence[Sequence[str]]) -> Non
     """A parameter value holding a credential (a password in a URL, a token, an API key) is refused
     before anything runs, and never printed: a chapter's parameters are written into its executed
     notebook and shown on its page. The key goes in ``NLGJUDGE_SERVER_API_KEY`` instead."""
-    from nlgjudge.engine.server.client import scrub
+    from nlgjudge.engine.server.client import holds_secret
 
     for pair in pairs:
         name, value = str(pair[0]), str(pair[1]) if len(pair) > 1 else ""
-        if scrub(value) != value:
+        if holds_secret(value):
             raise ParameterError(
                 f"chapter {chapter.name!r}: parameter {name!r} holds a credential (a password, token or API key; its "
                 "value is not shown), and a chapter's parameters are written into its notebook and page; pass the URL "

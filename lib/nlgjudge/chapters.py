@@ -427,6 +427,7 @@ MEANINGS: dict[str, str] = {
     "data_dir": "the data directory (None: the NLGJUDGE_DATA_DIR environment variable)",
     "strategies": "the selection strategies drawn as curves",
     "n_draws": "random draws per budget (the curves' bands)",
+    "claim_draws": "random draws per budget for the findings' tests (more: stable verdicts)",
     "self_consistency_sizes": "subset sizes n of the self-consistency table (the paper's Table 8)",
     "contestants": "the summarizers ranked (the reference summary counts as one)",
     "n_articles": "articles of the contest read (None: all 99)",
@@ -575,6 +576,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "templates": [1, 2],
             "strategies": ["random", "no-repeat", "symmetric", "active"],
             "n_draws": 50,
+            "claim_draws": 200,
             "self_consistency_sizes": [2, 3, 4, 6, 8, 12, 16],  # the paper's Table 8 sizes
             "seed": SEED,
             "resample_seed": SEED,
@@ -591,6 +593,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "aspects": ["COH"],
             "templates": [1],
             "n_draws": 3,
+            "claim_draws": 3,
             "self_consistency_sizes": [4],
             "released_only": False,
         },
@@ -599,6 +602,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             **_JUDGE_TYPES,
             "strategies": list_of(choice(STRATEGY_NAMES, "selection strategies"), min_length=1),
             "n_draws": integer(minimum=2),  # the curves' band needs a spread over draws
+            "claim_draws": integer(minimum=2),  # the Monte Carlo error needs a spread over draws
             "self_consistency_sizes": list_of(integer(minimum=2), min_length=1),
             "resample_seed": SEED_TYPE,
         },

@@ -152,13 +152,31 @@ def claim(claim_id: str) -> Claim:
     return found
 
 
+#: An interval end within this many Monte Carlo standard errors of a boundary is borderline: the
+#: random draws, not the data, would decide it (a resampling risk of about 0.1% per side).
+MONTE_CARLO_Z = 3.0
+
+
 def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
-            degenerate: str | None = None) -> ClaimVerdict:
+            degenerate: str | None = None, monte_carlo_se: float = 0.0) -> ClaimVerdict:
     """The claim rule's verdict on ``claim_id`` with its registered direction, threshold, margin,
-    borderline and minimum units (:func:`nlgjudge.stats.claims.claim_verdict`)."""
+    borderline and minimum units (:func:`nlgjudge.stats.claims.claim_verdict`).
+
+    ``monte_carlo_se``: the estimate's Monte Carlo standard error where random draws made it; an end
+    within :data:`MONTE_CARLO_Z` of them of a boundary is borderline (not resolved), never flipped."""
     spec = claim(claim_id)
-    return claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
-                         margin=spec.margin, min_n=spec.min_units, degenerate=degenerate, borderline=spec.borderline)
+    if not (monte_carlo_se >= 0 and math.isfinite(monte_carlo_se)):
+        raise ValueError(f"monte_carlo_se must be a finite distance >= 0; got {monte_carlo_se}")
+    band = MONTE_CARLO_Z * monte_carlo_se
+    found = claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
+                          margin=spec.margin, min_n=spec.min_units, degenerate=degenerate,
+                          borderline=max(spec.borderline, band))
+    if band > spec.borderline and found.reason.startswith("borderline"):
+        edge = found.reason.rsplit(" of ", 1)[-1].split(",")[0]
+        return ClaimVerdict(found.verdict, f"borderline: an end of the interval lies within the random draws' "
+                                           f"Monte Carlo error ({MONTE_CARLO_Z:g} x {monte_carlo_se:.2g}) of {edge}; "
+                                           "more draws would settle it")
+    return found
 
 
 def contexts_needed_for(claim_id: str, sd: float) -> int | None:

@@ -242,12 +242,11 @@ def debiasing_gain_intervals(
     rows = []
     for (model, dataset, template, aspect), matrices, plain, debiased in _plain_and_debiased(comparisons, datasets, scope):
         per_context_p_a = [float(np.nanmean(hard_decisions(m))) for m in matrices.values()]
-        p_a = mean_interval(per_context_p_a, confidence)
+        p_a = mean_interval(per_context_p_a, confidence, bounds=(0.0, 1.0))  # a share
         gain = paired_difference_interval(100.0 * debiased.per_context, 100.0 * plain.per_context, confidence)
         rows.append({
             "model": model, "dataset": dataset, "template": template, "aspect": aspect, "threshold": scope,
-            # a share lies in [0, 1]: the t interval is clipped there (as the runtime chapter's)
-            "p_a": p_a.mean, "p_a_low": max(0.0, p_a.low), "p_a_high": min(1.0, p_a.high),
+            "p_a": p_a.mean, "p_a_low": p_a.low, "p_a_high": p_a.high,
             "spearman_gain": gain.mean, "gain_low": gain.low, "gain_high": gain.high,
             "gain_excludes_zero": gain.excludes_zero, "n_contexts": gain.n, "small_n": gain.small,
             # the tests behind the two intervals, for counts over a family of sets (Holm)

@@ -279,7 +279,7 @@ def _interval(per_context: np.ndarray, confidence: float) -> dict[str, object]:
     finite = per_context[np.isfinite(per_context)]
     if finite.size == 0:
         return {"ci_low": np.nan, "ci_high": np.nan, "small_n": True}
-    interval = mean_interval(finite, confidence)
+    interval = mean_interval(finite, confidence, bounds=(-1.0, 1.0))  # a mean of correlations
     return {"ci_low": 100.0 * interval.low, "ci_high": 100.0 * interval.high, "small_n": interval.small}
 
 

@@ -530,7 +530,8 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
                     confidence: float) -> dict[str, object]:
     from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
 
-    own_ci, anchor_ci = mean_interval(own, confidence), mean_interval(anchor, confidence)
+    # shares of documents in [0, 1]: their intervals stay inside that range
+    own_ci, anchor_ci = mean_interval(own, confidence, bounds=(0.0, 1.0)), mean_interval(anchor, confidence, bounds=(0.0, 1.0))
     excess = paired_difference_interval(own, anchor, confidence)
     return {"judge": judge, "opponent": opponent, "own": own_ci.mean, "own_low": own_ci.low, "own_high": own_ci.high,
             "others": anchor_ci.mean, "others_low": anchor_ci.low, "others_high": anchor_ci.high,

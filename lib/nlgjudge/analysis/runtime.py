@@ -134,11 +134,8 @@ def _interval_columns(
 ) -> dict[str, float]:
     """The mean and its t interval; a bounded quantity (a share, a correlation) has its interval
     clipped to its range, which the t interval over a few contexts can overshoot."""
-    interval = mean_interval(values, confidence)
-    low, high = interval.low, interval.high
-    if bounds is not None:
-        low, high = float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
-    return {prefix: interval.mean, f"{prefix}_low": low, f"{prefix}_high": high}
+    interval = mean_interval(values, confidence, bounds=bounds)
+    return {prefix: interval.mean, f"{prefix}_low": interval.low, f"{prefix}_high": interval.high}
 
 
 def difference_table(paired: PairedRuntimes, confidence: float = 0.95) -> pd.DataFrame:

@@ -114,7 +114,44 @@ def subset_curve_frames(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context.
+    """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context (:func:`_subset_frames`)."""
+    curves, per_context, _ = _subset_frames(comparisons, datasets, strategies, n_draws, debias, budgets,
+                                            confidence, seed)
+    return curves, per_context
+
+
+#: The strategies §5.6's findings compare (active is the figures' alone).
+CLAIM_STRATEGIES = ("random", "no-repeat", "symmetric")
+
+
+def strategy_claim_frames(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], n_draws: int = 200, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The inputs of :func:`strategy_claims`: §5.6's comparisons per context, and per draw.
+
+    Drawn apart from the figures' curves (its own seed stream, every budget, the three strategies
+    the findings compare) and with more draws, so that the findings' verdicts do not move with
+    ``seed``: the per-draw frame (columns model, dataset, template, aspect, n_candidates, draw,
+    comparison, first_x100, second_x100: each side averaged over the stack's contexts) gives each
+    finding's Monte Carlo error.
+    """
+    _, per_context, per_draw = _subset_frames(comparisons, datasets, CLAIM_STRATEGIES, n_draws, (False, True),
+                                              None, 0.95, seed, stream=1)
+    return per_context, per_draw
+
+
+def _subset_frames(
+    comparisons: pd.DataFrame,
+    datasets: Mapping[str, JudgeDataset],
+    strategies: Sequence[str],
+    n_draws: int,
+    debias: Sequence[bool],
+    budgets: Sequence[int] | None,
+    confidence: float,
+    seed: int,
+    stream: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context and per draw.
 
     The curves: one row per set, strategy, debiasing flag and budget R.
     Columns: model, dataset, template, aspect, n_candidates, n_contexts (used: contexts with
@@ -127,12 +164,13 @@ def subset_curve_frames(
     The comparisons (:func:`nlgjudge.stats.subset_curves.per_context_comparisons`): one row per set,
     context and comparison, with its two sides averaged over the draws and the comparison's budgets
     (``first_x100``, ``second_x100``; the difference is the comparison), for intervals over contexts
-    (:func:`strategy_claims`).
+    (:func:`strategy_claims`); and per draw (each side averaged over the stack's contexts), for the
+    draws' Monte Carlo error. ``stream`` separates independent uses of one ``seed``.
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
         raise ValueError(f"unknown strategies {unknown}; choose from {list(STRATEGIES)}")
-    rows, per_context_rows = [], []
+    rows, per_context_rows, per_draw_rows = [], [], []
     started = time.perf_counter()
     for index, (key, groups) in enumerate(stacks_by_size(comparisons, datasets).items()):
         model, dataset, template, aspect = key
@@ -142,7 +180,7 @@ def subset_curve_frames(
                 continue  # no context of this size has varying human scores: no correlation exists
             curves = subset_curves(
                 probs, gold, list(strategies), budgets, n_draws, tuple(debias), confidence,
-                seed=np.random.default_rng([seed, index, n]),
+                seed=np.random.default_rng([seed, index, n] + ([stream] if stream else [])),
             )
             used_ids = [c for c, keep in zip(ids, usable, strict=True) if keep]  # subset_curves' order
             sides = per_context_comparisons(
@@ -151,6 +189,14 @@ def subset_curve_frames(
                 per_context_rows.append(pd.DataFrame({
                     "model": model, "dataset": dataset, "template": template, "aspect": aspect,
                     "n_candidates": n, "context_id": used_ids, "comparison": name,
+                    "first_x100": first, "second_x100": second,
+                }))
+            draw_sides = per_context_comparisons(
+                {k: (c.budgets, c.per_draw_x100) for k, c in curves.curves.items()}, n_candidates=n)
+            for name, (first, second) in draw_sides.items():
+                per_draw_rows.append(pd.DataFrame({
+                    "model": model, "dataset": dataset, "template": template, "aspect": aspect,
+                    "n_candidates": n, "draw": np.arange(len(first)), "comparison": name,
                     "first_x100": first, "second_x100": second,
                 }))
             for (strategy, debiased), curve in curves.curves.items():
@@ -185,7 +231,10 @@ def subset_curve_frames(
     per_context = pd.concat(per_context_rows, ignore_index=True) if per_context_rows else pd.DataFrame(
         columns=["model", "dataset", "template", "aspect", "n_candidates", "context_id", "comparison",
                  "first_x100", "second_x100"])
-    return frame, per_context
+    per_draw = pd.concat(per_draw_rows, ignore_index=True) if per_draw_rows else pd.DataFrame(
+        columns=["model", "dataset", "template", "aspect", "n_candidates", "draw", "comparison",
+                 "first_x100", "second_x100"])
+    return frame, per_context, per_draw
 
 
 def curve_summary(curves: pd.DataFrame, fractions: Sequence[float] = (0.1, 0.25, 0.5, 1.0)) -> pd.DataFrame:
@@ -390,7 +439,8 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
         out[f"c_{name}"] = ("; ".join(
             f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {a}"
-            + (f" ({flag_words(row.verdict)})" if a != row.verdict else "") + f" (n = {row.n})"
+            + (f" ({flag_words(row.verdict)})" if a != row.verdict else "")
+            + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})"
             for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
@@ -406,12 +456,30 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
     out["needed"] = needed_words(open_rows) + (
         f"; {n_flags} more {'is a flag' if n_flags == 1 else 'are flags'} (resolved on {'its' if n_flags == 1 else 'their'} own "
         "interval, not after Holm's correction)" if n_flags else "")
+    out.update(monte_carlo_prose(claims, cell_claims))
     misses = reached[~reached["reached"]]
     out["reached_count"] = f"{int(reached['reached'].sum())} of {len(reached)}"
     out["reached_misses"] = listing([
         f"{row.dataset} {row.aspect} {'debiased' if row.debiased else 'plain'} ({number(row.at_fraction, 1)} of "
         f"{number(row.full, 1)})" for row in misses.itertuples()], empty="none")
     return out
+
+
+def monte_carlo_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame) -> dict[str, str]:
+    """``mc_range`` (the findings' Monte Carlo errors, smallest to largest) and ``mc_borderline`` (how
+    many rows the draws' error left borderline), for the sentence that states the rule."""
+    from nlgjudge.prose import number
+
+    errors = claims.get("monte_carlo_se", pd.Series(dtype=float)).dropna()
+    errors = errors[errors > 0]  # with all N(N-1) comparisons nothing is drawn
+    if errors.empty:
+        return {"mc_range": "not measured on this run", "mc_borderline": "no row was read for it"}
+    def borderline(rows: pd.DataFrame) -> int:
+        return int(rows["reason"].str.contains("Monte Carlo", regex=False).sum())
+    per_dataset, per_cell = borderline(claims), borderline(cell_claims)
+    return {"mc_range": f"{number(errors.min(), 2)} to {number(errors.max(), 2)} per dataset",
+            "mc_borderline": (f"{per_dataset} of the {len(claims)} rows per dataset and {per_cell} of the "
+                              f"{len(cell_claims)} per dataset and aspect are borderline on this run")}
 
 
 def needed_words(open_rows: pd.DataFrame) -> str:
@@ -543,8 +611,27 @@ def judge_gates(comparisons: pd.DataFrame) -> dict[str, str | None]:
     return degenerate_judges({name: part for name, part in comparisons.groupby("dataset", sort=False)})
 
 
+_STACK = ["model", "template", "aspect", "n_candidates"]
+
+
+def monte_carlo_error(per_context: pd.DataFrame, per_draw: pd.DataFrame) -> float:
+    """The Monte Carlo standard error, from the random draws, of one finding's estimate (the mean over
+    contexts of each context's difference averaged over the sets that hold it; ``per_context`` and
+    ``per_draw``: one group and comparison of :func:`strategy_claim_frames`' frames). Stacks draw
+    independently, so their variances add, each weighted by its share of the estimate."""
+    holders = per_context.groupby("context_id")["context_id"].transform("size")
+    share = (1.0 / (holders * per_context["context_id"].nunique())).groupby(
+        [per_context[c] for c in _STACK], sort=False).sum()
+    difference = per_draw["first_x100"] - per_draw["second_x100"]
+    stacks = difference.groupby([per_draw[c] for c in _STACK], sort=False)
+    variance = stacks.var(ddof=1) / stacks.size()
+    joined = pd.concat([share.rename("share"), variance.rename("variance")], axis=1, join="inner")
+    return float(np.sqrt((joined["share"] ** 2 * joined["variance"]).sum()))
+
+
 def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",), confidence: float = 0.95,
-                    gates: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+                    gates: Mapping[str, str | None] | None = None,
+                    per_draw: pd.DataFrame | None = None) -> pd.DataFrame:
     """Seed 000 §5.6's findings with an interval over contexts and a verdict by the claim rule.
 
     ``per_context``: :func:`subset_curve_frames`' second frame. Rows are grouped by ``by`` (e.g.
@@ -556,6 +643,9 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     ``contexts_needed`` (not-resolved rows only; NaN: out of reach) is
     :func:`nlgjudge.register.contexts_needed_for` at the per-context differences' spread.
     ``gates``: :func:`judge_gates` (by dataset); a degenerate judge's rows are not tested.
+    ``per_draw`` (:func:`strategy_claim_frames`): each row's Monte Carlo error (column
+    ``monte_carlo_se``), and an interval end within its band of a boundary is borderline
+    (:func:`nlgjudge.register.verdict`), never a verdict the random draws decided.
     """
     keys = [*by]
     missing = sorted(({"context_id", "comparison", "first_x100", "second_x100"} | set(keys)) - set(per_context.columns))
@@ -573,7 +663,13 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         where = dict(zip(keys, group_values))
         gate = (gates or {}).get(str(where.get("dataset"))) if "dataset" in where else None
         claim_id = f"subsets.{name}"
-        verdict = registered_verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate)
+        mc_se = np.nan
+        if per_draw is not None:
+            draws = per_draw[(per_draw["comparison"] == name)
+                             & np.logical_and.reduce([per_draw[k] == v for k, v in where.items()] or [True])]
+            mc_se = monte_carlo_error(group, draws)
+        verdict = registered_verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate,
+                                     monte_carlo_se=0.0 if np.isnan(mc_se) else mc_se)
         needed = np.nan
         threshold = spec.threshold
         if spec.direction == "within" and spec.margin is not None:  # the band end nearest the estimate
@@ -590,7 +686,7 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
                      "claim": spec.claim, "estimate": interval.mean, "low": interval.low, "high": interval.high,
                      "n": interval.n, "sets": group[[c for c in ("template", "aspect") if c in group]].drop_duplicates().shape[0],
                      "verdict": verdict.verdict, "reason": verdict.reason, "contexts_needed": needed,
-                     "p_value": p_value})
+                     "p_value": p_value, "monte_carlo_se": mc_se})
     order = {name: k for k, name in enumerate(STRATEGY_CLAIMS)}
     out = pd.DataFrame(rows)
     if out.empty:

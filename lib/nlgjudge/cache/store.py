@@ -603,7 +603,18 @@ class OutputCache:
         raw = self._get_raw(keys)
         if study is not None and raw:
             self._link(study, list(raw))
-        return {key: loads_strict(text) for key, text in raw.items()}
+        return {key: self._decode(key, text) for key, text in raw.items()}
+
+    def _decode(self, key: str, text: Any) -> Any:
+        """A stored value, or a :class:`CacheDamagedError` naming this cache, the key and the way out."""
+        try:
+            if not isinstance(text, str):
+                raise TypeError(f"a {type(text).__name__} where the cache stores JSON text")
+            return loads_strict(text)
+        except (TypeError, ValueError) as error:
+            raise CacheDamagedError(
+                f"{self.path} is damaged: the output stored under key {key[:16]}... is not readable JSON "
+                f"({' '.join(str(error).split())[:120]}); {damaged_advice(self.path)}.") from None
 
     def lookup(self, keys: Sequence[str], *, study: str | None = None) -> tuple[dict[str, Any], list[str]]:
         """``(found, missing)``: cached values, and the missing keys in request order (no repeats)."""

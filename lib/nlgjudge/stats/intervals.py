@@ -43,8 +43,13 @@ class MeanInterval:
         return bool(np.isfinite(self.low) and (self.low > 0 or self.high < 0))
 
 
-def mean_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
-    """The t interval of the mean of ``values`` (NaN entries are an error: decide before what they mean)."""
+def mean_interval(values: ArrayLike, confidence: float = 0.95,
+                  bounds: tuple[float, float] | None = None) -> MeanInterval:
+    """The t interval of the mean of ``values`` (NaN entries are an error: decide before what they mean).
+
+    ``bounds``: the range of a bounded quantity (a share in [0, 1], a correlation in [-1, 1]). The t
+    interval over a few units can overshoot it; it is then intersected with the range, which keeps
+    its coverage (the mean lies in the range) and prints no impossible value."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {x.shape}")
@@ -62,7 +67,16 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
         return MeanInterval(mean, mean, mean, n, confidence)
     sd = float(x.std(ddof=1))
     half = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n - 1)) * sd / np.sqrt(n)
-    return MeanInterval(mean, mean - half, mean + half, n, confidence)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        floor, ceiling = bounds
+        if not floor < ceiling:
+            raise ValueError(f"bounds must be (lower, upper) with lower < upper; got {bounds}")
+        slack = 1e-9 * (ceiling - floor)  # a correlation of 1 + 2e-16 is rounding, not a wrong range
+        if x.min() < floor - slack or x.max() > ceiling + slack:
+            raise ValueError(f"values lie outside the bounds {bounds}: the bounds are the quantity's range")
+        low, high = max(low, floor), min(high, ceiling)
+    return MeanInterval(mean, low, high, n, confidence)
 
 
 def paired_difference_interval(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> MeanInterval:

@@ -43,15 +43,31 @@ FORCE_BIAS = 100.0
 def served_entry(client: ServerClient, model: str) -> dict[str, Any]:
     """The /v1/models entry of ``model``, or a one-line error naming what the server serves."""
     data = client.get("/models")
-    entries = data.get("data", []) if isinstance(data, dict) else []
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ServerError(f"{client.where}/models answered {type(data).__name__ if not isinstance(data, dict) else 'an object'} "
+                          "without a 'data' list of models, which an OpenAI-compatible server gives; check server_url")
     ids = [str(e.get("id")) for e in entries if isinstance(e, dict)]
     for entry in entries:
         if isinstance(entry, dict) and entry.get("id") == model:
             return entry
     raise ServerError(
-        f"{client.where} serves {', '.join(repr(i) for i in ids) or 'no model'}, not {model!r}; "
+        f"{client.where} serves {served_summary(ids, model)}, not {model!r}; "
         "name the model as the server serves it (or start the server with that alias)"
     )
+
+
+def served_summary(ids: list[str], model: str, shown: int = 5) -> str:
+    """What a server serves, in one short line: the names closest to ``model`` first, at most ``shown``
+    of them, each cut to 80 characters, and how many more."""
+    if not ids:
+        return "no model"
+    import difflib
+
+    close = difflib.get_close_matches(model, ids, n=shown, cutoff=0.0) if len(ids) > shown else ids
+    names = ", ".join(repr(name if len(name) <= 80 else name[:77] + "...") for name in close[:shown])
+    more = len(ids) - min(len(ids), shown)
+    return f"{len(ids):,} models ({names}{f' and {more:,} more' if more else ''})" if more else names
 
 
 def system_fingerprint(client: ServerClient, model: str) -> str | None:

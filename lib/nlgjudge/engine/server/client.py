@@ -12,6 +12,7 @@ as a bearer header, never logged or stored.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import time
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 URL_ENV = "NLGJUDGE_SERVER_URL"
 API_KEY_ENV = "NLGJUDGE_SERVER_API_KEY"
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+#: The longest wait a server's Retry-After is honoured for; a longer one ends the run with its message.
+MAX_RETRY_AFTER_S = 60.0
 
 
 class ServerError(RuntimeError):
@@ -96,8 +99,47 @@ def check_api_key(key: str) -> None:
                               "dash may have been changed by copying it: set it to the key as the server issued it")
 
 
+#: Prefixes of issued keys and tokens (OpenAI, Hugging Face, GitHub, Slack, AWS, JWT).
+_KEY_PREFIXES = ("sk-", "hf_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "eyJ")
+
+
+def _looks_secret(segment: str) -> bool:
+    """A URL path segment that looks like a key or token: an issued key's prefix, a long hex string,
+    or a long random-looking run of letters and digits (model and route names are words)."""
+    if len(segment) >= 12 and segment.startswith(_KEY_PREFIXES):
+        return True
+    if len(segment) >= 32 and all(ch in "0123456789abcdefABCDEF" for ch in segment):
+        return True
+    if len(segment) < 20 or not re.fullmatch(r"[A-Za-z0-9_\-]+", segment):
+        return False
+    if not (re.search(r"[0-9]", segment) and re.search(r"[A-Za-z]", segment)):
+        return False
+    counts = [segment.count(ch) / len(segment) for ch in set(segment)]
+    entropy = -sum(p * math.log2(p) for p in counts)
+    return entropy >= 0.85 * math.log2(min(len(segment), 62))
+
+
+def _mask_path(path: str) -> str:
+    return "/".join("***" if _looks_secret(part) else part for part in path.split("/"))
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text`` holds something :func:`scrub` hides, or a URL with a token in its path."""
+    if scrub(text) != text:
+        return True
+    for word in re.findall(r"(?i)https?://\S+", text):
+        try:
+            path = urlsplit(word).path
+        except ValueError:
+            continue
+        if any(_looks_secret(part) for part in path.split("/")):
+            return True
+    return False
+
+
 def redact(url: str) -> str:
-    """``url`` without user, password, query or fragment: what may appear in a message."""
+    """``url`` without user, password, query, fragment or a path segment that looks like a token: what
+    may appear in a message."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -108,7 +150,7 @@ def redact(url: str) -> str:
         host += f":{port}"
     if not parts.scheme or not parts.netloc:  # "127.0.0.1:8000": no scheme; echo it, less any secret
         return scrub(url.split("@")[-1].split("?")[0].split("#")[0])
-    return f"{parts.scheme}://{host}{parts.path}"
+    return f"{parts.scheme}://{host}{_mask_path(parts.path)}"
 
 
 class ServerClient:
@@ -145,13 +187,22 @@ class ServerClient:
 
         url = self.url + path
         problem = ""
+        wait: float | None = None
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                time.sleep(self.backoff * 2 ** (attempt - 1) if wait is None else wait)
+            wait = None
             try:
                 response = self._http.request(method, url, json=body)
             except httpx.TimeoutException:
                 problem = f"no answer within the {self.timeout:g} s timeout"
+                if attempt < self.retries:  # said at once, not only after every try has timed out
+                    log.warning("%s%s: %s (try %d of %d); waiting for it and asking again", self.where, path, problem,
+                                attempt + 1, self.retries + 1)
+                continue
+            except (httpx.RemoteProtocolError, httpx.DecodingError) as err:
+                # It answered, but not with readable HTTP (a broken chunked body, a body not in its encoding).
+                problem = f"answered with a broken HTTP response ({' '.join(str(err).split())[:160]})"
                 continue
             except httpx.TransportError as err:
                 problem = f"cannot connect ({type(err).__name__})"
@@ -163,8 +214,19 @@ class ServerClient:
                 continue
             if response.status_code in RETRY_STATUSES:
                 problem = f"HTTP {response.status_code} {_detail(response)}"
+                wait = retry_after(response.headers.get("Retry-After"))
+                if wait is not None and wait > MAX_RETRY_AFTER_S:
+                    raise ServerUnavailableError(
+                        f"{self.where}{path} is busy ({problem}) and asks to be asked again in {wait:,.0f} s, longer "
+                        f"than the {MAX_RETRY_AFTER_S:g} s this client waits; run the same command later "
+                        "(finished comparisons are kept)")
                 log.info("%s %s: %s (try %d of %d)", method, path, problem, attempt + 1, self.retries + 1)
                 continue
+            if 300 <= response.status_code < 400:
+                target = redact(scrub(response.headers.get("Location", "")))[:200] or "an address it does not give"
+                raise ServerError(
+                    f"{self.where}{path} redirects (HTTP {response.status_code}) to {target}; this client does not follow "
+                    f"redirects: set server_url / ${URL_ENV} to the server's own address")
             if response.status_code >= 400:
                 raise ServerError(f"{self.where}{path} refused the request: HTTP {response.status_code} {_detail(response)}")
             try:
@@ -172,6 +234,24 @@ class ServerClient:
             except ValueError:
                 raise ServerError(f"{self.where}{path} answered with something that is not JSON") from None
         raise ServerUnavailableError(f"{self.where}{path} failed after {self.retries + 1} tries: {problem}")
+
+
+def retry_after(value: str | None) -> float | None:
+    """A Retry-After header in seconds (delay-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _detail(response: Any) -> str:
