@@ -424,3 +424,31 @@ def test_every_table_fits_its_column_in_headless_chromium(built_book: Path, widt
         tables = json.loads(result.stdout)
         wide.update({f"{page.stem} #{t['i']} ({t['head']!r}: {t['width']} px in {t['col']} px)": t for t in tables if t["overflow"]})
     assert not wide, f"tables wider than their column at {width} px: {sorted(wide)}"
+
+
+FIGURE_FIT = Path(__file__).with_name("figure_fit.py")
+
+
+@pytest.mark.slow
+def test_figure_text_is_at_least_11_px_in_an_800_px_window(built_book: Path) -> None:
+    """Every figure is drawn with no text below MIN_FONT_PT points at FIGURE_DPI (fit_to_page); the
+    browser then scales it to the column. Measured as a reader sees the pages at 800 px."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from nlgjudge.plotting.style import FIGURE_DPI, MIN_FONT_PT, MIN_TEXT_PX, NARROW_WINDOW_PX
+
+    if shutil.which("chromium") is None:
+        pytest.skip("needs headless Chromium (apt install chromium)")
+    small = []
+    for chapter in book.list_chapters():
+        page = built_book / "book" / f"{chapter.name}.html"
+        result = subprocess.run([sys.executable, str(FIGURE_FIT), str(page), str(NARROW_WINDOW_PX)], capture_output=True,
+                                text=True, timeout=180, check=True)
+        for figure in json.loads(result.stdout):
+            text_px = MIN_FONT_PT * FIGURE_DPI / 72 * figure["shown"] / figure["natural"]
+            if text_px < MIN_TEXT_PX - 0.05:
+                small.append(f"{chapter.name} figure {figure['i']}: {text_px:.1f} px ({figure['natural']} px shown at {figure['shown']})")
+    assert not small, f"figure text below {MIN_TEXT_PX} px at {NARROW_WINDOW_PX} px: {small}"

@@ -73,6 +73,10 @@ def test_a_rerun_shows_the_released_verdict_beside_each_changed_row(monkeypatch)
         shown = display.with_released_verdicts(table, "claims")
         assert list(shown.columns) == ["verdict", display.WAS_COLUMN, "gap"]
         assert list(shown[display.WAS_COLUMN]) == ["was: not resolved", "same", "new row"]
+        prose.set_previous_values({"rows_claims": json.dumps({"COH": "supported", "CON": "contradicted"})})
+        shown = display.with_released_verdicts(table, "claims")  # CON is gone from this run: shown, marked
+        assert list(shown.index) == ["COH", "FLU", "REL", "CON"]
+        assert list(shown[display.WAS_COLUMN]) == ["same", "new row", "new row", "dropped (was: contradicted)"]
     finally:
         prose.set_previous_values(None)
 

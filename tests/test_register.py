@@ -51,9 +51,11 @@ def test_the_register_page_is_current() -> None:
     page = ROOT / "book" / "register.md"
     titles = {c.name: c.title for c in CHAPTERS}
     assert page.read_text(encoding="utf-8") == reg.page_markdown(titles), "run `make book` (it writes book/register.md)"
+    import html
+
     text = page.read_text(encoding="utf-8")
     for spec in reg.register().claims.values():
-        assert spec.words in text
+        assert html.escape(spec.words, quote=False) in text
     assert "book/register" in (ROOT / "_toc.yml").read_text(encoding="utf-8")
 
 
@@ -154,3 +156,13 @@ def test_an_end_within_the_draws_monte_carlo_error_of_the_threshold_is_borderlin
     assert reg.verdict(claim_id, 0.5, 0.2, 0.8, 30, monte_carlo_se=0.06).verdict == "supported"  # 0.2 > 0.18
     with pytest.raises(ValueError, match="monte_carlo_se"):
         reg.verdict(claim_id, 0.5, 0.2, 0.8, 30, monte_carlo_se=float("nan"))
+
+
+def test_the_register_table_stacks_labelled_fields_in_a_narrow_window() -> None:
+    page = reg.page_markdown({"comparative": "Comparative"})
+    cells = re.findall(r'<td data-label="([^"]+)">', page)
+    assert cells and set(cells) == set(reg._REGISTER_COLUMNS)  # every cell names its column
+    assert "<script" not in page.lower()
+    css = (ROOT / "book" / "_ext" / "static" / "outputs.css").read_text()
+    narrow = css[css.index("@media (max-width: 1099.98px)"):]
+    assert "table.nlg-register thead" in narrow and "content: attr(data-label)" in narrow

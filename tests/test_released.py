@@ -31,7 +31,12 @@ def test_a_changed_verdict_carries_the_released_one_and_an_unchanged_one_does_no
     assert prose.with_previous("claim_n_supported", "2", previous) == "2 (was: 1 (4 before Holm's correction))"
     assert prose.with_previous("take_c_x", "summeval 0.5 [-0.2, 1.2], not resolved (n = 8); webnlg 0.1 [-1, 1], not resolved (n = 8)",
                                previous).endswith("(was: supported, not resolved)")
-    assert prose.with_previous("judge", "smollm2", previous) == "smollm2"  # not a verdict: no mark
+    assert prose.with_previous("judge", "smollm2", previous) == "smollm2 (was: qwen)"  # every change is marked
+    assert prose.with_previous("judge", "qwen", previous) == "qwen"
+    long_before = {"sentence": "the ranking puts BRIO first and the reference last, over 99 articles and 6 pairs"}
+    assert prose.with_previous("sentence", "the ranking puts BRIO first and GPT-3 last, over 99 articles and 5 pairs",
+                               long_before).endswith("(changed since the released build)")
+    assert prose.with_previous("previous_build_time", "51 s", {"previous_build_time": "13 s"}) == "51 s"
     assert prose.with_previous("rank_resolved", "1", {"rank_resolved": "2 (4 before Holm's correction)"}) == \
         "1 (was: 2 (4 before Holm's correction))"
     assert prose.with_previous("new_name", "supported", previous) == "supported"

@@ -188,6 +188,15 @@ def with_released_verdicts(frame: pd.DataFrame, name: str, columns: Sequence[str
     was = ["new row" if k not in before else ("same" if before[k] == current[k] else f"was: {before[k]}") for k in row_keys]
     out = frame.copy()
     out.insert(list(out.columns).index(columns[-1]) + 1, WAS_COLUMN, was)
+    dropped = [k for k in before if k not in current]
+    if dropped:  # rows of the released build this run does not have: listed last, so no change goes unseen
+        levels = out.index.nlevels
+        index = [tuple(([k] + [""] * levels)[:levels]) if levels > 1 else k for k in dropped]
+        gone = pd.DataFrame({c: ["–"] * len(dropped) for c in out.columns},
+                            index=pd.MultiIndex.from_tuples(index, names=out.index.names) if levels > 1
+                            else pd.Index(index, name=out.index.name))
+        gone[WAS_COLUMN] = [f"dropped (was: {before[k]})" for k in dropped]
+        out = pd.concat([out.astype(object), gone])
     return out
 
 

@@ -46,19 +46,28 @@ def previous_values() -> Mapping[str, str] | None:
     return _previous_values
 
 
+#: Glued values that describe the build, not its results: never marked.
+_NOT_RESULTS = frozenset({"previous_build_time"})
+#: A changed value up to this long is shown with the released one beside it; a longer one is marked.
+_SHORT_VALUE = 60
+
+
 def with_previous(name: str, text: str, previous: Mapping[str, str] | None) -> str:
-    """``text`` with "(was: ...)" when the released build said otherwise: the verdict words it held
-    there, in order, when they differ; for a verdict count (a name such as ``claim_n_supported``)
-    the released count. Anything else, or a value the released build did not glue, is unchanged."""
-    if not previous or name not in previous:
+    """``text`` marked where the released build said otherwise, so a rerun shows every change: the
+    released verdict words, in order, when they differ; otherwise "(was: ...)" with the released
+    value for a short one (a count, a name, an order) and "(changed since the released build)" for a
+    sentence. Unchanged, when the released build glued the same or did not glue this name."""
+    if not previous or name not in previous or name in _NOT_RESULTS:
         return text
     before = previous[name]
+    if text == before:
+        return text
     words_now, words_before = _VERDICT_WORDS.findall(text), _VERDICT_WORDS.findall(before)
-    if words_before:
-        return f"{text} (was: {', '.join(words_before)})" if words_now != words_before else text
-    # Counts of verdicts (claim_n_supported) and of resolved orders (rank_resolved) are verdicts too.
-    counts_a_verdict = any(f"_{word}" in name for word in ("supported", "contradicted", "not_resolved", "not_tested", "resolved"))
-    return f"{text} (was: {before})" if counts_a_verdict and text != before else text
+    if words_before and words_now != words_before:
+        return f"{text} (was: {', '.join(words_before)})"
+    if len(before) <= _SHORT_VALUE:
+        return f"{text} (was: {before})"
+    return f"{text} (changed since the released build)"
 
 
 def glue_all(values: Mapping[str, object], prefix: str = "") -> None:

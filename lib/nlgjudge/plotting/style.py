@@ -7,8 +7,9 @@ Every figure helper in :mod:`nlgjudge.plotting` builds and returns a
 figure state leaks into the next cell). Call :func:`set_style` once per notebook.
 
 Sizes: a figure is drawn at :data:`FIGURE_DPI` and shown at most as wide as the article's content
-column, 948 px in a 1280 px window. A figure no wider than :data:`CONTENT_WIDTH` inches is shown at
-its own size, so a font of :data:`MIN_FONT_PT` points reads as 10 / 72 x 100 = 13.9 px; a wider one
+column, 948 px in a 1280 px window and 721 px in an 800 px one. A figure no wider than :data:`CONTENT_WIDTH`
+inches is shown at its own size at 1280 px, so a font of :data:`MIN_FONT_PT` points reads as
+11 / 72 x 100 = 15.3 px, and at 800 px, shrunk to the column, at least 11 px; a wider one
 would be shrunk by the browser, text and all (multi-panel figures read at 5-7 px), so :func:`show`
 narrows it to that width first and lets the constrained layout rearrange the panels.
 """
@@ -32,10 +33,14 @@ PALETTE = "colorblind"
 CORRELATION_CMAP = "vlag"
 #: Pixels per inch of the figures shown in the book.
 FIGURE_DPI = 100
-#: The widest figure shown at its own size in a 1280 px window (the content column is 948 px), in inches.
+#: The widest figure, in inches: shown at its own size in a 1280 px window (the content column is 948
+#: px), and shrunk to the 721 px column of an 800 px window (by a factor of 0.74 or more, the tight
+#: bounding box's margins included: 11 pt text stays above 11 px).
 CONTENT_WIDTH = 9.4
-#: The smallest font on a figure, in points (13.9 px at its own size; 10.5 px in an 800 px window).
-MIN_FONT_PT = 10.0
+#: The smallest font on a figure, in points (15.3 px at its own size; at least 11 px in an 800 px window).
+MIN_FONT_PT = 11.0
+#: The narrow window a reader may have, and the smallest figure text it must still show, in pixels.
+NARROW_WINDOW_PX, MIN_TEXT_PX = 800, 11.0
 #: Width of one small-multiple panel, in inches (three a row fit the content width).
 PANEL_WIDTH = 3.1
 PANEL_HEIGHT = 2.6
@@ -108,15 +113,15 @@ def set_style(font_scale: float = 1.0) -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=font_scale)
     plt.rcParams.update(
         {
-            # relative sizes ("small", "x-small") are fractions of font.size: 12 pt keeps "small" at 10 pt
-            "font.size": 12,
-            "axes.titlesize": 12,
-            "axes.labelsize": 11,
+            # relative sizes ("small", "x-small") are fractions of font.size: 13.2 pt keeps "small" at 11 pt
+            "font.size": 13.2,
+            "axes.titlesize": 13,
+            "axes.labelsize": 12,
             "xtick.labelsize": MIN_FONT_PT,
             "ytick.labelsize": MIN_FONT_PT,
             "legend.fontsize": MIN_FONT_PT,
             "legend.title_fontsize": MIN_FONT_PT,
-            "figure.titlesize": 13,
+            "figure.titlesize": 14,
             "figure.dpi": FIGURE_DPI,
             "figure.autolayout": False,
             "axes.titleweight": "bold",
