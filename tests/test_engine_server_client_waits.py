@@ -34,6 +34,21 @@ class Busy(LoopbackServer):
         super().__init__(Handler)
 
 
+def message_of(error: type[Exception], client: ServerClient, *servers: object, path: str = "/models", call=None) -> str:
+    """The one-line message ``error`` carries when ``client`` asks ``path`` (or runs ``call``); the
+    client and the stub servers are closed whatever happens."""
+    try:
+        with pytest.raises(error) as caught:
+            (call or (lambda: client.get(path)))()
+    finally:
+        client.close()
+        for server in servers:
+            server.close()
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
 def test_retry_after_is_waited_for_instead_of_the_backoff() -> None:
     server = Busy(503, {"Retry-After": "1"})
     client = ServerClient(server.url, retries=2, backoff=0.01)
@@ -49,28 +64,14 @@ def test_a_retry_after_beyond_the_bound_ends_at_once_with_its_message() -> None:
     server = Busy(429, {"Retry-After": "3600"}, busy=5)
     client = ServerClient(server.url, retries=3, backoff=0.01)
     started = time.monotonic()
-    try:
-        with pytest.raises(ServerUnavailableError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
+    message = message_of(ServerUnavailableError, client, server)
     assert time.monotonic() - started < MAX_RETRY_AFTER_S and len(server.times) == 1
-    message = str(caught.value)
     assert "asks to be asked again in 3,600 s" in message and "run the same command later" in message
-    assert "\n" not in message
 
 
 def test_a_redirect_is_named_with_its_target_not_read_as_garbage() -> None:
     server = Busy(307, {"Location": "http://user:secret@10.0.0.9:8000/v1/models?key=abc"}, busy=5)
-    client = ServerClient(server.url, retries=0)
-    try:
-        with pytest.raises(ServerError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
-    message = str(caught.value)
+    message = message_of(ServerError, ServerClient(server.url, retries=0), server)
     assert "redirects (HTTP 307) to http://10.0.0.9:8000/v1/models" in message and "server_url" in message
     assert "secret" not in message and "key=abc" not in message and "not JSON" not in message
 
@@ -88,9 +89,8 @@ def test_a_token_in_a_url_path_is_never_printed(token: str) -> None:
 
     url = f"http://127.0.0.1:9/gateway/{token}/v1"
     assert redact(url) == "http://127.0.0.1:9/gateway/***/v1" and holds_secret(url)
-    with pytest.raises(ServerUnavailableError) as caught:  # nothing listens on port 9
-        ServerClient(url, retries=0).get("/models")
-    assert token not in str(caught.value) and "http://127.0.0.1:9/gateway/***/v1" in str(caught.value)
+    message = message_of(ServerUnavailableError, ServerClient(url, retries=0))  # nothing listens on port 9
+    assert token not in message and "http://127.0.0.1:9/gateway/***/v1" in message
 
 
 @pytest.mark.parametrize("path", ["/v1", "/openai/v1", "/api/v1/Qwen2.5-Coder-1.5B-Instruct", "/meta-llama-3-8b-instruct/v1",
@@ -119,14 +119,8 @@ def test_a_server_with_twenty_thousand_models_is_summarised_in_one_short_line() 
     ids = [f"org{k}/model-{k}" for k in range(20_000)] + ["qwen2.5-coder-1.5b", "x" * 300_000]
     server = Models({"object": "list", "data": [{"id": i, "object": "model"} for i in ids]})
     client = ServerClient(server.url, retries=0)
-    try:
-        with pytest.raises(ServerError) as caught:
-            served_entry(client, "qwen2.5-coder-1.5b-instruct")
-    finally:
-        client.close()
-        server.close()
-    message = str(caught.value)
-    assert len(message) < 600 and "\n" not in message
+    message = message_of(ServerError, client, server, call=lambda: served_entry(client, "qwen2.5-coder-1.5b-instruct"))
+    assert len(message) < 600
     assert "serves 20,002 models ('qwen2.5-coder-1.5b'" in message and "and 19,997 more" in message
 
 
@@ -136,12 +130,8 @@ def test_a_models_answer_that_is_no_model_list_is_named(body: object) -> None:
 
     server = Models(body)
     client = ServerClient(server.url, retries=0)
-    try:
-        with pytest.raises(ServerError, match="without a 'data' list of models"):
-            served_entry(client, "judge")
-    finally:
-        client.close()
-        server.close()
+    assert "without a 'data' list of models" in message_of(ServerError, client, server,
+                                                           call=lambda: served_entry(client, "judge"))
 
 
 def test_a_stalled_server_is_said_to_be_waited_for_after_its_first_timeout(caplog: pytest.LogCaptureFixture) -> None:
@@ -155,16 +145,11 @@ def test_a_stalled_server_is_said_to_be_waited_for_after_its_first_timeout(caplo
             super().__init__(Handler)
 
     server = Stalled()
-    client = ServerClient(server.url, timeout=0.3, retries=1, backoff=0.01)
-    try:
-        with caplog.at_level("WARNING", logger="nlgjudge"), pytest.raises(ServerUnavailableError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
+    with caplog.at_level("WARNING", logger="nlgjudge"):
+        message = message_of(ServerUnavailableError, ServerClient(server.url, timeout=0.3, retries=1, backoff=0.01), server)
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(said) == 1 and "no answer within the 0.3 s timeout (try 1 of 2); waiting for it and asking again" in said[0]
-    assert "failed after 2 tries: no answer within the 0.3 s timeout" in str(caught.value)
+    assert "failed after 2 tries: no answer within the 0.3 s timeout" in message
 
 
 @pytest.mark.parametrize(("head", "body"), [
@@ -188,12 +173,5 @@ def test_a_broken_http_answer_is_named_as_such_not_as_a_failed_connection(head: 
 
     threading.Thread(target=serve, daemon=True).start()
     client = ServerClient(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", retries=1, backoff=0.01)
-    try:
-        with pytest.raises(ServerUnavailableError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        listener.close()
-    message = str(caught.value)
+    message = message_of(ServerUnavailableError, client, listener)
     assert "answered with a broken HTTP response" in message and "cannot connect" not in message
-    assert "\n" not in message
