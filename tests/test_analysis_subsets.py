@@ -376,3 +376,10 @@ def test_the_findings_carry_their_monte_carlo_error_from_their_own_draws(tiny_da
     pd.testing.assert_frame_equal(again[1], per_draw)  # one seed, one set of draws
     plain = strategy_claims(per_context)
     assert plain["monte_carlo_se"].isna().all() and (plain["estimate"] == claims["estimate"]).all()
+
+
+def test_the_monte_carlo_range_leaves_out_the_row_where_nothing_is_drawn() -> None:
+    from nlgjudge.analysis.subsets import monte_carlo_prose
+
+    claims = pd.DataFrame({"monte_carlo_se": [0.12, 3e-16, 0.05], "reason": ["x", "y", "z"]})
+    assert monte_carlo_prose(claims, claims)["mc_range"] == "0.05 to 0.12 per dataset"
