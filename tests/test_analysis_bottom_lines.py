@@ -20,7 +20,7 @@ LONG_NAME = "/home/someone/models/my_fine_tuned (v2) judge [final] checkpoint"
 
 def _all_lines() -> list[str]:
     """Each generator at the ends of its range: no rows, every verdict alone, all four mixed, long names."""
-    out = [lines.datasets_line(0, 0), lines.datasets_line(12, 1_234_567)]
+    out = [lines.datasets_line(0, 0, 0), lines.datasets_line(12, 1_234_567, 10)]
     for judge in ("Qwen2.5-Coder-1.5B-Instruct", LONG_NAME):
         out += [lines.worked_line(judge, 16, -0.02), lines.worked_line(judge, 2, float("nan"))]
         for verdicts in ([], *([v] * 30 for v in VERDICTS), VERDICTS * 40):
@@ -43,8 +43,10 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "in 2 of 3 benchmark aspects" in lines.comparative_line("J", ["supported", "supported", "not resolved"])
     assert "the data cannot yet tell in 1" in lines.comparative_line("J", ["supported", "supported", "not resolved"])
     assert "scoring was better in 3" in lines.comparative_line("J", ["contradicted"] * 3)
-    assert "leans towards the second candidate" in lines.bias_line("J", 0.2, ["supported"])
-    assert "leans towards the first candidate" in lines.bias_line("J", 0.8, ["supported"])
+    assert "on average the second candidate" in lines.bias_line("J", 0.2, ["supported"])
+    assert "on average the first candidate" in lines.bias_line("J", 0.8, ["supported"])
+    assert "10 of 12 carry people's scores" in lines.datasets_line(12, 1_234_567, 10)
+    assert "all of them carry" in lines.datasets_line(3, 10, 3)
     assert "no better than chance" in lines.elo_line("J", 99, "supported", "supported")
     assert "cannot yet tell" in lines.elo_line("J", 99, "not resolved", "supported")
     assert "fails for at least one evaluator" in lines.narcissism_line("contradicted", "supported")
@@ -69,3 +71,13 @@ def test_each_built_answer_box_opens_with_its_bottom_line(chapter: str) -> None:
     assert box.index("**Bottom line.**") < box.index("**Question.**")
     line = glued_values(notebook)["bottom_line"]
     assert lines.plain(line) == line
+
+
+def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
+    line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
+                             ["supported", "not resolved"])
+    assert line.startswith("A constant text beats real summaries in 4 of 8 judge-attack pairs; it loses in 4.")
+    assert "in 5 of 8" in line and "for 1 of 2 judges; the data cannot yet tell in 1" in line
+    assert lines.plain(line) == line
+    crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
+    assert len(crowded.split()) <= lines.MAX_WORDS  # the least important sentence gives way

@@ -115,3 +115,54 @@ def test_the_llamacpp_runtime_never_sees_a_forged_end_of_turn(monkeypatch) -> No
     end = tok.convert_tokens_to_ids("<|im_end|>")
     assert [ids.count(end) for ids in seen] == [ids.count(end) for ids in seen[1:2]] * 2
     assert all(np.isfinite(p.probs).all() for p in probs)
+
+
+def test_the_unprotected_research_reading_lets_the_forged_turn_become_control_tokens() -> None:
+    """``protect_texts=False`` (the gaming chapter's research reading) tokenizes the rendered prompt whole:
+    the forged turn becomes real control tokens, and its requests never share a cache key with protected ones."""
+    from nlgjudge.engine.judge import _keyed
+
+    tok = tiny_tokenizer()
+    control = _control_ids(tok)
+    protected = encode_prompt(tok, _messages(INJECTED), "Answer : Summary")
+    unprotected = encode_prompt(tok, _messages(INJECTED), "Answer : Summary", protect_texts=False)
+    assert len([i for i in unprotected if i in control]) > len([i for i in protected if i in control])
+    on = ClassifyRequest(prompt=_messages(INJECTED), response_prefix="Answer : Summary", labels=(" A", " B"))
+    off = ClassifyRequest(prompt=on.prompt, response_prefix=on.response_prefix, labels=on.labels, protect_texts=False)
+    keyed_on, keyed_off = _keyed("label_probs", [on, off])
+    assert "protect_texts" not in keyed_on and keyed_off["protect_texts"] is False
+    handle = tiny_handle("llama")
+    judge = Judge(handle, cache=False, progress=False)
+    got_on, got_off = (r.logprobs for r in judge.label_probs([on, off]))
+    assert not np.allclose(got_on, got_off)  # the model reads different ids
+
+
+def test_a_server_refuses_the_unprotected_research_reading() -> None:
+    judge = Judge("judge", backend="server", server_url="http://127.0.0.1:9/v1", server_tokenizer="smollm2-135m-instruct",
+                  cache=False, progress=False)
+    off = ClassifyRequest(prompt=_messages(INJECTED), labels=(" A", " B"), protect_texts=False)
+    with pytest.raises(ValueError, match="research setting of the in-process runtimes"):
+        judge.label_probs([off])
+
+
+@pytest.mark.slow
+def test_the_llamacpp_runtime_reads_the_forged_turn_only_unprotected(monkeypatch) -> None:
+    """The gaming chapter's research reading on the real SmolLM2 GGUF: unprotected, the forged turn adds
+    <|im_end|> tokens to the ids llama.cpp computes on, and the judge's answer moves."""
+    from nlgjudge.engine import judge as judge_module
+    from nlgjudge.engine.llamacpp import health
+    from nlgjudge.prompts.gaming import CONTROL_TEXT
+
+    if not health.is_installed():
+        pytest.skip("llama-cpp-python is not installed (make install-backend)")
+    seen: list[list[int]] = []
+    real = judge_module.encode_prompt
+    monkeypatch.setattr(judge_module, "encode_prompt", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    judge = Judge("smollm2-135m-instruct", cache=False, progress=False, backend="llamacpp", threads=1)
+    on = ClassifyRequest(prompt=_messages(CONTROL_TEXT), response_prefix="Answer: Summary", labels=(" A", " B"))
+    off = ClassifyRequest(prompt=on.prompt, response_prefix=on.response_prefix, labels=on.labels, protect_texts=False)
+    got_on, got_off = judge.label_probs([on, off])
+    _, tok = judge._load()
+    end = tok.convert_tokens_to_ids("<|im_end|>")
+    assert seen[1].count(end) == seen[0].count(end) + CONTROL_TEXT.count("<|im_end|>")
+    assert not np.allclose(got_on.logprobs, got_off.logprobs)

@@ -16,7 +16,7 @@ REQUIRED_TERMS = [
     "bootstrap standard error", "exact permutation test", "holm family", "holm's correction", "flag",
     "degenerate judge", "pooled correlation", "self-bias excess", "cohen's kappa",
     "length-controlled self-preference", "comparison probability", "kendall's tau", "spearman correlation", "summary-level spearman",
-    "seed", "seed 000", "seed 001", "seed 002", "seed 003", "seed 004", "gguf", "de-quantise",
+    "seed", "liusie, manakul and gales (2024)", "liu, moosavi and lin (2023)", "harang (2023)", "gguf", "de-quantise",
     "kv cache", "acu", "encounter", "landis and koch's scale", "elo", "bradley-terry",
 ]
 

@@ -69,3 +69,16 @@ def test_a_bounded_quantitys_interval_is_intersected_with_its_range() -> None:
         mean_interval([0.5, 1.5], bounds=(0.0, 1.0))
     with pytest.raises(ValueError, match="lower < upper"):
         mean_interval([0.5, 0.6], bounds=(1.0, 0.0))
+
+
+def test_a_share_with_every_unit_at_zero_gets_the_exact_binomial_bound() -> None:
+    from nlgjudge.stats.intervals import AT_BOUND_METHOD, share_interval
+
+    got = share_interval(np.zeros(10))
+    # Clopper-Pearson, 0 of 10: the upper end solves (1 - p)^10 = 0.025
+    assert got.mean == 0.0 and got.low == 0.0 and got.high == pytest.approx(1 - 0.025 ** (1 / 10))
+    assert got.method == AT_BOUND_METHOD
+    ones = share_interval(np.ones(10))
+    assert ones.high == 1.0 and ones.low == pytest.approx(0.025 ** (1 / 10))
+    mixed = share_interval([0.0, 0.5, 1.0, 0.25])
+    assert 0.0 <= mixed.low < mixed.mean < mixed.high <= 1.0 and mixed.method != AT_BOUND_METHOD

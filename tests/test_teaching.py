@@ -41,3 +41,12 @@ def test_every_exercise_has_a_folded_solution(chapter: str) -> None:
 
 def test_reading_time_counts_words_not_markup() -> None:
     assert teaching._markdown_words("The gap is {glue:text}`claim_gap` points, $\\rho = 0.5$.") == 6
+
+
+@pytest.mark.parametrize("chapter", [c.name for c in CHAPTERS])
+def test_the_teachers_rerun_time_is_the_one_the_chapter_states(chapter: str) -> None:
+    from nlgjudge.released import glued_values
+
+    notebook = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    stated = glued_values(notebook).get("previous_build_time")
+    assert stated and teaching.page_facts(ROOT, chapter)[1] == stated

@@ -54,6 +54,9 @@ from nlgjudge.studies.plan import (
     BACKEND,
     CHAPTER_N_CONTEXTS,
     ELO_BACKEND,
+    GAMING_ARTICLES,
+    GAMING_ASPECTS,
+    GAMING_JUDGES,
     JUDGE,
     N_CONTEXTS,
     N_SAMPLES,
@@ -784,6 +787,36 @@ CHAPTERS: tuple[Chapter, ...] = (
             "data_dir": DATA_DIR_TYPE,
         },
     ),
+    # Issue 60: attacks on the judge (Zheng et al., ICLR 2025), released as data/outputs/gaming-summeval.
+    Chapter(
+        name="gaming",
+        title="Can a system game the judge?",
+        notebook="gaming.ipynb",
+        defaults={
+            "judge_models": list(GAMING_JUDGES),
+            "backend": BACKEND,
+            "n_contexts": GAMING_ARTICLES,
+            "aspects": list(GAMING_ASPECTS),
+            "seed": SEED,
+            "released_only": True,
+            "data_dir": None,
+        },
+        ci={"judge_models": ["smollm2-135m-instruct"], "n_contexts": 3, "aspects": ["REL"]},
+        inputs=("data/outputs",),
+        meanings={"judge_models": "the judges the attacks are tried on",
+                  "n_contexts": "SummEval articles (a seeded subset)",
+                  "aspects": "the aspects judged: those a text that ignores the article cannot deserve to win",
+                  "backend": "the runtime of the judgments: llamacpp, torch or auto (the unprotected reading needs one of them)"},
+        types={
+            "judge_models": list_of(STRING, min_length=1),
+            "backend": choice(("auto", "torch", "llamacpp"), "in-process model runtimes"),
+            "n_contexts": integer(minimum=2),
+            "aspects": list_of(choice(("COH", "CON", "FLU", "REL"), "SummEval aspects"), min_length=1),
+            "seed": SEED_TYPE,
+            "released_only": BOOLEAN,
+            "data_dir": DATA_DIR_TYPE,
+        },
+    ),
 )
 
 
@@ -806,6 +839,7 @@ def parameters_table(name: str, values: Mapping[str, Any]) -> Any:
 
     frame = pd.DataFrame(get_chapter(name).parameter_rows(values))
     return (frame.style.hide(axis="index")
+            .set_table_attributes('class="nlg-parameters"')  # outputs.css keeps the parameter names whole
             .set_properties(**{"text-align": "left", "vertical-align": "top"})
             .set_properties(subset=["parameter", "to change it"], **{"font-family": "monospace"})
             .set_table_styles([{"selector": "th", "props": "text-align: left"}]))

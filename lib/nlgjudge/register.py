@@ -168,15 +168,12 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
     if not (monte_carlo_se >= 0 and math.isfinite(monte_carlo_se)):
         raise ValueError(f"monte_carlo_se must be a finite distance >= 0; got {monte_carlo_se}")
     band = MONTE_CARLO_Z * monte_carlo_se
-    found = claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
-                          margin=spec.margin, min_n=spec.min_units, degenerate=degenerate,
-                          borderline=max(spec.borderline, band))
-    if band > spec.borderline and found.reason.startswith("borderline"):
-        edge = found.reason.rsplit(" of ", 1)[-1].split(",")[0]
-        return ClaimVerdict(found.verdict, f"borderline: an end of the interval lies within the random draws' "
-                                           f"Monte Carlo error ({MONTE_CARLO_Z:g} x {monte_carlo_se:.2g}) of {edge}; "
-                                           "more draws would settle it")
-    return found
+    reason = (f"borderline: an end of the interval lies within the random draws' Monte Carlo error "
+              f"({MONTE_CARLO_Z:g} x {monte_carlo_se:.2g}) of {{edge}}; more draws would settle it"
+              if band > spec.borderline else None)
+    return claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
+                         margin=spec.margin, min_n=spec.min_units, degenerate=degenerate,
+                         borderline=max(spec.borderline, band), borderline_reason=reason)
 
 
 def contexts_needed_for(claim_id: str, sd: float) -> int | None:

@@ -49,6 +49,9 @@ LESSONS = (
     Lesson("Doing it yourself", ("rank", "register"),
            "ranking your own systems with intervals; reading an analysis plan before the data",
            "lessons 2, 3 and 5"),
+    Lesson("Can a system game the judge?", ("gaming",),
+           "attacks as extra systems; a defense read as a paired difference; texts under judgment as data",
+           "lessons 2, 3 and 7"),
 )
 
 def _title(page: str) -> str:
@@ -67,7 +70,7 @@ def _markdown_words(text: str) -> int:
 
 def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
     """(minutes to read, rerun time in words, exercises) of one built page; register is a Markdown page."""
-    from nlgjudge.released import previous_build_time
+    from nlgjudge.released import glued_values, previous_build_time
 
     if chapter == "register":
         text = (root / "book" / "register.md").read_text(encoding="utf-8")
@@ -79,7 +82,9 @@ def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
     for text in markdown:
         if "## Exercises" in text:
             exercises += len(re.findall(r"(?m)^\d+\. ", text.split("## Exercises", 1)[1]))
-    return max(1, math.ceil(words / WORDS_PER_MINUTE)), previous_build_time(chapter, root), exercises
+    # the rerun time the chapter's own page states (its glued value), so that the two pages never differ
+    rerun = glued_values(notebook).get("previous_build_time") or previous_build_time(chapter, root)
+    return max(1, math.ceil(words / WORDS_PER_MINUTE)), rerun, exercises
 
 
 def page_markdown(root: Path) -> str:
@@ -99,9 +104,9 @@ def page_markdown(root: Path) -> str:
         "",
         ":::{admonition} The answer",
         ":class: tip",
-        f"**Bottom line.** The book is a course of {n_lessons} lessons on judging generated text, one or two",
-        f"chapters each, about {total_read} minutes of reading in all; every chapter reruns from the released",
-        "outputs in the times below, and its exercises fold their solutions away until a student opens them.",
+        f"**Bottom line.** The book is a course of {n_lessons} lessons on judging generated text, about",
+        f"{total_read} minutes of reading in all; every chapter reruns from the released outputs in the times",
+        "below, and its exercises fold their solutions away until a student opens them.",
         "",
         "**How to use it.** Assign a lesson's chapters to read before class, and one of its exercises to rerun",
         "in class: each exercise gives the command, asks a question and folds its solution under it. Reading",
@@ -110,7 +115,7 @@ def page_markdown(root: Path) -> str:
         "machine's rate).",
         ":::",
         "",
-        "| lesson | chapters | what it teaches | before it | to read | to rerun | exercises |",
+        "| lesson | chapters | what it teaches | before it | to read | to rerun | exer\u00adcises |",
         "|---|---|---|---|---|---|---|",
         *rows,
         "",

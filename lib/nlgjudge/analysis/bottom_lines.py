@@ -74,8 +74,10 @@ def _rest(counts: Mapping[str, int], *, against: str) -> str:
     return "; " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
 
 
-def datasets_line(n_benchmarks: int, n_candidates: int) -> str:
-    return _fit(f"{n_benchmarks} public benchmarks, {n_candidates:,} candidate texts in all, each scored by people.",
+def datasets_line(n_datasets: int, n_candidates: int, n_scored: int) -> str:
+    """``n_scored``: how many of the datasets carry people's scores of their candidates."""
+    scored = "all of them" if n_scored == n_datasets else f"{_of(n_scored, n_datasets)}"
+    return _fit(f"{n_datasets} public datasets, {n_candidates:,} candidate texts in all; {scored} carry people's scores.",
                 "This chapter only describes them and tests no claim; every later chapter reads its judges against these scores.")
 
 
@@ -99,7 +101,9 @@ def comparative_line(judge: str, verdicts: Sequence[str]) -> str:
 
 
 def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str]) -> str:
-    lean = ("the first candidate" if mean_p_a > 0.5 else "the second candidate") if math.isfinite(mean_p_a) else "no position"
+    # a mean over comparison sets: some sets may lean the other way, so the line says "on average"
+    lean = (("one position, on average the first candidate" if mean_p_a > 0.5 else "one position, on average the second candidate")
+            if math.isfinite(mean_p_a) else "no position")
     n = len(verdicts)
     counts = _count(verdicts)
     fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
@@ -128,11 +132,11 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
 _KAPPA_WORDS = {
     SUPPORTED: "agrees with ROUGE no better than chance, as the paper found",
     CONTRADICTED: "agrees with ROUGE more, or less, than chance would, unlike the paper",
-    NOT_RESOLVED: "may or may not agree with ROUGE by chance alone: the data cannot yet tell",
+    NOT_RESOLVED: "leaves open whether it agrees with ROUGE no better than chance: the data cannot yet tell",
     NOT_TESTED: "could not be compared with ROUGE here",
 }
 _REFERENCE_WORDS = {
-    SUPPORTED: "It rates some system's summary above the human reference",
+    SUPPORTED: "It rates at least one system's summary above the human reference",
     CONTRADICTED: "It rates the human reference above every system",
     NOT_RESOLVED: "Whether it ever rates a system above the human reference, the data cannot yet tell",
     NOT_TESTED: "Its view of the human reference could not be tested",
@@ -152,9 +156,16 @@ _EVERY_WORDS = {
 }
 
 
-def narcissism_line(excess_verdict: str, selfpref_verdict: str) -> str:
-    return plain(f"That an evaluator scores its own summaries higher {_EVERY_WORDS.get(excess_verdict, _EVERY_WORDS[NOT_TESTED])}; "
-                 f"that a judge picks its own summary in a pair {_EVERY_WORDS.get(selfpref_verdict, _EVERY_WORDS[NOT_TESTED])}.")
+def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None) -> str:
+    """``gamma_verdict``: the same claim controlling for length, said first where given (the
+    length-controlled reading is the stricter one)."""
+    def words(verdict: str) -> str:
+        return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
+
+    own = (f"Controlling for length, that an evaluator scores its own summaries higher {words(gamma_verdict)}; "
+           f"on the paper's scale it {words(excess_verdict)}" if gamma_verdict is not None else
+           f"That an evaluator scores its own summaries higher {words(excess_verdict)}")
+    return _fit(f"{own}.", f"That a judge picks its own summary in a pair {words(selfpref_verdict)}.")
 
 
 _PEOPLE_WORDS = {
@@ -173,3 +184,15 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
     return plain(f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last, but only {_of(n_resolved, n_adjacent)} "
                  f"neighbouring places are settled by the data: treat the rest as ties. "
                  f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")
+
+
+def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str]) -> str:
+    """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
+    orders and reading texts as plain text take away (counts after Holm's correction)."""
+    wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
+    first = (f"A constant text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} judge-attack "
+             f"pairs{_rest(wins, against='it loses')}.")
+    second = f"Both orders remove a positional win in {_of(position[SUPPORTED], len(position_verdicts))}."
+    third = (f"Plain-text reading removes forged turns' wins for {_of(protection[SUPPORTED], len(protection_verdicts))} "
+             f"judges{_rest(protection, against='it adds wins')}.")
+    return _fit(first, second, third)

@@ -652,6 +652,9 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     if missing:
         raise ValueError(f"per_context lacks columns {missing}; pass the second frame of subset_curve_frames()")
     rows = []
+    # each row's own draws, split once (a filter over the whole draws frame per row is quadratic)
+    draw_groups = ({(k if isinstance(k, tuple) else (k,)): g for k, g in per_draw.groupby([*keys, "comparison"], sort=False)}
+                   if per_draw is not None else {})
     for group_key, group in per_context.groupby([*keys, "comparison"], sort=False):
         *group_values, name = group_key if isinstance(group_key, tuple) else (group_key,)
         if name not in STRATEGY_CLAIMS:
@@ -665,8 +668,7 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         claim_id = f"subsets.{name}"
         mc_se = np.nan
         if per_draw is not None:
-            draws = per_draw[(per_draw["comparison"] == name)
-                             & np.logical_and.reduce([per_draw[k] == v for k, v in where.items()] or [True])]
+            draws = draw_groups.get((*group_values, name), per_draw.iloc[:0])
             mc_se = monte_carlo_error(group, draws)
         verdict = registered_verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate,
                                      monte_carlo_se=0.0 if np.isnan(mc_se) else mc_se)

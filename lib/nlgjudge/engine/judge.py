@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlgjudge.engine.prompting import encode_labels, encode_prompt, encode_text, prompt_key
+from nlgjudge.engine.prompting import UNPROTECTED_ON_SERVER, encode_labels, encode_prompt, encode_text
+from nlgjudge.engine.request_keys import _KEYED_FIELDS, _keyed
 from nlgjudge.engine.requests import (
     ClassifyRequest,
     ClassifyResult,
@@ -358,6 +359,8 @@ class Judge:
     # ---- public operations ------------------------------------------------------------------
     def label_probs(self, requests: Sequence[ClassifyRequest]) -> list[ClassifyResult]:
         """P(label | prompt) for each request, normalised over its labels (seed 000 eq. 3)."""
+        if self.backend == "server" and any(r.protect_texts is False for r in requests):
+            raise EngineInputError(UNPROTECTED_ON_SERVER)  # before the server is asked anything
         values = self._run("label_probs", requests, _keyed("label_probs", requests), self._compute_label_probs)
         results = []
         for r, value in zip(requests, values, strict=True):
@@ -712,7 +715,8 @@ class Judge:
         for prepared in chunk:
             r: ClassifyRequest = prepared.payload
             labels = encode_labels(tokenizer, r.labels, r.label_end)
-            prompt_ids = self._fit(prepared, encode_prompt(tokenizer, r.prompt, r.response_prefix), max(map(len, labels)), model)
+            prompt_ids = self._fit(prepared, encode_prompt(tokenizer, r.prompt, r.response_prefix, protect_texts=r.protect_texts),
+                                   max(map(len, labels)), model)
             spans.append((len(items), len(labels)))
             for label in labels:
                 if self.handle.kind == "seq2seq":
@@ -835,59 +839,6 @@ def _check_finite(value: dict[str, Any], operation: str) -> None:
                 "weights (fp32) and the inputs"
             )
 
-
-
-def _keyed_label_probs(r: ClassifyRequest) -> dict[str, Any]:
-    if isinstance(r.labels, str):
-        raise EngineInputError(
-            f"labels must be a sequence of label strings, got the single string {r.labels!r} (which would be read as "
-            f"the labels {list(r.labels)!r}); write e.g. labels=(' A', ' B')"
-        )
-    labels = tuple(r.labels)
-    if len(labels) < 2 or any(not isinstance(x, str) or x == "" for x in labels):
-        raise EngineInputError(f"labels must be at least two non-empty strings, got {labels!r}")
-    if len(set(labels)) != len(labels):
-        raise EngineInputError(f"duplicate labels {labels!r}")
-    return {**prompt_key(r.prompt, r.response_prefix), "labels": list(labels), "label_end": r.label_end}
-
-
-def _keyed_sample(r: SampleRequest) -> dict[str, Any]:
-    if r.n_samples < 1 or r.max_new_tokens < 1 or not (r.temperature > 0 and math.isfinite(r.temperature)):
-        raise EngineInputError(
-            f"sampling needs n_samples >= 1, max_new_tokens >= 1 and a finite temperature > 0, got {r!r}"
-        )
-    return {
-        **prompt_key(r.prompt, r.response_prefix),
-        "n_samples": r.n_samples,
-        "temperature": float(r.temperature),
-        "max_new_tokens": r.max_new_tokens,
-        "seed": r.seed,
-    }
-
-
-def _keyed_generate(r: GenerateRequest) -> dict[str, Any]:
-    if r.max_new_tokens < 1:
-        raise EngineInputError("max_new_tokens must be >= 1")
-    return {**prompt_key(r.prompt, r.response_prefix), "max_new_tokens": r.max_new_tokens, "decoding": "greedy"}
-
-
-def _keyed_loglikelihood(r: LoglikRequest) -> dict[str, Any]:
-    if not r.condition.strip() or not r.target.strip():
-        raise EngineInputError("empty condition or target text in a log-likelihood request")
-    return {"condition": r.condition, "target": r.target}
-
-
-#: What goes into each operation's cache key besides model and fingerprint (validated on the way).
-_KEYED_FIELDS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "label_probs": _keyed_label_probs,
-    "sample": _keyed_sample,
-    "generate": _keyed_generate,
-    "loglikelihood": _keyed_loglikelihood,
-}
-
-
-def _keyed(operation: str, requests: Sequence[Any]) -> list[dict[str, Any]]:
-    return [_KEYED_FIELDS[operation](r) for r in requests]
 
 
 def _kv_bytes_per_token(model: Any) -> int:

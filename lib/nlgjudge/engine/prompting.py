@@ -110,9 +110,31 @@ def escape_control(tokenizer: Any, text: str) -> str:
     return pattern.sub(lambda m: m.group(0)[0] + ESCAPE + m.group(0)[1:], text)
 
 
-def encode_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "") -> list[int]:
-    """Token ids of a prompt; the texts in it are data (see the module's docstring)."""
-    if isinstance(prompt, str):
+#: Why a server cannot take the unprotected research reading.
+UNPROTECTED_ON_SERVER = (
+    "protect_texts=False (control strings in the texts read as template syntax) is a research setting of the "
+    "in-process runtimes; a server tokenizes the text itself, so run it with the torch or llama.cpp runtime")
+
+
+def protection_key(protect_texts: object) -> dict[str, bool]:
+    """What the protection adds to a request's cache key: nothing when on (every protected request keeps
+    its released key), ``{"protect_texts": False}`` when off."""
+    if protect_texts is True:
+        return {}
+    if protect_texts is False:
+        return {"protect_texts": False}
+    raise EngineInputError(f"protect_texts must be True or False, got {protect_texts!r}")
+
+
+def encode_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "", *, protect_texts: bool = True) -> list[int]:
+    """Token ids of a prompt; the texts in it are data (see the module's docstring).
+
+    ``protect_texts=False`` (research only) tokenizes the rendered prompt whole, so control strings in
+    the texts become control tokens: what a judge without the protection reads."""
+    if not protect_texts:
+        text, special = render_prompt(tokenizer, prompt, response_prefix)
+        ids = list(tokenizer(text, add_special_tokens=special)["input_ids"])
+    elif isinstance(prompt, str):
         text, special = render_prompt(tokenizer, prompt, response_prefix)
         ids = encode_text(tokenizer, text, special)
     elif not control_strings_in(tokenizer, [str(m["content"]) for m in validate_messages(prompt)]):

@@ -43,6 +43,10 @@ class ClassifyRequest:
     response_prefix: str = ""
     label_end: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: Research only (the gaming chapter): ``False`` lets control strings in the texts act as the judge's
+    #: template syntax, as an unprotected judge reads them, to measure what the protection prevents.
+    #: In-process runtimes only; a server refuses it. Never for judging.
+    protect_texts: bool = True
 
 
 @dataclass

@@ -79,6 +79,7 @@ def claim_verdict(
     margin: float | None = None,
     degenerate: str | None = None,
     borderline: float = 0.0,
+    borderline_reason: str | None = None,
 ) -> ClaimVerdict:
     """The verdict on "the quantity is ``direction`` ``threshold``" from ``estimate`` and its
     interval ``[low, high]`` over ``n`` units (contexts, articles, documents).
@@ -90,6 +91,8 @@ def claim_verdict(
     it, not resolved across one of its ends. ``borderline`` (>= 0): an interval end within this
     distance of a boundary the verdict turns on is *borderline*, "not resolved" whichever side it
     falls: the chapter's printed precision, or the end's own Monte Carlo error, decides nothing.
+    ``borderline_reason``: that case's reason, with ``{edge}`` where the boundary goes (default: the
+    distance and the boundary).
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
@@ -116,6 +119,8 @@ def claim_verdict(
     edges = (threshold - margin, threshold + margin) if direction in ("near", "within") and margin else (threshold,)
     touching = [edge for edge in edges for end in (low, high) if borderline and abs(end - edge) <= borderline]
     if touching:
+        if borderline_reason is not None:
+            return ClaimVerdict(NOT_RESOLVED, borderline_reason.format(edge=_fmt(touching[0])))
         return ClaimVerdict(NOT_RESOLVED, f"borderline: an end of the interval lies within {_fmt(borderline)} of "
                                           f"{_fmt(touching[0])}, where the verdict would turn")
     if direction in ("near", "within"):  # equivalence: two one-sided tests against the band's ends

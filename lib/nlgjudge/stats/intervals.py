@@ -79,6 +79,26 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95,
     return MeanInterval(mean, low, high, n, confidence)
 
 
+#: The interval of a share whose every unit sits at one end of [0, 1].
+AT_BOUND_METHOD = "Clopper-Pearson bound over the units (every unit at one end of the range)"
+
+
+def share_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
+    """The interval of the mean of per-unit shares in [0, 1] (e.g. each context's win rate).
+
+    The bounded t interval (:func:`mean_interval`), except when every unit sits at the same end of the
+    range: the t interval then has width zero, which no reader should believe. A share in [0, 1] has at
+    most a Bernoulli's spread, so the exact binomial (Clopper-Pearson) interval of 0 (or n) successes
+    in n units bounds its mean at the stated confidence, as it would a coin's."""
+    x = np.asarray(values, dtype=float)
+    interval = mean_interval(x, confidence, bounds=(0.0, 1.0))
+    if interval.n < 2 or not (np.all(x == 0.0) or np.all(x == 1.0)):
+        return interval
+    successes = interval.n if x[0] == 1.0 else 0
+    ci = stats.binomtest(successes, interval.n).proportion_ci(confidence_level=confidence, method="exact")
+    return MeanInterval(interval.mean, float(ci.low), float(ci.high), interval.n, confidence, AT_BOUND_METHOD)
+
+
 def paired_difference_interval(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> MeanInterval:
     """The t interval of the mean of ``a - b`` over the same units (e.g. two methods' per-context
     correlations): paired, so what the units share cancels."""

@@ -51,6 +51,17 @@ def paired_t_p_value(per_unit: Sequence[float], threshold: float = 0.0) -> float
     return float(stats.ttest_1samp(x, threshold).pvalue)
 
 
+def share_p_value(per_unit: Sequence[float], threshold: float) -> float:
+    """The p-value that goes with :func:`nlgjudge.stats.intervals.share_interval`: the paired t test,
+    except when every unit sits at the same end of [0, 1], where the exact binomial test of 0 (or n)
+    successes in n units against ``threshold`` matches the exact interval."""
+    x = np.asarray(per_unit, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size >= 2 and 0.0 < threshold < 1.0 and (np.all(x == 0.0) or np.all(x == 1.0)):
+        return float(stats.binomtest(int(x.size if x[0] == 1.0 else 0), int(x.size), threshold).pvalue)
+    return paired_t_p_value(x, threshold)
+
+
 def corrected_count(verdicts: Sequence[str], p_values: Sequence[float], verdict: str, alpha: float = ALPHA) -> tuple[int, int]:
     """(rows with ``verdict`` that survive Holm over the family, rows with ``verdict`` uncorrected)."""
     kept = holm_rejections(p_values, alpha)

@@ -410,3 +410,34 @@ def collect_selfpref(
             frames[judge.handle.name] = run_selfpref(judge, part, data_dir=data_dir,
                                                      generations=generations[generations["context_id"].isin(ids)])
     return frames, notes
+
+
+def collect_gaming(
+    judges: Sequence[str],
+    ds: JudgeDataset,
+    *,
+    cache: object,
+    aspects: Sequence[str] | None,
+    released_only: bool,
+    backend: str | None = None,
+    server_url: str | None = None,
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Every judge's P(A) for every attack comparison (the ``gaming`` study) on the articles of ``ds``,
+    with the coverage rule of :func:`collect_elo_judgements`. Returns ``{judge: frame}`` and the notes."""
+    from nlgjudge.engine import Judge
+    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.gaming import run_gaming
+    from nlgjudge.studies.registry import StudyOptions, released_folder
+
+    frames: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
+    for model in dict.fromkeys(judges):
+        judge = Judge(model, cache=cache, study=released_folder("gaming", ds.info.name), backend=backend,
+                      server_url=server_url)
+        options = StudyOptions(aspects=None if aspects is None else tuple(aspects))
+        part, note = study_subset("gaming", judge, ds, options, released_only=released_only,
+                                  what=f"gaming, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+        notes.append(note)
+        if part is not None:
+            frames[judge.handle.name] = run_gaming(judge, part, aspects=options.aspects)
+    return frames, notes

@@ -64,10 +64,14 @@ class Job:
     max_contexts: int | None = None
     """Stop after this many contexts of the subset (the rest is left to a later job)."""
     backend: str = TORCH_BACKEND
+    aspects: tuple[str, ...] | None = None
+    """The aspects judged (None: the study's default, every aspect of the dataset)."""
 
     def argv(self) -> list[str]:
         args = [self.study, "--dataset", self.dataset, "--model", self.model, "--seed", str(self.seed)]
         args += ["--backend", self.backend]
+        if self.aspects is not None:
+            args += ["--aspects", *self.aspects]
         if self.n_contexts is not None:
             args += ["--n-contexts", str(self.n_contexts)]
         if self.max_contexts is not None:
@@ -132,6 +136,21 @@ SELFPREF_JOBS: tuple[Job, ...] = tuple(
     Job("selfpref", SELFPREF_DATASET, model, NARCISSISM_DOCUMENTS, backend=ELO_BACKEND) for model in (JUDGE, *SMALL_JUDGES)
 )
 PLAN = PLAN + SELFPREF_JOBS
+
+#: Issue 60, the gaming chapter: every attack against every real summary of seeded SummEval articles,
+#: both orders, on the aspects a text that ignores the article cannot deserve to win. The small judges
+#: only (measured on this 2-core CPU, nothing else running: SmolLM2-135M 2.9 min for one article with
+#: all four aspects, 624 distinct prompts; about 1.5 min with two). An article at a time, SmolLM2 first.
+GAMING_JUDGES = (SMALL_JUDGES[1], SMALL_JUDGES[0])
+GAMING_ASPECTS = ("CON", "REL")
+GAMING_ARTICLES = 12
+GAMING_RELEASED = {SMALL_JUDGES[1]: 12, SMALL_JUDGES[0]: 8}
+"""Articles of the seeded subset each judge's release covers (the first ones, in the subset's order)."""
+GAMING_JOBS: tuple[Job, ...] = tuple(
+    Job("gaming", "summeval", model, GAMING_ARTICLES, max_contexts=k if k < GAMING_ARTICLES else None,
+        backend=BACKEND, aspects=GAMING_ASPECTS)
+    for model in GAMING_JUDGES for k in range(1, GAMING_RELEASED[model] + 1)
+)
 
 #: Issue 12's larger release of the first paper's studies, on llama.cpp: nested supersets of
 #: N_CONTEXTS (seeded subsets of one seed are nested; their order differs, hence the two steps).
@@ -230,3 +249,6 @@ def released_n_contexts(dataset: str, model: str) -> int:
     if dataset in EXTENDED_RELEASED and model != JUDGE:
         return LARGER_N_CONTEXTS[dataset]
     return CHAPTER_N_CONTEXTS[dataset]
+
+
+PLAN = PLAN + GAMING_JOBS

@@ -33,6 +33,7 @@ BUILTIN_STUDIES: dict[str, str] = {
     "generation": "nlgjudge.studies.generation:STUDY",
     "likelihood": "nlgjudge.studies.likelihood:STUDY",
     "selfpref": "nlgjudge.studies.selfpref:STUDY",
+    "gaming": "nlgjudge.studies.gaming:STUDY",
 }
 
 #: A coverage check: the judge operation and a function building one context's requests for it.

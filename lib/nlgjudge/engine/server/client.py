@@ -132,7 +132,7 @@ def holds_secret(text: str) -> bool:
             path = urlsplit(word).path
         except ValueError:
             continue
-        if any(_looks_secret(part) for part in path.split("/")):
+        if _mask_path(path) != path:  # the same test redact() hides by
             return True
     return False
 

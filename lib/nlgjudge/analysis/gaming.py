@@ -1,0 +1,253 @@
+"""The gaming chapter's tables: how often each attack wins, and what each defense takes away.
+
+Input: the ``gaming`` study's frames, ``{judge: frame}`` with one row per comparison (``attack``,
+``protected``, ``opponent``, ``attack_first``, ``aspect``, ``context_id``, ``p_a``). The unit of
+inference is the article (context): every number is first computed per article, then averaged
+with an interval over articles.
+
+One definition per quantity:
+
+* an attack **wins** a comparison when the judge prefers it: P(A) above one half with the attack
+  first, below one half with it second; exactly one half counts as half a win;
+* its **win rate in one order** is the share of the article's real summaries it beats standing
+  first (or standing second);
+* its **win rate over both orders** is the share it beats when each pair is read in both orders
+  and the two probabilities that the attack is better are averaged (the book's cure for positional
+  bias on one pair); the same one-half rule decides;
+* an article's win rate over the **aspects averaged** is the mean over the aspects judged (the chapter
+  judges consistency and relevance: a text that ignores the article cannot deserve to win on them).
+
+Defenses are paired differences on the same articles: the win rate standing first (the slot every
+attack's text names) minus the win rate over both orders (what position gave the attack), and the forged turns' win
+rate without the library's protection minus with it (what reading texts as plain text took away).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.stats.intervals import paired_difference_interval, share_interval
+from nlgjudge.stats.multiplicity import paired_t_p_value, share_p_value
+
+ALL_ASPECTS = "aspects averaged"
+READINGS = ("first", "second", "both")
+READING_TITLES = {"first": "attack first", "second": "attack second", "both": "both orders"}
+
+
+def _win(p_attack: np.ndarray | pd.Series) -> np.ndarray:
+    """1 for a win, 0 for a loss, one half for an exact tie (P = 1/2)."""
+    p = np.asarray(p_attack, dtype=float)
+    return np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5))
+
+
+def per_article_wins(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per (judge, aspect, attack, protected, article) with its win rates in each reading,
+    plus the all-aspects rows; ``opponents`` is how many real summaries the attack met there."""
+    parts = []
+    for judge, frame in frames.items():
+        if frame.empty:
+            continue
+        f = frame.copy()
+        f["p_attack"] = np.where(f["attack_first"], f["p_a"], 1.0 - f["p_a"])
+        keys = ["aspect", "attack", "protected", "context_id", "opponent"]
+        wide = f.pivot_table(index=keys, columns="attack_first", values="p_attack", aggfunc="first")
+        if wide.isna().any().any() or set(wide.columns) != {True, False}:
+            raise ValueError(f"{judge}: some attack comparisons lack one of their two orders; every pair needs both")
+        pairs = pd.DataFrame({
+            "first": _win(wide[True]), "second": _win(wide[False]),
+            "both": _win((wide[True] + wide[False]) / 2.0),
+        }, index=wide.index).reset_index()
+        grouped = pairs.groupby(keys[:-1], sort=False)
+        article = grouped[list(READINGS)].mean()
+        article["opponents"] = grouped.size()
+        article = article.reset_index()
+        overall = article.groupby(["attack", "protected", "context_id"], sort=False)
+        pooled = overall[list(READINGS)].mean()
+        pooled["opponents"] = overall["opponents"].min()
+        pooled = pooled.reset_index().assign(aspect=ALL_ASPECTS)
+        both = pd.concat([article, pooled[article.columns]], ignore_index=True)
+        both.insert(0, "judge", judge)
+        parts.append(both)
+    if not parts:
+        raise ValueError("no attack comparisons to analyse")
+    return pd.concat(parts, ignore_index=True)
+
+
+def win_rate_table(per_article: pd.DataFrame) -> pd.DataFrame:
+    """Per (judge, aspect, attack, protected): each reading's mean win rate over articles with its 95%
+    interval (:func:`~nlgjudge.stats.intervals.share_interval`), the number of articles, and the two-sided
+    p of the both-orders win rate against one half (the paired t test the interval inverts)."""
+    rows = []
+    for key, part in per_article.groupby(["judge", "aspect", "attack", "protected"], sort=False):
+        row = dict(zip(["judge", "aspect", "attack", "protected"], key, strict=True))
+        for reading in READINGS:
+            interval = share_interval(part[reading].to_numpy())
+            row |= {reading: interval.mean, f"{reading}_low": interval.low, f"{reading}_high": interval.high}
+        row["articles"] = int(len(part))
+        row["p_both_vs_half"] = share_p_value(part["both"].to_numpy(), 0.5)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _difference_row(judge: str, aspect: str, defense: str, attack: str, without: np.ndarray, with_: np.ndarray) -> dict[str, object]:
+    interval = paired_difference_interval(without, with_)
+    return {"judge": judge, "aspect": aspect, "defense": defense, "attack": attack,
+            "without": float(np.mean(without)), "with": float(np.mean(with_)), "difference": interval.mean,
+            "low": interval.low, "high": interval.high, "articles": interval.n,
+            "p": paired_t_p_value(np.asarray(without) - np.asarray(with_), 0.0)}
+
+
+def defense_table(per_article: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and aspect, each defense as a paired difference over articles (without minus with).
+
+    * ``both orders``: per attack (protected readings), the win rate standing first (the slot the
+      attacks' texts name, fixed before the data) minus the win rate over both orders;
+    * ``plain text``: the forged turns' both-orders win rate read unprotected minus protected.
+    """
+    rows = []
+    for (judge, aspect), part in per_article.groupby(["judge", "aspect"], sort=False):
+        protected = part[part["protected"]]
+        for attack, one in protected.groupby("attack", sort=False):
+            rows.append(_difference_row(judge, aspect, "both orders", attack, one["first"].to_numpy(), one["both"].to_numpy()))
+        control = part[part["attack"] == "control"]
+        if set(control["protected"]) == {True, False}:
+            paired = control.pivot_table(index="context_id", columns="protected", values="both")
+            if paired.isna().any().any():
+                raise ValueError(f"{judge}: the forged turns lack their protected or unprotected reading on some articles")
+            rows.append(_difference_row(judge, aspect, "plain text", "control", paired[False].to_numpy(), paired[True].to_numpy()))
+    return pd.DataFrame(rows)
+
+
+# ---- the register's claims ------------------------------------------------------------------------
+
+#: The attacks a judge's claim rows cover: the constant ones (padding has its own claim).
+CONSTANT = ("null", "persuasive", "format", "control")
+CLAIM_COLUMNS = ["claim", "judge", "attack", "estimate", "low", "high", "n", "verdict", "reason", "p_value",
+                 "contexts_needed", "holm", "family_verdict"]
+
+
+def judge_screens(frames: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
+    """The book's degenerate-judge screen (:mod:`nlgjudge.stats.degenerate`) on each judge's attack
+    comparisons: a pair's two orders within one article, aspect and reading; one debiasing threshold
+    per such set, as the first paper's chapters debias. ``{judge: reason or None}``."""
+    from nlgjudge.analysis.judges import degenerate_judges
+
+    sets = ["context_id", "aspect", "attack", "protected"]
+    return {str(k): v for k, v in degenerate_judges(dict(frames), sets, first="a", second="b", p_a="p_a").items()}
+
+
+def _claim_row(claim_id: str, judge: str, attack: str, values: np.ndarray, gate: str | None, share: bool,
+               sides: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, object]:
+    """``sides``: for a difference of two shares, the shares themselves (minuend, subtrahend). Where every
+    article's difference is the same, the t interval has width zero; the difference of the two shares'
+    own intervals (:func:`~nlgjudge.stats.intervals.share_interval`, exact at the bounds) then bounds it
+    instead, at no less than the stated confidence."""
+    from nlgjudge.register import claim, contexts_needed_for, verdict
+    from nlgjudge.stats.intervals import MeanInterval, mean_interval
+
+    spec = claim(claim_id)
+    interval = share_interval(values) if share else mean_interval(values, bounds=(-1.0, 1.0))
+    if sides is not None and interval.n >= 2 and np.ptp(values) == 0:
+        minuend, subtrahend = share_interval(sides[0]), share_interval(sides[1])
+        interval = MeanInterval(interval.mean, max(-1.0, minuend.low - subtrahend.high), min(1.0, minuend.high - subtrahend.low),
+                                interval.n, interval.confidence, "difference of the two shares' intervals (no spread over articles)")
+    found = verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate)
+    # at the registered minimal effect (never the observed one), for every tested row: a row resolved on
+    # its own interval may still be left open by Holm's correction over its family
+    spread = float(np.std(values, ddof=1)) if len(values) >= 2 else 0.0
+    needed = contexts_needed_for(claim_id, spread) if found.tested and spread > 0 else None
+    return {"claim": claim_id, "judge": judge, "attack": attack, "estimate": interval.mean, "low": interval.low,
+            "high": interval.high, "n": interval.n, "verdict": found.verdict, "reason": found.reason,
+            "p_value": (share_p_value(values, spec.threshold) if share else paired_t_p_value(values, spec.threshold))
+            if found.tested else np.nan,
+            "contexts_needed": float(needed) if needed is not None else np.nan}
+
+
+def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    """Every row of the chapter's four registered claims, all aspects averaged per article, with each
+    row's own verdict and its family's after Holm's correction (``gaming.attacks``: a judge's constant
+    attacks; ``gaming.judges``: the judges of one defense). ``screens``: :func:`judge_screens`; a judge
+    that fails the screen is not tested, as in every chapter."""
+    from nlgjudge.stats.claims import family_verdicts
+    from nlgjudge.stats.multiplicity import holm_rejections
+
+    pooled = per_article[per_article["aspect"] == ALL_ASPECTS]
+    rows = []
+    for judge, part in pooled.groupby("judge", sort=False):
+        gate = (screens or {}).get(judge)
+        protected = part[part["protected"]].set_index("context_id")
+        for attack in CONSTANT:
+            one = protected[protected["attack"] == attack]
+            if one.empty:
+                continue
+            rows.append(_claim_row("gaming.attack_wins", judge, attack, one["both"].to_numpy(), gate, share=True))
+            rows.append(_claim_row("gaming.position_share", judge, attack, (one["first"] - one["both"]).to_numpy(), gate,
+                                   share=False, sides=(one["first"].to_numpy(), one["both"].to_numpy())))
+        control = part[part["attack"] == "control"].pivot_table(index="context_id", columns="protected", values="both")
+        if set(control.columns) == {True, False}:
+            rows.append(_claim_row("gaming.protection", judge, "control", (control[False] - control[True]).to_numpy(), gate,
+                                   share=False, sides=(control[False].to_numpy(), control[True].to_numpy())))
+        padded = protected[protected["attack"] == "padded"]
+        if not padded.empty:
+            rows.append(_claim_row("gaming.length", judge, "padded", padded["both"].to_numpy(), gate, share=True))
+    out = pd.DataFrame(rows, columns=CLAIM_COLUMNS[:-2])
+    out["holm"], out["family_verdict"] = False, out["verdict"]
+    family_of = {"gaming.attack_wins": "judge", "gaming.position_share": "judge"}  # the others: over the judges
+    for claim_id, rows_of in out.groupby("claim", sort=False):
+        groups = rows_of.groupby("judge", sort=False) if claim_id in family_of else [(None, rows_of)]
+        for _, family in groups:
+            p_values = family["p_value"].to_numpy(dtype=float)
+            out.loc[family.index, "holm"] = holm_rejections(p_values)
+            out.loc[family.index, "family_verdict"] = family_verdicts(family["verdict"].tolist(), p_values)
+    return out
+
+
+#: Each claim's family in words, for the flag a row gets when Holm's correction does not keep it.
+FAMILY_WORDS = {"gaming.attack_wins": "the judge's attacks", "gaming.position_share": "the judge's attacks",
+                "gaming.protection": "the judges", "gaming.length": "the judges"}
+
+
+def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
+    """One claim's rows in one sentence: how many are supported and contradicted after Holm's correction
+    over their family (the uncorrected count beside it where it differs), the rest not resolved or not
+    tested, e.g. "supported in 1 of 8 rows (2 before Holm's correction), contradicted in 5, not resolved in 2"."""
+    from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
+    from nlgjudge.stats.multiplicity import count_words
+
+    rows = claims[claims["claim"] == claim_id]
+    if rows.empty:
+        return "not tested: no row in this run"
+    total = len(rows)
+    parts = []
+    for word in (SUPPORTED, CONTRADICTED):
+        after, before = int((rows["family_verdict"] == word).sum()), int((rows["verdict"] == word).sum())
+        parts.append(f"{word} in {count_words(after, before)}")
+    for word in (NOT_RESOLVED, NOT_TESTED):
+        count = int((rows["family_verdict"] == word).sum())
+        if count:
+            parts.append(f"{word} in {count}")
+    return f"{parts[0]} of {total} row{'s' if total != 1 else ''}, " + ", ".join(parts[1:])
+
+
+def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: Mapping[str, str],
+                decimals: int = 2) -> pd.DataFrame:
+    """The claims for the page: one row per claim row, indexed by judge and attack (reader names), with
+    the estimate and its 95% interval, n, the verdict after Holm's correction over its family, and the
+    articles a not-resolved row would need at the registered minimal effect."""
+    from nlgjudge.prose import interval_text, verdict_after_holm
+    from nlgjudge.register import needed_cell
+    from nlgjudge.stats.claims import NOT_RESOLVED
+
+    return pd.DataFrame({
+        "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
+                           zip(claims["estimate"], claims["low"], claims["high"], strict=True)],
+        "n": claims["n"].to_numpy(),
+        "verdict": [verdict_after_holm(v, f, r, FAMILY_WORDS[c]) for v, f, r, c in
+                    zip(claims["verdict"], claims["family_verdict"], claims["reason"], claims["claim"], strict=True)],
+        "articles needed": [needed_cell(k, n) if f == NOT_RESOLVED and np.isfinite(k) else "–" for f, k, n in
+                            zip(claims["family_verdict"], claims["contexts_needed"], claims["n"], strict=True)],
+    }, index=pd.MultiIndex.from_arrays([[titles.get(j, j) for j in claims["judge"]],
+                                        [attack_titles.get(a, a) for a in claims["attack"]]], names=["judge", "attack"]))

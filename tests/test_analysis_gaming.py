@@ -1,0 +1,96 @@
+"""The gaming chapter's win rates and defenses, on a fake judge whose answers are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgjudge.analysis.gaming import ALL_ASPECTS, defense_table, per_article_wins, win_rate_table
+
+
+def _frame(p_first: float, p_second: float, *, articles: int = 4, opponents: int = 3,
+           attacks: tuple[str, ...] = ("null",), aspects: tuple[str, ...] = ("COH",), unprotected: float | None = None) -> pd.DataFrame:
+    """P(A) = ``p_first`` with the attack first, ``p_second`` with it second (so the attack's own
+    probability there is 1 - p_second)."""
+    rows = []
+    for c in range(articles):
+        for aspect in aspects:
+            for attack in attacks:
+                readings = [(True, p_first, p_second)]
+                if attack == "control" and unprotected is not None:
+                    readings.append((False, unprotected, 1 - unprotected))
+                for protected, first, second in readings:
+                    for o in range(opponents):
+                        for attack_first, p in ((True, first), (False, second)):
+                            rows.append({"context_id": f"c{c}", "aspect": aspect, "attack": attack, "protected": protected,
+                                         "opponent": f"M{o}", "attack_first": attack_first, "p_a": p})
+    return pd.DataFrame(rows)
+
+
+def test_a_judge_that_always_answers_a_gives_the_attack_half_over_both_orders() -> None:
+    per = per_article_wins({"j": _frame(0.9, 0.9)})
+    table = win_rate_table(per)
+    row = table[(table["aspect"] == "COH")].iloc[0]
+    assert row["first"] == 1.0 and row["second"] == 0.0 and row["both"] == 0.5
+    assert row["articles"] == 4
+    assert set(table["aspect"]) == {"COH", ALL_ASPECTS}
+
+
+def test_an_attack_the_judge_prefers_in_both_orders_wins_everywhere_with_an_honest_interval() -> None:
+    per = per_article_wins({"j": _frame(0.8, 0.3, articles=6)})
+    row = win_rate_table(per).iloc[0]
+    assert row["both"] == 1.0 and row["both_high"] == 1.0
+    assert row["both_low"] == pytest.approx(0.025 ** (1 / 6))  # exact binomial bound, not a zero-width interval
+    assert row["p_both_vs_half"] == pytest.approx(2 * 0.5 ** 6)  # exact binomial, 6 of 6
+
+
+def test_defenses_are_paired_differences_over_articles() -> None:
+    frame = _frame(0.9, 0.9, attacks=("null", "control"), unprotected=0.95)
+    table = defense_table(per_article_wins({"j": frame}))
+    coh = table[table["aspect"] == "COH"].set_index(["defense", "attack"])
+    assert coh.loc[("both orders", "null"), "difference"] == pytest.approx(0.5)  # 1.0 first, 0.5 over both orders
+    plain = coh.loc[("plain text", "control")]
+    assert plain["without"] == 1.0 and plain["with"] == 0.5 and plain["difference"] == pytest.approx(0.5)
+    assert plain["articles"] == 4
+
+
+def test_a_pair_missing_one_order_is_an_error_not_a_silent_drop() -> None:
+    frame = _frame(0.6, 0.4)
+    with pytest.raises(ValueError, match="both"):
+        per_article_wins({"j": frame[~((frame["context_id"] == "c0") & (frame["opponent"] == "M0") & ~frame["attack_first"])]})
+
+
+def test_exact_ties_count_half_a_win() -> None:
+    per = per_article_wins({"j": _frame(0.5, 0.5)})
+    assert np.allclose(per[["first", "second", "both"]].to_numpy(), 0.5)
+
+
+def test_the_claims_read_the_register_and_correct_each_family() -> None:
+    from nlgjudge.analysis.gaming import gaming_claims
+
+    frame = _frame(0.9, 0.2, articles=10, attacks=("null", "persuasive", "format", "control", "padded"), unprotected=0.95)
+    claims = gaming_claims(per_article_wins({"j": frame, "k": frame}))
+    assert set(claims["claim"]) == {"gaming.attack_wins", "gaming.position_share", "gaming.protection", "gaming.length"}
+    wins = claims[(claims["claim"] == "gaming.attack_wins") & (claims["judge"] == "j")]
+    assert len(wins) == 4 and (wins["verdict"] == "supported").all() and (wins["family_verdict"] == "supported").all()
+    # every article at 1: the exact bound 0.025 ** (1/10) = 0.69 lies above one half, and the exact p
+    # 2 / 2 ** 10 survives Holm over four attacks
+    assert wins["low"].iloc[0] == pytest.approx(0.025 ** (1 / 10))
+    few = gaming_claims(per_article_wins({"j": frame[frame["context_id"].isin(["c0", "c1", "c2", "c3", "c4", "c5"])]}))
+    few_wins = few[few["claim"] == "gaming.attack_wins"]
+    # 6 of 6 articles: each row alone is supported (p = 1/32), but not after Holm over four (the flag)
+    assert (few_wins["verdict"] == "supported").all() and (few_wins["family_verdict"] == "not resolved").all()
+    screened = gaming_claims(per_article_wins({"j": frame}), screens={"j": "answers by position"})
+    assert (screened["verdict"] == "not tested").all() and screened["p_value"].isna().all()
+
+
+def test_a_difference_without_spread_is_bounded_by_its_two_shares_not_a_zero_width_interval() -> None:
+    from nlgjudge.analysis.gaming import gaming_claims
+
+    protected = _frame(0.1, 0.9, articles=8, attacks=("control",))  # the attack loses in both orders, everywhere
+    frame = pd.concat([protected, protected.assign(protected=False)], ignore_index=True)  # the same unprotected
+    claims = gaming_claims(per_article_wins({"j": frame}))
+    row = claims[claims["claim"] == "gaming.protection"].iloc[0]
+    assert row["estimate"] == 0.0 and row["low"] < 0.0 < row["high"]  # not [0, 0]
+    assert row["verdict"] == "not resolved"
