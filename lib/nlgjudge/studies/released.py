@@ -99,7 +99,7 @@ def _job_groups(jobs: Iterable[Job]) -> dict[tuple, int | None]:
     """Jobs that differ only in ``max_contexts`` compute nested prefixes of one subset: keep the largest."""
     groups: dict[tuple, int | None] = {}
     for job in jobs:
-        group = (job.study, job.dataset, job.model, job.backend, job.n_contexts, job.seed)
+        group = (job.study, job.dataset, job.model, job.backend, job.n_contexts, job.seed, job.aspects)
         if group in groups and (groups[group] is None or job.max_contexts is None):
             groups[group] = None
         else:
@@ -143,7 +143,7 @@ def planned_requests(
     wanted = None if folders is None else set(folders)
     planned: dict[str, dict[tuple[str, str], PlannedRequest]] = {}
     built: dict[tuple, set[str]] = {}
-    for (name, dataset, model, backend, n_contexts, seed), max_contexts in _job_groups(PLAN if jobs is None else jobs).items():
+    for (name, dataset, model, backend, n_contexts, seed, aspects), max_contexts in _job_groups(PLAN if jobs is None else jobs).items():
         folder = released_folder(name, dataset)
         if wanted is not None and folder not in wanted:
             continue
@@ -153,10 +153,10 @@ def planned_requests(
             ds = ds.first_contexts(min(max_contexts, ds.n_contexts))
         judge = Judge(model, cache=False, backend=backend)
         runtime = judge.backend
-        options = StudyOptions(seed=seed)  # what `python -m nlgjudge.studies` passes a job of the plan
+        options = StudyOptions(seed=seed, aspects=aspects)  # what `python -m nlgjudge.studies` passes a job of the plan
         into = planned.setdefault(folder, {})
         # Nested subsets share contexts, whose requests are the same: build each context once.
-        done = built.setdefault((name, dataset, model, backend, seed), set())
+        done = built.setdefault((name, dataset, model, backend, seed, aspects), set())
         todo = [c for c in ds.context_ids() if c not in done]
         done.update(todo)
         if not todo:
