@@ -162,10 +162,10 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
-    own = (f"Controlling for length, that an evaluator scores its own summaries higher {words(gamma_verdict)}; "
-           f"on the paper's scale it {words(excess_verdict)}" if gamma_verdict is not None else
+    own = (f"That evaluators favour their own summaries {words(gamma_verdict)} once length is controlled, "
+           f"and {words(excess_verdict)} on the paper's scale" if gamma_verdict is not None else
            f"That an evaluator scores its own summaries higher {words(excess_verdict)}")
-    return _fit(f"{own}.", f"That a judge picks its own summary in a pair {words(selfpref_verdict)}.")
+    return _fit(f"{own}.", f"That a pairwise judge picks its own summary {words(selfpref_verdict)}.")
 
 
 _PEOPLE_WORDS = {
