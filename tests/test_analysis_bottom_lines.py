@@ -51,6 +51,13 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "cannot yet tell" in lines.elo_line("J", 99, "not resolved", "supported")
     assert "fails for at least one evaluator" in lines.narcissism_line("contradicted", "supported")
     assert "only 0 of 6 neighbouring places" in lines.rank_line("J", "A", "B", 0, 6, "not tested")
+    assert lines.runtime_line("J", ["not resolved"] * 11, 5.0).startswith("The data cannot yet tell whether running J")
+    assert "in all 11 benchmark aspects" in lines.runtime_line("J", ["supported"] * 11, 5.0)
+    assert "in 2 of 3 benchmark aspects; it moves it more in 1" in lines.runtime_line("J", ["supported", "supported", "contradicted"], 5.0)
+    subsets = lines.subsets_line("J", {"no_repeat_minus_random": ["not resolved"] * 3,
+                                       "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"]})
+    assert "the data do not yet show that choosing comparisons without repeats beats random choice in any of the 3" in subsets
+    assert "helps with few comparisons in 1 of 3 datasets" in subsets
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:

@@ -15,7 +15,8 @@ def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> 
     gaps = {"a": 10.0, "b": 20.0, "c": 30.0, "d": -50.0, "e": 40.0}
     claim = pd.DataFrame([
         {"model": "m", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
-         "per_context_gap": gaps, "n_tied_cells": 0, "n_cells": 10},
+         "per_context_gap": gaps, "per_context_scores": {c: (g + 5.0, 5.0) for c, g in gaps.items()},
+         "n_tied_cells": 0, "n_cells": 10},
         {"model": "tied", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
          "per_context_gap": gaps, "n_tied_cells": 9, "n_cells": 10,
          "degenerate_judge": "degenerate judge: its two orders agree on 50% of 90 pairs after debiasing"},
@@ -26,6 +27,8 @@ def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> 
     assert fresh.loc["m", "gap"] == pytest.approx(25.0) and fresh.loc["m", "n_paired"] == 4
     assert fresh.loc["m", "gap_low"] == pytest.approx(25.0 - half) and fresh.loc["m", "gap_high"] == pytest.approx(25.0 + half)
     assert fresh.loc["m", "verdict"] == SUPPORTED
+    # the two methods' means on the same contexts: their difference is the gap
+    assert (fresh.loc["m", "comparative"], fresh.loc["m", "comparator_score"]) == (pytest.approx(30.0), pytest.approx(5.0))
     # a degenerate judge (the book's one test, read on every context) stays not tested on any sample
     assert fresh.loc["tied", "verdict"] == NOT_TESTED and fresh.loc["tied", "reason"].startswith("degenerate judge")
     # three contexts: mean 20, t_{2} x 10 / sqrt(3) = 24.8 -> the interval contains 0
@@ -88,7 +91,7 @@ def test_the_headline_reads_a_claim_chosen_for_more_data_on_its_fresh_sample():
     assert headline_claim(claim, None, "m", "d", "FLU").equals(claim)
 
 
-def test_the_claims_table_says_which_figures_of_a_fresh_row_are_on_every_context():
+def test_a_fresh_rows_two_methods_are_read_on_the_fresh_sample_so_that_their_difference_is_its_gap():
     from nlgjudge.analysis.comparative import COMPARATIVE, SCORING_EXPECTED, model_claim_table
     from nlgjudge.analysis.fresh_sample import headline_claim
 
@@ -96,9 +99,10 @@ def test_the_claims_table_says_which_figures_of_a_fresh_row_are_on_every_context
                            "comparator_method": SCORING_EXPECTED, "gap": 13.5, "gap_low": 3.6, "gap_high": 23.4, "n_paired": 30,
                            "verdict": "supported", "reason": "interval above 0", "p_value": 0.009, "holm": True,
                            "family_verdict": "supported"} for a in ("FLU", "COH")])
-    fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
+    fresh = pd.DataFrame([{"model": "m", "dataset": "d", "aspect": "FLU", "comparative": 17.0, "comparator_score": 3.8,
+                           "gap": 13.2, "gap_low": -3.0, "gap_high": 29.3,
                            "n_paired": 14, "verdict": "not resolved", "reason": "interval contains 0", "p_value": 0.1}])
     shown = model_claim_table(headline_claim(claim, fresh, "m", "d", "FLU"))
-    assert shown["comparative"].tolist() == ["18.4 (every context)", "18.4"]
-    assert shown["prompt scoring"].tolist() == ["4.9 (expected; every context)", "4.9 (expected)"]
+    assert shown["comparative"].tolist() == ["17.0 (added contexts)", "18.4"]
+    assert shown["prompt scoring"].tolist() == ["3.8 (expected; added contexts)", "4.9 (expected)"]
     assert shown["gap [paired 95%]"].tolist() == ["13.2 [-3.0, 29.3]", "13.5 [3.6, 23.4]"] and shown["n"].tolist() == [14, 30]

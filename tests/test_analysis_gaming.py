@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nlgjudge.analysis.gaming import ALL_ASPECTS, defense_table, per_article_wins, win_rate_table
+from nlgjudge.analysis.gaming import ALL_ASPECTS, per_article_wins, win_rate_table
 
 
 def _frame(p_first: float, p_second: float, *, articles: int = 4, opponents: int = 3,
@@ -45,14 +45,10 @@ def test_an_attack_the_judge_prefers_in_both_orders_wins_everywhere_with_an_hone
     assert row["p_both_vs_half"] == pytest.approx(2 * 0.5 ** 6)  # exact binomial, 6 of 6
 
 
-def test_defenses_are_paired_differences_over_articles() -> None:
-    frame = _frame(0.9, 0.9, attacks=("null", "control"), unprotected=0.95)
-    table = defense_table(per_article_wins({"j": frame}))
-    coh = table[table["aspect"] == "COH"].set_index(["defense", "attack"])
-    assert coh.loc[("both orders", "null"), "difference"] == pytest.approx(0.5)  # 1.0 first, 0.5 over both orders
-    plain = coh.loc[("plain text", "control")]
-    assert plain["without"] == 1.0 and plain["with"] == 0.5 and plain["difference"] == pytest.approx(0.5)
-    assert plain["articles"] == 4
+def test_a_comparison_recorded_twice_is_an_error_not_silently_collapsed() -> None:
+    frame = _frame(0.6, 0.4)
+    with pytest.raises(ValueError, match="recorded twice"):
+        per_article_wins({"j": pd.concat([frame, frame.iloc[:1]], ignore_index=True)})
 
 
 def test_a_pair_missing_one_order_is_an_error_not_a_silent_drop() -> None:

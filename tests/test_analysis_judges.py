@@ -1,4 +1,4 @@
-"""The degenerate-judge test on tidy frames (analysis.judges): the table and sentence every chapter shows."""
+"""The judge screen on tidy frames (analysis.judges): the table and sentence every chapter shows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 from nlgjudge.analysis.judges import agreement_table, order_agreements, outcomes_sentence
 
 
-def _frame(p_of, n_contexts: int = 6, n: int = 6) -> pd.DataFrame:
+def _frame(p_of, n_contexts: int = 8, n: int = 6) -> pd.DataFrame:
     rows = [{"context_id": f"c{c}", "template": 1, "aspect": "COH", "i": i, "j": j, "p_a": p_of(i, j)}
             for c in range(n_contexts) for i in range(n) for j in range(n) if i != j]
     return pd.DataFrame(rows)
@@ -22,25 +22,25 @@ ALWAYS_A = _frame(lambda i, j: 0.95)
 def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_reason() -> None:
     both = order_agreements({"torch, a": CONSISTENT, "llama.cpp, a": CONSISTENT})
     sentence = outcomes_sentence(both, "(runtime, dataset) runs")
-    assert sentence == ("passes the degenerate-judge test in all 2 (runtime, dataset) runs: its two orders agree on 100% "
-                        "of pairs after debiasing (the largest one-sided binomial p < 0.001)")
+    assert sentence == ("passes the judge screen in all 2 (runtime, dataset) runs: its two orders agree on 100% [63%, 100%], "
+                        "100% [63%, 100%] of pairs per context after debiasing, every interval above chance (50%; the lowest end 63%)")
     mixed = outcomes_sentence(order_agreements({"x": CONSISTENT, "y": ALWAYS_A}))
-    assert mixed.startswith("is a degenerate judge in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50%")
+    assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50% [50%, 50%]")
     assert mixed.endswith("; it passes in the other 1")
     one = outcomes_sentence(order_agreements({"x": CONSISTENT}))
-    assert one.startswith("passes the degenerate-judge test: its two orders agree on 100% of 90 pairs")
+    assert one.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
     assert outcomes_sentence({}) == "has no run to test"
 
 
 def test_the_table_has_one_row_per_judge_with_the_gates_outcome() -> None:
     table = agreement_table({("d", "good"): CONSISTENT, ("d", "bad"): ALWAYS_A}, ["dataset", "model"])
-    assert table["outcome"].tolist() == ["passes: tested", "degenerate: not tested"]
+    assert table["outcome"].tolist() == ["passes", "fails: answers by position"]
     named = agreement_table({"good": CONSISTENT}, ["judge"])  # a key named "judge" keeps its name
     assert named["judge"].tolist() == ["good"]
-    assert table["pairs in both orders"].tolist() == [90, 90]
+    assert table["pairs in both orders"].tolist() == [120, 120] and table["contexts"].tolist() == [8, 8]
 
 
-def test_a_whole_run_judge_is_tested_with_one_threshold_over_its_run() -> None:
+def test_a_whole_run_judge_is_screened_with_its_contexts_as_comparison_sets() -> None:
     from nlgjudge.analysis.judges import whole_run_gates, whole_run_table, whole_run_words
 
     def whole(frame: pd.DataFrame) -> pd.DataFrame:
@@ -49,9 +49,8 @@ def test_a_whole_run_judge_is_tested_with_one_threshold_over_its_run() -> None:
     judged = {"good": whole(CONSISTENT), "bad": whole(ALWAYS_A)}
     gates = whole_run_gates(judged)
     assert gates["good"] is None and gates["bad"].startswith("degenerate judge: its two orders agree on 50%")
-    assert whole_run_words(judged)["good"].startswith("passes the degenerate-judge test: its two orders agree on 100% "
-                                                      "of 90 pairs")
+    assert whole_run_words(judged)["good"].startswith("passes the judge screen: its two orders agree on 100% [63%, 100%]")
     table = whole_run_table(judged)
     assert table.index.tolist() == ["good", "bad"]
-    assert table["outcome"].tolist() == ["passes: tested", "degenerate: not tested"]
-    assert table["p (vs chance)"].iloc[0] == "< 0.001"
+    assert table["outcome"].tolist() == ["passes", "fails: answers by position"]
+    assert table["orders agree (%, 95% interval)"].iloc[0] == "100% [63%, 100%]"

@@ -124,13 +124,17 @@ def test_family_warnings() -> None:
 
 
 def test_the_report_states_method_budget_and_warnings() -> None:
-    result = analyse(judgments(n_contexts=3, pull=1.5), SYSTEMS, n_boot=20)
-    text = report_markdown(result, judge="toy", runtime="none", prompt="p", budget=1.0, planned=36, possible=36,
+    result = analyse(judgments(n_contexts=8, pull=1.5), SYSTEMS, n_boot=20)
+    text = report_markdown(result, judge="toy", runtime="none", prompt="p", budget=1.0, planned=96, possible=96,
                            extra_warnings=["family note"])
     assert "P(A) before debiasing" in text and "Bradley-Terry" in text and "100.0% used" in text
     assert "- family note" in text and "strong positional bias" in text and "| system | rank |" in text
-    # the book's one degenerate-judge test is reported for every judge, passed or not
-    assert "- The judge passes the degenerate-judge test: its two orders agree on" in text
+    # the book's judge screen is reported for every judge, passed or not
+    assert "- The judge passes the judge screen: its two orders agree on" in text
+    # three contexts cannot show that a judge reads the texts (the unit is the context): said, not hidden
+    few = report_markdown(analyse(judgments(n_contexts=3, pull=1.5), SYSTEMS, n_boot=20), judge="toy", runtime="none",
+                          prompt="p", budget=1.0, planned=36, possible=36)
+    assert "the run does not show that it reads the texts" in few and "every order is 'not tested'" in few
 
 
 def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranking() -> None:
@@ -139,6 +143,15 @@ def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranki
     result = analyse(judgments(), SYSTEMS, n_boot=200)
     assert set(result.adjacent["row_verdict"]) <= {"supported", "not resolved", "contradicted", "not tested"}
     assert (result.adjacent["resolved"] == (result.adjacent["row_verdict"] == "supported")).all()
+    # contexts needed only for a pair left open, at the register's minimal effect (0.2), never the observed gap
+    from nlgjudge.stats.claims import units_needed_from_interval
+
+    assert result.adjacent["contexts_needed"].isna().all()  # every pair resolved here
+    noisy = analyse(judgments(n_contexts=6, noise=3.0), SYSTEMS, n_boot=200)
+    open_pairs = noisy.adjacent[noisy.adjacent["verdict"].str.startswith("not resolved")]
+    assert len(open_pairs)
+    for row in open_pairs.itertuples():
+        assert row.contexts_needed == units_needed_from_interval(0.2, row.ci_low, row.ci_high, 6) > 6
     # the family's verdict: a pair resolved alone but not after Holm's correction reads as a flag
     flags = result.adjacent["resolved"] & ~result.adjacent["resolved_after_holm"]
     assert result.adjacent.loc[flags, "verdict"].str.startswith("not resolved (a flag").all()

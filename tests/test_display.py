@@ -40,7 +40,7 @@ def test_code_names_of_columns_and_index_levels_are_headed_in_words() -> None:
     headings = [h.strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", html, flags=re.S)]
     assert "mean p(A)" in headings and "contexts" in headings and "p-value" in headings
     assert "mean_prob_a" not in html and "n_contexts" not in html
-    assert "qags_cnndm" in headings  # a data name (a dataset) is not a code name: left as it is
+    assert "QAGS-CNNDM" in headings  # a data name (a dataset) is not a code name: shown by its name
     styled = clean_table_html(frame.style.to_html())
     assert "mean p(A)" in styled and "mean_prob_a" not in styled
 

@@ -2,7 +2,9 @@
 
 import math
 
+import numpy as np
 import pytest
+
 from nlgjudge.stats.claims import (
     CONTRADICTED,
     NOT_RESOLVED,
@@ -177,3 +179,24 @@ def test_an_interval_end_at_the_boundary_is_borderline_whichever_side_it_falls()
     assert claim_verdict(-0.12, -0.19, -0.04, 99, direction="near", margin=0.2, borderline=0.005).verdict == SUPPORTED
     assert claim_verdict(0.3, 0.001, 0.6, 30, borderline=0.005).verdict == NOT_RESOLVED  # directional too
     assert claim_verdict(0.3, 0.01, 0.6, 30, borderline=0.005).verdict == SUPPORTED
+
+
+def test_equivalence_units_needed_put_the_interval_inside_the_margin_with_the_stated_power() -> None:
+    from scipy import stats as scipy_stats
+
+    from nlgjudge.stats.claims import equivalence_units_needed
+
+    n = equivalence_units_needed(10.0, 5.0)
+    # the smallest n whose t interval half-width leaves z(0.9) standard errors to the band's end
+    assert 5.0 * np.sqrt(n) / 10.0 >= scipy_stats.t.ppf(0.975, n - 1) + scipy_stats.norm.ppf(0.9)
+    assert 5.0 * np.sqrt(n - 1) / 10.0 < scipy_stats.t.ppf(0.975, n - 2) + scipy_stats.norm.ppf(0.9)
+    assert 40 < n < 50  # about (3.24 x 2)^2 = 42, a little more for the t quantile
+    # simulated: a true change of 0 falls inside +-5 at that n about 80% of the time
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.0, 10.0, size=(4000, n))
+    half = scipy_stats.t.ppf(0.975, n - 1) * draws.std(axis=1, ddof=1) / np.sqrt(n)
+    inside = (np.abs(draws.mean(axis=1)) + half < 5.0).mean()
+    assert 0.75 < inside < 0.88
+    assert equivalence_units_needed(0.0, 5.0) == 2 and equivalence_units_needed(1e6, 1.0) is None
+    with pytest.raises(ValueError, match="margin"):
+        equivalence_units_needed(1.0, 0.0)

@@ -1,11 +1,11 @@
-"""The one test of a degenerate pairwise judge (stats.degenerate) on judges with known answers."""
+"""The judge screen (stats.degenerate) on judges with known answers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from nlgjudge.stats.degenerate import degenerate_reason, order_agreement
+from nlgjudge.stats.degenerate import MIN_CONTEXTS, NOT_SHOWN, PASSES, POSITION, TOO_FEW, degenerate_reason, order_agreement
 
 
 def _both_orders(n_sets: int, n: int, p_of):
@@ -20,8 +20,9 @@ def _both_orders(n_sets: int, n: int, p_of):
 
 def test_a_judge_that_always_answers_a_is_degenerate():
     result = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
-    assert result.n_pairs == 10 * 28 and result.agreement == pytest.approx(0.5)  # every decision tied at tau
-    assert result.degenerate and "no better than chance" in degenerate_reason(result)
+    assert result.n_pairs == 10 * 28 and result.n_contexts == 10
+    assert result.agreement == pytest.approx(0.5)  # every decision tied at tau: half agreement, as a coin's
+    assert result.degenerate and result.outcome == POSITION and "no better than chance" in degenerate_reason(result)
 
 
 def test_a_judge_that_always_ties_is_degenerate():
@@ -29,61 +30,74 @@ def test_a_judge_that_always_ties_is_degenerate():
     assert result.agreement == pytest.approx(0.5) and result.degenerate
 
 
-def test_a_position_judge_with_noise_unrelated_to_the_texts_is_degenerate_but_for_the_tests_alpha():
+def test_a_position_judge_with_noise_unrelated_to_the_texts_rarely_passes():
     rng = np.random.default_rng(0)
     passed = 0
     for _ in range(200):
-        result = order_agreement(*_both_orders(5, 6, lambda s, i, j: float(np.clip(0.9 + 0.05 * rng.standard_normal(), 0, 1))))
+        result = order_agreement(*_both_orders(8, 6, lambda s, i, j: float(np.clip(0.9 + 0.05 * rng.standard_normal(), 0, 1))))
         assert 0.3 < result.agreement < 0.7
         passed += not result.degenerate
-    assert passed / 200 <= 0.1  # a level-0.05 test: about 5% of such judges pass by chance
+    assert passed / 200 <= 0.1  # the interval's lower end lies above chance for few such judges (about 2.5%)
 
 
 def test_a_consistent_judge_passes_even_with_a_strong_pull_to_position_a():
     # P(A) = sigmoid(quality_i - quality_j + 2): most answers are "A", yet the texts decide the order
     quality = np.linspace(0, 3, 8)
-    result = order_agreement(*_both_orders(5, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j] + 2))))))
-    assert result.agreement > 0.9 and not result.degenerate and degenerate_reason(result) is None
+    result = order_agreement(*_both_orders(8, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j] + 2))))))
+    assert result.agreement > 0.9 and result.outcome == PASSES and degenerate_reason(result) is None
+    # every context agreeing fully: the exact binomial bound over contexts, which five contexts cannot lift above chance
+    few = order_agreement(*_both_orders(5, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
+    assert few.agreement == 1.0 and few.low == pytest.approx(0.025 ** (1 / 5)) and few.outcome == NOT_SHOWN
+    assert "does not show that it reads the texts" in degenerate_reason(few)
 
 
 def test_a_judge_preferring_the_worse_candidate_in_both_orders_is_not_degenerate():
     quality = np.linspace(0, 3, 8)  # reversed preferences are still consistent: the chapters' claims decide that
-    result = order_agreement(*_both_orders(5, 8, lambda s, i, j: float(1 / (1 + np.exp(quality[i] - quality[j])))))
+    result = order_agreement(*_both_orders(8, 8, lambda s, i, j: float(1 / (1 + np.exp(quality[i] - quality[j])))))
     assert not result.degenerate
 
 
-def test_no_pair_in_both_orders_is_degenerate_with_its_own_reason_and_bad_input_is_refused():
+def test_no_pair_in_both_orders_or_too_few_contexts_is_not_screened_with_its_own_reason_and_bad_input_is_refused():
     result = order_agreement([0, 0], [0, 1], [1, 2], [0.7, 0.2])
     assert result.n_pairs == 0 and result.degenerate and "no pair judged in both orders" in degenerate_reason(result)
+    two = order_agreement(*_both_orders(MIN_CONTEXTS - 1, 4, lambda s, i, j: float(i < j)))
+    assert two.outcome == TOO_FEW and f"on {MIN_CONTEXTS - 1} contexts, and the screen needs {MIN_CONTEXTS}" in degenerate_reason(two)
     with pytest.raises(ValueError, match="one value per comparison"):
         order_agreement([0], [0, 1], [1, 0], [0.5, 0.5])
     with pytest.raises(ValueError, match="probabilities"):
         order_agreement([0, 0], [0, 1], [1, 0], [0.5, float("nan")])
 
 
-def test_the_debiasing_scope_can_be_wider_than_the_comparison_set():
-    # two contexts whose judge leans to A by different amounts: per-context thresholds read the texts,
-    # one pooled threshold sends every comparison of the more biased context to A (the orders disagree)
+def test_the_unit_is_the_context_and_each_comparison_set_is_debiased_on_its_own():
+    # two aspects per context: the sets are (context, aspect), the units the contexts
     quality = np.linspace(0, 2, 6)
-    sets, first, second, p = _both_orders(2, 6, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j] + (4 if s else 0))))))
-    per_set = order_agreement(sets, first, second, p)
-    pooled = order_agreement(sets, first, second, p, scope_ids=[0] * len(p))
-    assert per_set.agreement > 0.9 and pooled.agreement < per_set.agreement
-    with pytest.raises(ValueError, match="scope_ids"):
-        order_agreement(sets, first, second, p, scope_ids=[0])
+    sets, first, second, p = _both_orders(16, 6, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j] + (4 if s % 2 else 0))))))
+    per_context = order_agreement(sets, first, second, p, [s // 2 for s in sets])
+    assert per_context.n_contexts == 8 and per_context.n_pairs == 16 * 15 and per_context.outcome == PASSES
+    # per-set thresholds read the texts even where one set leans to A far more than the other
+    assert per_context.agreement > 0.9
+    with pytest.raises(ValueError, match="context_ids"):
+        order_agreement(sets, first, second, p, [0])
+
+
+def test_the_interval_reaching_chance_is_not_shown_and_lying_at_or_below_it_is_position():
+    # three contexts that read the texts, five whose judge answers by position
+    quality = np.linspace(0, 3, 6)
+    mixed = order_agreement(*_both_orders(8, 6, lambda s, i, j: 0.9 if s >= 3 else float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
+    assert mixed.low <= 0.5 < mixed.high and mixed.outcome == NOT_SHOWN
 
 
 def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not():
     from nlgjudge.stats.degenerate import outcome_words
 
     quality = np.linspace(0, 3, 8)
-    passes = order_agreement(*_both_orders(5, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
+    passes = order_agreement(*_both_orders(8, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
     words = outcome_words(passes)
-    assert words.startswith("passes the degenerate-judge test: its two orders agree on 100% of 140 pairs")
-    assert words.endswith("(one-sided binomial p < 0.001)")
+    assert words.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
+    assert words.endswith("over 8 contexts, above chance")
     always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
-    assert outcome_words(always_a) == "fails the degenerate-judge test: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
-    assert outcome_words(always_a).endswith("no better than chance (one-sided binomial p = 0.52)")
+    assert outcome_words(always_a) == "fails the judge screen: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
+    assert outcome_words(always_a).endswith("no better than chance: it answers by position")
 
 
 def test_p_text_is_the_one_way_a_p_value_is_printed() -> None:

@@ -57,14 +57,25 @@ def test_the_bootstrap_se_interval_is_centred_on_the_estimate_with_a_t_quantile(
         bootstrap_se_interval(np.array([1.0, 2.0]), np.ones((5, 3)), n_units=3)
 
 
-def test_a_bounded_quantitys_interval_is_intersected_with_its_range() -> None:
-    from nlgjudge.stats.intervals import mean_interval
+def test_a_bounded_quantitys_interval_stays_inside_its_range_without_being_cut_at_the_end() -> None:
+    from nlgjudge.stats.intervals import BOUNDED_METHOD, METHOD, mean_interval
 
     values = [0.9, 1.0, 0.6, 1.0]  # per-context correlations near their ceiling
     plain = mean_interval(values)
     assert plain.high > 1.0  # the t interval overshoots the range
     bounded = mean_interval(values, bounds=(-1.0, 1.0))
-    assert bounded.high == 1.0 and bounded.low == plain.low and bounded.mean == plain.mean
+    assert bounded.method == BOUNDED_METHOD and bounded.mean == plain.mean
+    assert -1.0 < bounded.low < bounded.mean < bounded.high < 1.0  # asymmetric, not cut at 1.00
+    assert bounded.high - bounded.mean < bounded.mean - bounded.low
+    # Wilson's interval at the effective n, on [0, 1]: p = 0.9375, n_eff = p (1 - p) / se^2
+    p, se = (0.875 + 1) / 2, np.std(values, ddof=1) / 2 / 2
+    from scipy import stats
+    q = stats.t.ppf(0.975, 3)
+    z2 = q ** 2 * se ** 2 / (p * (1 - p))
+    centre, half = (p + z2 / 2) / (1 + z2), np.sqrt(z2 * p * (1 - p) + z2 ** 2 / 4) / (1 + z2)
+    assert bounded.low == pytest.approx(2 * (centre - half) - 1) and bounded.high == pytest.approx(2 * (centre + half) - 1)
+    inside = mean_interval([0.2, 0.4, 0.3], bounds=(-1.0, 1.0))  # far from the ends: the t interval itself
+    assert inside.method == METHOD and inside.low == mean_interval([0.2, 0.4, 0.3]).low
     with pytest.raises(ValueError, match="outside the bounds"):
         mean_interval([0.5, 1.5], bounds=(0.0, 1.0))
     with pytest.raises(ValueError, match="lower < upper"):

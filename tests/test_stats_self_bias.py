@@ -112,13 +112,22 @@ def test_intervals_are_the_estimate_plus_or_minus_t_bootstrap_standard_errors() 
     # the estimate, half-width t(n_documents - 1) x the SD of the same resamples, drawn here by hand.
     from scipy import stats
 
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(0)
     cube = rng.normal(size=(6, 3, 3))
+    cube[:, 0, 0] += 2  # the first evaluator favours its own generator: an excess near the range's end
     result = self_bias_bootstrap(cube, [0, 1, 2], n_boot=200, seed=7)
     draw_rng = np.random.default_rng(7)
     draws = np.array([self_bias_excess(cube[draw_rng.integers(0, 6, 6)], [0, 1, 2]) for _ in range(200)])
     half = stats.t.ppf(0.975, df=5) * draws.std(axis=0, ddof=1)
-    # ... clipped to the excess's range [-1, 1] (alpha = 1)
-    np.testing.assert_allclose(result.low, np.maximum(result.estimate - half, -1.0))
-    np.testing.assert_allclose(result.high, np.minimum(result.estimate + half, 1.0))
-    assert (result.low >= -1).all() and (result.high <= 1).all()
+    # ... where that stays inside the excess's range [-1, 1] (alpha = 1); elsewhere the score interval
+    # at the same standard error, inside the range and not cut at its end
+    from nlgjudge.stats.intervals import score_interval
+
+    inside = (result.estimate - half >= -1) & (result.estimate + half <= 1)
+    assert inside.any() and (~inside).any()  # this cube has both kinds of evaluator
+    np.testing.assert_allclose(result.low[inside], (result.estimate - half)[inside])
+    np.testing.assert_allclose(result.high[inside], (result.estimate + half)[inside])
+    low, high = score_interval(result.estimate, half / stats.t.ppf(0.975, df=5), stats.t.ppf(0.975, df=5), 6, -1.0, 1.0)
+    np.testing.assert_allclose(result.low[~inside], low[~inside])
+    np.testing.assert_allclose(result.high[~inside], high[~inside])
+    assert (result.low > -1).all() and (result.high < 1).all()

@@ -4,7 +4,8 @@ has no sign, a Python truth value is "yes" or "no", and a column named in code (
 pandas writes a missing value as ``NaN``, ``<NA>`` or ``None`` depending on the column's type, and a
 value such as -0.04 shown at one decimal as ``-0.0``: both read as findings to someone who does not
 know pandas. :func:`readable_tables` registers an HTML formatter for data frames and stylers in the
-running IPython kernel (the notebook's), which rewrites the table cells pandas produced; nothing
+running IPython kernel (the notebook's), which rewrites the table cells pandas produced, and shows
+datasets and models by name (:mod:`nlgjudge.reader_names`); nothing
 changes the data, and outside a kernel it does nothing. Analysis functions keep short code names
 for their columns (tests and notebooks select by them); :data:`COLUMN_LABELS` says how each reads on
 the page, so one name has one heading in every chapter.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -23,6 +25,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from nlgjudge.config import DOWNLOADS_ENV
+from nlgjudge.reader_names import KEEP_IDS_CLASS, reader_html, reader_text, use_model_names
 from nlgjudge.stats.intervals import SMALL_N
 
 #: What a table shows where it has no value.
@@ -63,6 +66,7 @@ COLUMN_LABELS: dict[str, str] = {
     "p_a_high": "P(A), 95% CI high",
     "p_a_low": "P(A), 95% CI low",
     "p_value": "p-value",
+    "contexts_needed": "contexts needed",
     "people_articles": "articles with people's scores",
     "people_contexts": "contexts with people's scores",
     "people_mean": "people's mean score",
@@ -103,7 +107,9 @@ def clean_table_html(html: str) -> str:
     html = _MISSING_CELL.sub(lambda m: f"{m.group(1)}{MISSING}{m.group(2)}", html)
     html = _INTERVAL_CELL.sub(lambda m: f'{m.group(1)} style="white-space: nowrap"{m.group(2)}{m.group(3)}{m.group(4)}', html)
     html = _BOOLEAN_CELL.sub(lambda m: f"{m.group(1)}{'yes' if m.group(2) == 'True' else 'no'}{m.group(3)}", html)
-    return _NEGATIVE_ZERO_CELL.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}", html)
+    html = _NEGATIVE_ZERO_CELL.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}", html)
+    # datasets and models by name; the parameters table keeps the ids a reader types after -p
+    return html if KEEP_IDS_CLASS in html else reader_html(html)
 
 
 def _escape(text: str) -> str:
@@ -119,6 +125,19 @@ def _styler_html(styler: Styler) -> str:
     return clean_table_html(styler.to_html())
 
 
+class _ReaderStream:
+    """The notebook's printed output with datasets and models by name (commands keep their ids)."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(reader_text(text) if isinstance(text, str) else text)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
 def readable_tables() -> bool:
     """Register the cleaned HTML for data frames and stylers in the current IPython kernel; returns
     whether there was a kernel to register them in."""
@@ -129,9 +148,18 @@ def readable_tables() -> bool:
     shell = get_ipython()
     if shell is None:
         return False
+    from nlgjudge.models.packaged import PACKAGED_MODELS, model_title
+
+    use_model_names({model: model_title(model) for model in PACKAGED_MODELS})  # for tables, prose and figures
+    from IPython.display import HTML, Markdown
+
     formatter = shell.display_formatter.formatters["text/html"]
     formatter.for_type(pd.DataFrame, _frame_html)
     formatter.for_type(Styler, _styler_html)
+    formatter.for_type(HTML, lambda block: reader_html(block.data))
+    shell.display_formatter.formatters["text/markdown"].for_type(Markdown, lambda block: reader_text(block.data))
+    if not isinstance(sys.stdout, _ReaderStream):
+        sys.stdout = _ReaderStream(sys.stdout)
     return True
 
 

@@ -78,9 +78,12 @@ def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
             raise ValueError(f"glue names are letters, digits and '_': got {name!r}")
     from myst_nb import glue  # imported here: only notebooks glue
 
+    from nlgjudge.reader_names import reader_text
+
     for name, value in values.items():
         full = f"{prefix}{name}"
-        glue(full, _Plain(with_previous(full, str(value), _previous_values)), display=False)
+        # prose shows names ("SummEval"), never ids ("summeval"); commands keep the ids a reader types
+        glue(full, _Plain(with_previous(full, reader_text(str(value)), _previous_values)), display=False)
 
 
 def duration_text(seconds: float) -> str:

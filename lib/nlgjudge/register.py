@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed
+from nlgjudge.stats.degenerate import MIN_CONTEXTS, MINIMUM
 
 #: The register itself, beside this module.
 REGISTER_PATH = Path(__file__).with_name("register.toml")
@@ -63,6 +64,7 @@ class Claim:
     margin: float | None = None
     borderline: float = 0.0
     comparator_method: str | None = None
+    history: str = ""  # the plan's amendments to this claim, when and why (shown on the register page)
 
     @property
     def is_equivalence(self) -> bool:
@@ -77,11 +79,13 @@ class Claim:
 
 @dataclass(frozen=True)
 class Register:
-    """The whole register: claims by id, the families and the chapters that draw no verdict."""
+    """The whole register: claims by id, the families, the chapters that draw no verdict and the
+    secondary readings (corrected over their own family, no claim)."""
 
     claims: dict[str, Claim]
     families: dict[str, str]
     no_claims: dict[str, str]
+    secondary: dict[str, str] = field(default_factory=dict)
 
     def of_chapter(self, chapter: str) -> list[Claim]:
         return [c for c in self.claims.values() if c.chapter == chapter]
@@ -91,7 +95,7 @@ def _claim_from(entry: dict, families: dict[str, str], where: str) -> Claim:
     missing = [f for f in _FIELDS if f not in entry]
     if missing:
         raise RegisterError(f"{where}: claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
-    unknown = sorted(set(entry) - set(_FIELDS) - {"margin", "borderline", "comparator_method"})
+    unknown = sorted(set(entry) - set(_FIELDS) - {"margin", "borderline", "comparator_method", "history"})
     if unknown:
         raise RegisterError(f"{where}: claim {entry['id']!r} has unknown field(s) {', '.join(unknown)}")
     if entry["kind"] not in KINDS:
@@ -132,10 +136,11 @@ def load_register(path: str | Path = REGISTER_PATH) -> Register:
             raise RegisterError(f"{path.name}: claim {found.id!r} is declared twice")
         claims[found.id] = found
     no_claims = dict(data.get("no_claims", {}))
+    secondary = {str(k): str(v) for k, v in data.get("secondary", {}).items()}
     clash = sorted({c.chapter for c in claims.values()} & set(no_claims))
     if clash:
         raise RegisterError(f"{path.name}: {', '.join(clash)} both draw no verdict and hold claims")
-    return Register(claims, families, no_claims)
+    return Register(claims, families, no_claims, secondary)
 
 
 @lru_cache(maxsize=1)
@@ -256,7 +261,17 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
         "the minimal effect below, never at the observed effect.",
         "",
+        "**The judge screen**, fixed before any data (the {term}`judge screen`): a pairwise judge's rows count",
+        "only when its two orders of a pair, debiased with one threshold per comparison set, are shown to agree",
+        "more often than chance: each context's share of agreeing pairs, and the 95% interval of their mean over",
+        f"contexts lying wholly above {MINIMUM:.0%}, on at least {MIN_CONTEXTS} contexts. Otherwise every row of that",
+        "judge is not tested, and the chapter says why in words.",
+        "",
     ]
+    if reg.secondary:
+        lines += ["**Secondary readings**, each corrected over its own family but drawing no claim:", ""]
+        lines += [f"- {_html(text)}." for text in reg.secondary.values()]
+        lines += [""]
     for chapter, title in titles.items():
         lines += [f"## {title}", ""]
         if chapter in reg.no_claims:
@@ -273,8 +288,9 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
                   "<tbody>"]
         for spec in claims:
             paper_value = spec.reported if spec.reported_how == "none" else f"{spec.reported} ({spec.reported_how})"
+            amended = f"<br><i>Amended:</i> {_html(spec.history)}" if spec.history else ""
             cells = (
-                f"<b>{_html(spec.words)}</b>; {_html(spec.paper)}",
+                f"<b>{_html(spec.words)}</b>; {_html(spec.paper)}{amended}",
                 _html(f"{spec.estimand}; unit: {spec.unit}; at least {spec.min_units}; comparator: {spec.comparator}"),
                 _html(f"{_KIND_WORDS[spec.kind]}: {spec.test}"),
                 _html(_effect_text(spec)),

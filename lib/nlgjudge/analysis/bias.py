@@ -299,7 +299,7 @@ RELATION_CLAIM_ID = "bias.gain_relation"
 
 
 def judge_gates(comparisons: pd.DataFrame) -> dict[tuple[str, str], str | None]:
-    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) per (model, dataset)."""
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) per (model, dataset)."""
     return degenerate_judges({key: part for key, part in comparisons.groupby(["model", "dataset"], sort=False)})
 
 

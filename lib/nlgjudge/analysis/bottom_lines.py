@@ -113,11 +113,25 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str]) -> str:
 
 def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
     """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm."""
-    def read(key: str) -> str:
+    def read(key: str, claim: str, short: bool) -> str:
         found = list(verdicts.get(key, ()))
-        return f"the data show it in {_of(_count(found)[SUPPORTED], len(found))} datasets" if found else "no dataset of this run tests it"
-    return plain(f"For {name(judge)}: choosing comparisons without repeats beats random choice, {read('no_repeat_minus_random')}; "
-                 f"removing the position lean helps at small budgets, {read('debias_gain_small_budgets')}.")
+        if not found:
+            return f"no dataset of this run tests whether {claim}"
+        counts, n = _count(found), len(found)
+        reverse = counts[CONTRADICTED]
+        against = (f", reversed in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
+        if counts[SUPPORTED] == 0:
+            if short:
+                return f"no dataset of {n} shows that {claim}{against}"
+            return f"the data do not yet show that {claim} in any of the {n} datasets{against}"
+        where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
+        return f"{claim} in {where} datasets{against}"
+
+    def line(short: bool) -> str:
+        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'choosing comparisons without repeats beats random choice', short)}; "
+                f"{read('debias_gain_small_budgets', 'removing the position lean helps with few comparisons', short)}.")
+    full = line(short=False)
+    return plain(full if len(full.split()) <= MAX_WORDS else line(short=True))
 
 
 def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
@@ -125,8 +139,15 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
     if not n:
         return plain(f"No benchmark aspect has both runtimes' outputs for {name(judge)}, so this run cannot compare them.")
     counts = _count(verdicts)
-    return plain(f"Running {name(judge)} under torch or llama.cpp moved the main result by less than {margin:g} points "
-                 f"in {_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='it moved more')}.")
+    change = f"changes the main result by {margin:g} points or more"
+    if counts[NOT_RESOLVED] == n:
+        return plain(f"The data cannot yet tell whether running {name(judge)} under torch rather than llama.cpp {change}: "
+                     f"in all {n} benchmark aspects the interval of the change is too wide.")
+    if counts[SUPPORTED] == n:
+        return plain(f"Running {name(judge)} under torch rather than llama.cpp moves the main result by less than {margin:g} points "
+                     f"in all {n} benchmark aspects.")
+    return plain(f"Running {name(judge)} under torch rather than llama.cpp moves the main result by less than {margin:g} points "
+                 f"in {_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='it moves it more')}.")
 
 
 _KAPPA_WORDS = {
@@ -154,6 +175,13 @@ _EVERY_WORDS = {
     NOT_RESOLVED: "cannot yet be told from the data",
     NOT_TESTED: "could not be tested here",
 }
+
+
+def every_row_words(verdict: str, rows: str = "evaluator") -> str:
+    """A claim about every row's verdict in plain words, said beside the verdict word so that
+    "contradicted" reads "fails for at least one evaluator", never "the opposite holds"."""
+    return {SUPPORTED: f"holds for every {rows} tested", CONTRADICTED: f"fails for at least one {rows}"}.get(
+        verdict, _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED]))
 
 
 def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None) -> str:

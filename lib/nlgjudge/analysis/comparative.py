@@ -345,11 +345,11 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     Counting positive gaps is not a test; an interval that excludes 0 is one.
 
     The registered claim's rule (:func:`nlgjudge.register.verdict` on ``comparative.above_scoring``:
-    above 0, at least its minimum of paired contexts) gives ``verdict`` and ``reason``; a degenerate
-    judge (:func:`judge_gate`, the book's one test) is not tested; ``n_tied_cells`` of ``n_cells``
-    count the tied rankings as a description. ``contexts_needed`` (rows not resolved only)
-    is :func:`nlgjudge.register.contexts_needed_for` at the per-context gaps' spread (NaN: out of reach); ``per_context_gap`` holds ``{context: gap x100}``.
-    """
+    above 0, at least its minimum of paired contexts) gives ``verdict`` and ``reason``; a judge failing the
+    judge screen (:func:`judge_gate`) is not tested; ``n_tied_cells`` of ``n_cells`` count the tied rankings
+    as a description. ``contexts_needed`` (rows not resolved only) is :func:`nlgjudge.register.contexts_needed_for`
+    at the gaps' spread (NaN: out of reach); ``per_context_gap`` holds ``{context: gap x100}``,
+    ``per_context_scores`` ``{context: (comparative, comparator) x100}``."""
     _require(table, [*GROUP_COLUMNS, "spearman", "per_context", "n_contexts", "n_tied"], "correlation table")
     figures = table[table["template"].astype(str) == TEMPLATE_MEAN]  # every method has one, G-Eval too
     figures = figures[figures["method"].isin([COMPARATIVE, *SCORING_METHODS])]
@@ -365,12 +365,13 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
     cells = table[(table["method"] == COMPARATIVE) & (table["template"].astype(str) != TEMPLATE_MEAN)]
     cell_counts = cells.groupby(["model", "dataset", "aspect"], sort=False)[["n_tied", "n_contexts"]].sum()
-    lows, highs, counts, gaps = [], [], [], []
+    lows, highs, counts, gaps, pairs = [], [], [], [], []
     for key, best in zip(wide.index, comparator_method, strict=True):
         ours = per_context[(*key, COMPARATIVE)]
         theirs = per_context[(*key, best)] if isinstance(best, str) else {}
         common = [c for c in ours if c in theirs]
-        gaps.append({c: 100.0 * (ours[c] - theirs[c]) for c in common})
+        pairs.append({c: (100.0 * ours[c], 100.0 * theirs[c]) for c in common})
+        gaps.append({c: a - b for c, (a, b) in pairs[-1].items()})
         if not common:
             lows.append(np.nan), highs.append(np.nan), counts.append(0)
             continue
@@ -393,6 +394,7 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide["contexts_needed"] = [_needed(list(per.values())) if v.verdict == NOT_RESOLVED else np.nan
                                for v, per in zip(verdicts, gaps, strict=True)]
     wide["per_context_gap"] = gaps
+    wide["per_context_scores"] = pairs
     wide.columns.name = None
     return with_family_verdicts(wide.reset_index())  # each model's dataset-aspects are one family
 
@@ -410,7 +412,7 @@ def with_family_verdicts(claim: pd.DataFrame) -> pd.DataFrame:
 
 
 def judge_gate(table: pd.DataFrame, keys: pd.Index) -> list[str | None]:
-    """The degenerate-judge reason (:mod:`nlgjudge.stats.degenerate`, the book's one test) of each
+    """The judge screen's reason (:mod:`nlgjudge.stats.degenerate`, the book's one test) of each
     ``(model, dataset, aspect)`` key's comparative judge, from the table's ``degenerate_judge``
     column (set by :func:`chapter_correlations`); None where the table does not carry it."""
     if "degenerate_judge" not in table.columns:
@@ -423,9 +425,7 @@ def judge_gate(table: pd.DataFrame, keys: pd.Index) -> list[str | None]:
 
 def _needed(values: Sequence[float]) -> float:
     """Contexts that would detect the registered minimal effect at these per-context gaps' spread."""
-    if len(values) < 2:
-        return np.nan
-    needed = contexts_needed_for(CLAIM_ID, float(np.std(np.asarray(values, dtype=float), ddof=1)))
+    needed = contexts_needed_for(CLAIM_ID, float(np.std(np.asarray(values, dtype=float), ddof=1))) if len(values) >= 2 else None
     return float(needed) if needed is not None else np.nan
 
 
@@ -647,7 +647,7 @@ def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_no
         return "there is no absolute scoring of the same model to compare with in this run"
     if n_not_tested == n_cases:
         return (f"none of its {n_cases} dataset-aspects tests the claim on this run (too few shared contexts, or a "
-                "degenerate judge: its two orders agree no more often than chance)")
+                "degenerate judge, one that fails the judge screen)")
     after = (n_supported, n_contradicted, n_not_resolved, n_not_tested)
     said = [count_words(a, b) for a, b in zip(after, before_holm if before_holm is not None else after, strict=True)]
     counts = (f"supported in {said[0]}, contradicted in {said[1]}, not resolved in {said[2]} and "
@@ -861,12 +861,11 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
                             claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
-            # a row headlined by its fresh sample (``pooled_gap``, fresh_sample.headline_claim) keeps the
-            # two methods' figures on every context: said, since its gap and n are the fresh sample's
-            "comparative": [f"{value:.{decimals}f}" + (" (every context)" if fresh else "")
+            # a fresh-sample row (fresh_sample.headline_claim) shows both methods on it: their difference is its gap
+            "comparative": [f"{value:.{decimals}f}" + (" (added contexts)" if fresh else "")
                             for value, fresh in zip(claim[COMPARATIVE], _fresh_rows(claim), strict=True)],
             "prompt scoring": [
-                (f"{value:.{decimals}f} ({SCORING_SHORT[method]}" + ("; every context)" if fresh else ")"))
+                (f"{value:.{decimals}f} ({SCORING_SHORT[method]}" + ("; added contexts)" if fresh else ")"))
                 if isinstance(method, str) else "–"
                 for value, method, fresh in zip(claim["comparator_score"], claim["comparator_method"], _fresh_rows(claim), strict=True)
             ],

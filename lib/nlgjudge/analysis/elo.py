@@ -327,7 +327,9 @@ def _kappa_from_table(table: np.ndarray) -> float:
 def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Cohen's kappa (scikit-learn) between every two judges on the encounters both decided (a tie
     or NaN on either side leaves the encounter out, counted), with the book's interval for a statistic
-    recomputed on resampled articles: kappa +- t(n_articles - 1) x bootstrap SE. Columns: judge_1, judge_2, kappa, ci_low, ci_high, n_encounters, n_left_out."""
+    recomputed on resampled articles: kappa +- t(n_articles - 1) x bootstrap SE, and ``ci_mc_se``, the
+    Monte Carlo standard error of the interval's ends (from the number of resamples). Columns: judge_1,
+    judge_2, kappa, ci_low, ci_high, ci_mc_se, n_encounters, n_left_out."""
     rng = np.random.default_rng(seed)
     rows = []
     for (name_1, one), (name_2, two) in combinations(outcomes.items(), 2):
@@ -351,8 +353,13 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
             values.append(_kappa_from_table(np.tensordot(counts, tables, axes=1)))
         # A resample where both judges give one same label has no kappa: left out of the SE.
         low, high = bootstrap_se_interval(np.asarray(kappa), np.asarray(values), len(articles))
-        rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0)})
-    return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "n_encounters", "n_left_out"])
+        # the interval's ends move with the resamples: the Monte Carlo error of a bootstrap standard
+        # deviation is about SD / sqrt(2 (B - 1)), times the interval's t quantile
+        finite = int(np.isfinite(values).sum())
+        mc_se = (float(high) - kappa) / np.sqrt(2.0 * (finite - 1)) if finite > 1 and np.isfinite(high) else 0.0
+        rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0),
+                     "ci_mc_se": mc_se})
+    return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "ci_mc_se", "n_encounters", "n_left_out"])
 
 
 def rouge_difference_regression(
@@ -556,7 +563,7 @@ CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_hig
 
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
-    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each LLM judge on its
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) of each LLM judge on its
     released both-order judgements of one template (context_id, first, second, p_a): pairs looked
     for within an article, one debiasing threshold over the judge's run, as the chapter debiases.
     A degenerate judge is not tested under either protocol."""
@@ -600,7 +607,9 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                 "evidence": "kappa is undefined on this run", "verdict": verdict.verdict, "reason": verdict.reason,
                 "articles_needed": nan}
     kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
-    verdict = registered_verdict("elo.kappa", kappa, low, high, n_articles, degenerate=degenerate)
+    mc_se = float(pair["ci_mc_se"].iloc[0]) if "ci_mc_se" in pair.columns and np.isfinite(pair["ci_mc_se"].iloc[0]) else 0.0
+    # an end within the resamples' Monte Carlo error of the band's edge is borderline, never flipped by the seed
+    verdict = registered_verdict("elo.kappa", kappa, low, high, n_articles, degenerate=degenerate, monte_carlo_se=mc_se)
     reason = verdict.reason
     if verdict.verdict == CONTRADICTED:
         # two different findings, both unlike the paper's
@@ -611,6 +620,10 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
         # the interval excludes 0 but stays inside the margin: what the claim allows, said in words
         reason += (f"; it excludes 0 ({'a slight disagreement' if high < 0 else 'a slight agreement'}, smaller than the "
                    f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows)")
+    elif verdict.verdict == NOT_RESOLVED and verdict.tested and (low > 0 or high < 0):
+        # whatever the band says, an interval wholly on one side of 0 is a finding of its own
+        reason += ("; the whole interval lies below 0: the judge picks the summary ROUGE rejects more often than chance"
+                   if high < 0 else "; the whole interval lies above 0: the judge agrees with ROUGE more often than chance")
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
@@ -753,7 +766,7 @@ def claims(
 
     A degenerate run is "not tested" throughout: fewer than :data:`MIN_ARTICLES_FOR_A_CLAIM`
     articles, a judge that gives every contestant the same strength, or ``judge_gate``: the reason
-    of the book's one degenerate-judge test (:func:`judge_gates`, the same for both protocols).
+    of the book's judge screen (:func:`judge_gates`, the same for both protocols).
     """
     judged = _judged(outcomes[llm_judge])
     n_articles = int(judged["context_id"].nunique())

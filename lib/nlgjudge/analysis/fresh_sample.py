@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.comparative import (
+    COMPARATIVE,
     NOT_RESOLVED,
     SCORING_SHORT,
     _needed,
@@ -35,8 +36,9 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
     (comparative minus the same scoring reading as on every context) are restricted to
     ``contexts``; ``gap`` is their mean with its paired t interval (``gap_low``, ``gap_high``,
     ``n_paired``), ``contexts_needed`` (rows not resolved) and ``verdict``/``reason`` come from the same claim rule, minimum n and
-    degenerate-judge test (the judge's, from every context) as on every context. Rows keep the claim's order; columns
-    ``model, dataset, aspect, comparator_method, gap, gap_low, gap_high, n_paired, verdict, reason,
+    judge screen (the judge's, from every context) as on every context. Rows keep the claim's order; columns
+    ``model, dataset, aspect, comparator_method, comparative, comparator_score`` (the two methods' means
+    on ``contexts``, x100), ``gap, gap_low, gap_high, n_paired, verdict, reason,
     contexts_needed``, ``p_value`` (the paired t test's, as on every context) and ``per_context_gap``
     (the gaps of ``contexts``).
     """
@@ -55,14 +57,18 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
             gap = float(values[0])
         verdict = registered_verdict("comparative.fresh_sample", gap, low, high, int(values.size),
                                      degenerate=row.get("degenerate_judge") if isinstance(row.get("degenerate_judge"), str) else None)
+        per_context = row.get("per_context_scores")
+        scores = [v for c, v in per_context.items() if c in wanted] if isinstance(per_context, dict) else []
+        comparative, comparator = (np.mean([v[0] for v in scores]), np.mean([v[1] for v in scores])) if scores else (np.nan, np.nan)
         records.append({"model": row["model"], "dataset": row["dataset"], "aspect": row["aspect"],
-                        "comparator_method": row["comparator_method"], "gap": gap, "gap_low": low, "gap_high": high,
+                        "comparator_method": row["comparator_method"], "comparative": comparative, "comparator_score": comparator,
+                        "gap": gap, "gap_low": low, "gap_high": high,
                         "n_paired": int(values.size), "verdict": verdict.verdict, "reason": verdict.reason,
                         "contexts_needed": _needed(list(values)) if verdict.verdict == NOT_RESOLVED else np.nan,
                         "p_value": paired_t_p_value(list(values)) if verdict.tested else np.nan,
                         "per_context_gap": {c: g for c, g in row["per_context_gap"].items() if c in wanted}})
     return pd.DataFrame.from_records(
-        records, columns=["model", "dataset", "aspect", "comparator_method", "gap", "gap_low", "gap_high", "n_paired",
+        records, columns=["model", "dataset", "aspect", "comparator_method", "comparative", "comparator_score", "gap", "gap_low", "gap_high", "n_paired",
                           "verdict", "reason", "contexts_needed", "p_value", "per_context_gap"])
 
 
@@ -144,6 +150,10 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
     index = out.index[mine][0]
     for column in ("gap", "gap_low", "gap_high", "n_paired", "verdict", "contexts_needed", "p_value"):
         out.loc[index, column] = r.get(column, np.nan)
+    # the two methods' means on the same fresh contexts (their difference is the fresh gap)
+    for column, source in ((COMPARATIVE, "comparative"), ("comparator_score", "comparator_score")):
+        if column in out.columns and np.isfinite(r.get(source, np.nan)):
+            out.loc[index, column] = r[source]
     if "per_context_gap" in out.columns and isinstance(r.get("per_context_gap"), dict):
         out.at[index, "per_context_gap"] = r["per_context_gap"]
     out.loc[mine, "reason"] = f"fresh sample of {int(r['n_paired'])} added contexts: {r['reason']}; {pooled}"

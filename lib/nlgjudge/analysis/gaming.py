@@ -29,12 +29,11 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from nlgjudge.stats.intervals import paired_difference_interval, share_interval
+from nlgjudge.stats.intervals import share_interval
 from nlgjudge.stats.multiplicity import paired_t_p_value, share_p_value
 
 ALL_ASPECTS = "aspects averaged"
 READINGS = ("first", "second", "both")
-READING_TITLES = {"first": "attack first", "second": "attack second", "both": "both orders"}
 
 
 def _win(p_attack: np.ndarray | pd.Series) -> np.ndarray:
@@ -45,7 +44,9 @@ def _win(p_attack: np.ndarray | pd.Series) -> np.ndarray:
 
 def per_article_wins(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per (judge, aspect, attack, protected, article) with its win rates in each reading,
-    plus the all-aspects rows; ``opponents`` is how many real summaries the attack met there."""
+    plus one row per (judge, attack, protected, article) averaging its aspects (aspect
+    :data:`ALL_ASPECTS`); ``opponents`` is how many real summaries the attack met there. A comparison
+    recorded twice is an error, never silently collapsed."""
     parts = []
     for judge, frame in frames.items():
         if frame.empty:
@@ -53,6 +54,10 @@ def per_article_wins(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         f = frame.copy()
         f["p_attack"] = np.where(f["attack_first"], f["p_a"], 1.0 - f["p_a"])
         keys = ["aspect", "attack", "protected", "context_id", "opponent"]
+        twice = f.duplicated([*keys, "attack_first"])
+        if twice.any():
+            raise ValueError(f"{judge}: {int(twice.sum())} attack comparison(s) recorded twice (same article, aspect, "
+                             "attack, reading, opponent and order); keep one each")
         wide = f.pivot_table(index=keys, columns="attack_first", values="p_attack", aggfunc="first")
         if wide.isna().any().any() or set(wide.columns) != {True, False}:
             raise ValueError(f"{judge}: some attack comparisons lack one of their two orders; every pair needs both")
@@ -92,35 +97,6 @@ def win_rate_table(per_article: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _difference_row(judge: str, aspect: str, defense: str, attack: str, without: np.ndarray, with_: np.ndarray) -> dict[str, object]:
-    interval = paired_difference_interval(without, with_)
-    return {"judge": judge, "aspect": aspect, "defense": defense, "attack": attack,
-            "without": float(np.mean(without)), "with": float(np.mean(with_)), "difference": interval.mean,
-            "low": interval.low, "high": interval.high, "articles": interval.n,
-            "p": paired_t_p_value(np.asarray(without) - np.asarray(with_), 0.0)}
-
-
-def defense_table(per_article: pd.DataFrame) -> pd.DataFrame:
-    """Per judge and aspect, each defense as a paired difference over articles (without minus with).
-
-    * ``both orders``: per attack (protected readings), the win rate standing first (the slot the
-      attacks' texts name, fixed before the data) minus the win rate over both orders;
-    * ``plain text``: the forged turns' both-orders win rate read unprotected minus protected.
-    """
-    rows = []
-    for (judge, aspect), part in per_article.groupby(["judge", "aspect"], sort=False):
-        protected = part[part["protected"]]
-        for attack, one in protected.groupby("attack", sort=False):
-            rows.append(_difference_row(judge, aspect, "both orders", attack, one["first"].to_numpy(), one["both"].to_numpy()))
-        control = part[part["attack"] == "control"]
-        if set(control["protected"]) == {True, False}:
-            paired = control.pivot_table(index="context_id", columns="protected", values="both")
-            if paired.isna().any().any():
-                raise ValueError(f"{judge}: the forged turns lack their protected or unprotected reading on some articles")
-            rows.append(_difference_row(judge, aspect, "plain text", "control", paired[False].to_numpy(), paired[True].to_numpy()))
-    return pd.DataFrame(rows)
-
-
 # ---- the register's claims ------------------------------------------------------------------------
 
 #: The attacks a judge's claim rows cover: the constant ones (padding has its own claim).
@@ -130,9 +106,9 @@ CLAIM_COLUMNS = ["claim", "judge", "attack", "estimate", "low", "high", "n", "ve
 
 
 def judge_screens(frames: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
-    """The book's degenerate-judge screen (:mod:`nlgjudge.stats.degenerate`) on each judge's attack
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) on each judge's attack
     comparisons: a pair's two orders within one article, aspect and reading; one debiasing threshold
-    per such set, as the first paper's chapters debias. ``{judge: reason or None}``."""
+    per such set, as in every chapter. ``{judge: reason or None}``."""
     from nlgjudge.analysis.judges import degenerate_judges
 
     sets = ["context_id", "aspect", "attack", "protected"]

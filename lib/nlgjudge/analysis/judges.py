@@ -1,4 +1,4 @@
-"""The degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) on the chapters' tidy comparison frames.
+"""The judge screen (:mod:`nlgjudge.stats.degenerate`) on the chapters' tidy comparison frames.
 
 Every chapter where a judge compares two texts reads its "not tested" gate for a judge here, so the
 same judge is degenerate (or not) the same way in every chapter, whatever the protocol.
@@ -10,33 +10,30 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import pandas as pd
 
-from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement, outcome_words, p_text
+from nlgjudge.stats.degenerate import MINIMUM, OrderAgreement, degenerate_reason, order_agreement, outcome_words
 
-#: A comparative frame's comparison sets (the debiasing scope of the test): one prompt on one context.
+#: A comparative frame's comparison sets (where a pair's two orders are, and the debiasing scope): one
+#: prompt on one context. The first column is always the context, the screen's unit.
 COMPARISON_SET = ("context_id", "template", "aspect")
-#: A whole-run pairwise judge (Elo, narcissism, ``nlgjudge rank``): a frame of (context_id, first,
-#: second, p_a), pairs looked for within a context, one debiasing threshold over the judge's run.
-WHOLE_RUN = {"set_columns": ("context_id",), "first": "first", "second": "second", "scope_columns": ()}
+#: A pairwise judge with one question per context (Elo, narcissism, ``nlgjudge rank``): a frame of
+#: (context_id, first, second, p_a); the context is the comparison set.
+WHOLE_RUN = {"set_columns": ("context_id",), "first": "first", "second": "second"}
 
 
 def judge_order_agreement(
     comparisons: pd.DataFrame, set_columns: Sequence[str] = COMPARISON_SET, *, first: str = "i", second: str = "j",
-    p_a: str = "p_a", scope_columns: Sequence[str] | None = None,
+    p_a: str = "p_a",
 ) -> OrderAgreement:
-    """The test on one judge's comparisons (one row per ordered comparison; missing ones left out).
-    ``set_columns`` name a comparison set (where a pair's two orders are), ``scope_columns`` the
-    debiasing scope (default: the sets; ``()``: one threshold for the whole frame)."""
-    scope = list(set_columns if scope_columns is None else scope_columns)
-    missing = [c for c in [*set_columns, *scope, first, second, p_a] if c not in comparisons.columns]
+    """The screen on one judge's comparisons (one row per ordered comparison; missing ones left out).
+    ``set_columns`` name a comparison set (where a pair's two orders are, and the debiasing scope);
+    the first of them is the context, the unit."""
+    missing = [c for c in [*set_columns, first, second, p_a] if c not in comparisons.columns]
     if missing:
         raise KeyError(f"the comparisons frame lacks column(s) {missing}; it has {list(comparisons.columns)}")
     frame = comparisons.dropna(subset=[p_a])
-
-    def keys(columns: Sequence[str]) -> list[Hashable]:
-        return list(zip(*(frame[c] for c in columns), strict=True)) if columns else [0] * len(frame)
-
-    return order_agreement(keys(set_columns), frame[first].tolist(), frame[second].tolist(),
-                           frame[p_a].to_numpy(dtype=float), keys(scope))
+    sets = list(zip(*(frame[c] for c in set_columns), strict=True))
+    return order_agreement(sets, frame[first].tolist(), frame[second].tolist(), frame[p_a].to_numpy(dtype=float),
+                           frame[set_columns[0]].tolist())
 
 
 def degenerate_judges(
@@ -49,16 +46,15 @@ def degenerate_judges(
 
 def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Sequence[str],
                     set_columns: Sequence[str] = COMPARISON_SET, **columns: str) -> pd.DataFrame:
-    """One row per judge: pairs judged in both orders, the share whose two orders agree after
-    debiasing (%), the one-sided binomial p-value and the gate's outcome, for a chapter to show."""
+    """One row per judge: contexts, pairs judged in both orders, the mean share per context whose two
+    orders agree after debiasing with its interval (%), and the screen's outcome, for a chapter to show."""
     rows = []
     for key, frame in comparisons.items():
         result = judge_order_agreement(frame, set_columns, **columns)
         keys = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(key_names, keys, strict=True)), "pairs in both orders": result.n_pairs,
-                     "orders agree (%)": round(100 * result.agreement, 1) if result.n_pairs else float("nan"),
-                     "p (vs chance)": p_text(result.p_value, relation=False),
-                     "outcome": "degenerate: not tested" if result.degenerate else "passes: tested"})
+        rows.append({**dict(zip(key_names, keys, strict=True)), "contexts": result.n_contexts,
+                     "pairs in both orders": result.n_pairs, "orders agree (%, 95% interval)": result.interval_text,
+                     "outcome": "passes" if not result.degenerate else f"fails: {result.outcome}"})
     return pd.DataFrame(rows)
 
 
@@ -80,18 +76,17 @@ def outcomes_sentence(results: Mapping[str, OrderAgreement], runs: str = "runs")
     failed = {name: r for name, r in results.items() if r.degenerate}
     passed = [r for r in results.values() if not r.degenerate]
     if not failed:
-        low, high = min(r.agreement for r in passed), max(r.agreement for r in passed)
-        share = f"{low:.0%}" if round(100 * low) == round(100 * high) else f"{low:.0%} to {high:.0%}"
-        p_max = max(r.p_value for r in passed)
-        return (f"passes the degenerate-judge test in all {len(results)} {runs}: its two orders agree on {share} of pairs "
-                f"after debiasing (the largest one-sided binomial p {p_text(p_max)})")
+        low = min(r.low for r in passed)
+        share = ", ".join(r.interval_text for r in passed)
+        return (f"passes the judge screen in all {len(results)} {runs}: its two orders agree on {share} of pairs per "
+                f"context after debiasing, every interval above chance ({MINIMUM:.0%}; the lowest end {low:.0%})")
     said = "; ".join(f"{name}: {degenerate_reason(r)}" for name, r in failed.items())
     rest = f"; it passes in the other {len(passed)}" if passed else ""
-    return f"is a degenerate judge in {len(failed)} of its {len(results)} {runs} ({said}){rest}"
+    return f"fails the judge screen in {len(failed)} of its {len(results)} {runs} ({said}){rest}"
 
 
 def whole_run_agreement(frame: pd.DataFrame) -> OrderAgreement:
-    """The test on one whole-run pairwise judge's frame (:data:`WHOLE_RUN`)."""
+    """The screen on one whole-run pairwise judge's frame (:data:`WHOLE_RUN`)."""
     return judge_order_agreement(frame, **WHOLE_RUN)  # type: ignore[arg-type]
 
 
@@ -101,10 +96,10 @@ def whole_run_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]
 
 
 def whole_run_words(judged: Mapping[str, pd.DataFrame]) -> dict[str, str]:
-    """The test's outcome in words (:func:`outcome_words`) for each whole-run pairwise judge."""
+    """The screen's outcome in words (:func:`outcome_words`) for each whole-run pairwise judge."""
     return {judge: outcome_words(result) for judge, result in order_agreements(judged, **WHOLE_RUN).items()}
 
 
 def whole_run_table(judged: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The test in a table (:func:`agreement_table`), one row per whole-run pairwise judge."""
+    """The screen in a table (:func:`agreement_table`), one row per whole-run pairwise judge."""
     return agreement_table(judged, ["judge"], **WHOLE_RUN).set_index("judge")  # type: ignore[arg-type]

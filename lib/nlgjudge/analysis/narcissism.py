@@ -29,7 +29,7 @@ import pandas as pd
 from nlgjudge.analysis.judges import whole_run_gates, whole_run_table
 from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
 from nlgjudge.prose import interval_text, listing
-from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation
+from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation, mean_interval
 from nlgjudge.stats.claims import (
     CONTRADICTED,
     NOT_RESOLVED,
@@ -190,25 +190,31 @@ def summary_lengths(generations: pd.DataFrame, dataset: str, documents: Sequence
 
 
 def length_correlation_table(
-    cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], n_boot: int = 1000, seed: int = 0,
+    cube: np.ndarray, lengths: np.ndarray, evaluators: Sequence[str], confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Fig. 5: Spearman between summary length and each evaluator's score over every summary
-    (documents x generators), with an ``estimate +- t x bootstrap SE`` interval that resamples *documents* (a
-    document's summaries stay together: they share its length budget and difficulty, so resampling
-    single summaries would treat them as independent). ``n`` counts summaries, ``n_documents`` the
-    resampled units."""
+    """Fig. 5's question within documents (the register's estimand): per document, Spearman between
+    its summaries' lengths and an evaluator's scores (one summary per generator), then the mean over
+    documents with the book's t interval over them (kept inside [-1, 1]). Within a document the
+    summaries share its article, so a document effect (long articles: longer summaries and higher
+    scores) cannot pass for a length preference, as it can in a correlation pooled over documents.
+    A document whose lengths or scores are all equal, or hold a missing value, has no correlation:
+    left out and counted (``n_left_out``). ``n`` and ``n_documents`` count the documents read."""
+    from nlgjudge.stats.correlation import spearman_rows
+
     rows = []
-    flat_len = lengths.reshape(-1)
-    documents = np.repeat(np.arange(cube.shape[0]), cube.shape[2])  # cube[d, e, :] flattens document by document
     for e, name in enumerate(evaluators):
-        scores = cube[:, e, :].reshape(-1)
-        try:
-            ci = bootstrap_clustered_correlation_ci(flat_len, scores, documents, "spearman", n_boot=n_boot, seed=seed)
-            estimate, low, high = ci.estimate, ci.low, ci.high
-        except ValueError:  # fewer than 3 documents, or degenerate resamples: no interval (NaN, shown as such)
-            estimate, low, high = correlation(flat_len, scores, "spearman"), np.nan, np.nan
-        rows.append({"evaluator": name, "spearman": estimate, "ci_low": low, "ci_high": high, "n": flat_len.size,
-                     "n_documents": cube.shape[0]})
+        scores = cube[:, e, :]
+        complete = ~(np.isnan(lengths).any(axis=1) | np.isnan(scores).any(axis=1))
+        rho = spearman_rows(lengths[complete], scores[complete]) if complete.any() else np.array([])
+        values = rho[np.isfinite(rho)]
+        estimate = low = high = np.nan
+        if values.size >= 2:
+            interval = mean_interval(values, confidence, bounds=(-1.0, 1.0))
+            estimate, low, high = interval.mean, interval.low, interval.high
+        elif values.size == 1:
+            estimate = float(values[0])
+        rows.append({"evaluator": name, "spearman": estimate, "ci_low": low, "ci_high": high, "n": int(values.size),
+                     "n_documents": int(values.size), "n_left_out": int(cube.shape[0] - values.size)})
     return pd.DataFrame(rows).set_index("evaluator")
 
 
@@ -457,7 +463,7 @@ def pairwise_outcomes(judged: Mapping[str, pd.DataFrame], generators: Sequence[s
 
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
-    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of each pairwise judge on
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) of each pairwise judge on
     its both-order P(A) (context_id, first, second, p_a): pairs looked for within a document, one
     debiasing threshold over the judge's whole run, as the chapter debiases."""
     return whole_run_gates(judged)

@@ -71,7 +71,7 @@ class RankAnalysis:
     n_boot_failed: int = 0
     """Resamples whose Bradley-Terry fit does not exist (left out of the intervals, and warned about)."""
     judge_gate: str | None = None
-    """The book's degenerate-judge test's reason (:mod:`nlgjudge.stats.degenerate`), None for a judge that passes."""
+    """The book's judge screen's reason (:mod:`nlgjudge.stats.degenerate`), None for a judge that passes."""
     judge_test: str = "not run: no comparison was judged by the model"
     """The test's outcome in words for any judge (:func:`nlgjudge.stats.degenerate.outcome_words`)."""
     warnings: list[str] = field(default_factory=list)
@@ -208,8 +208,24 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
     frame["row_verdict"] = frame["verdict"]
     frame["verdict"] = [verdict_after_holm(own, NOT_RESOLVED) if own == SUPPORTED and not kept else own
                         for own, kept in zip(frame["row_verdict"], frame["resolved_after_holm"], strict=True)]
-    return frame[["higher", "lower", "verdict", "difference", "ci_low", "ci_high", "p_value", "row_verdict", "resolved",
-                  "resolved_after_holm"]]
+    # what more contexts would settle a pair left open: at the register's minimal effect, never the observed one
+    frame["contexts_needed"] = [_contexts_needed(low, high, n_units) if str(v).startswith(NOT_RESOLVED) else np.nan
+                                for v, low, high in zip(frame["verdict"], frame["ci_low"], frame["ci_high"], strict=True)]
+    return frame[["higher", "lower", "verdict", "difference", "ci_low", "ci_high", "p_value", "contexts_needed", "row_verdict",
+                  "resolved", "resolved_after_holm"]]
+
+
+def _contexts_needed(low: float, high: float, n_units: int) -> float:
+    """Contexts for the pair's interval to leave 0 with 80% power if the true difference were the
+    register's minimal effect (the interval's standard error scaled as 1/sqrt(n); NaN: out of reach)."""
+    from nlgjudge.register import claim as registered_claim
+    from nlgjudge.stats.claims import units_needed_from_interval
+
+    if not (np.isfinite(low) and np.isfinite(high)) or n_units < 2:
+        return float("nan")
+    spec = registered_claim("rank.neighbours")
+    needed = units_needed_from_interval(spec.effect_target(), low, high, n_units, threshold=spec.threshold)
+    return float("nan") if needed is None else float(needed)
 
 
 def _interval_p_value(estimate: float, low: float, high: float, n_units: int, confidence: float) -> float:
@@ -255,7 +271,7 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
                      f"{analysis.n_identical} ordered pairs are ties by definition and nothing was sent to the judge; the scores "
                      "(0) and intervals ([0, 0]) of the leaderboard say only that, not that the systems were measured equal")
     values = analysis.judgments.loc[~analysis.judgments["identical"], "p_a"].to_numpy(float)
-    if analysis.judge_gate:  # the book's one degenerate-judge test (two orders agreeing no more often than chance)
+    if analysis.judge_gate:  # the book's judge screen, not passed: its rows are not tested
         notes.append(f"{analysis.judge_gate}; the ranking carries no information from the judge (every order is 'not tested')")
     if np.isfinite(analysis.p_a_before) and abs(analysis.p_a_before - 0.5) > STRONG_BIAS:
         notes.append(f"strong positional bias: position A won {analysis.p_a_before:.0%} of the comparisons before "
@@ -355,8 +371,8 @@ def report_markdown(
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
         else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",
-        f"- The judge {analysis.judge_test} (the book's one test of a judge that answers by position: do a pair's "
-        "two orders agree more often than chance after debiasing?)",
+        f"- The judge {analysis.judge_test} (the book's judge screen, fixed before the data: do a pair's two orders "
+        "agree more often than chance after debiasing, with the whole interval over contexts above one half?)",
         f"- P(A) before debiasing: {analysis.p_a_before:.3f}; after: {analysis.p_a_after:.3f} (threshold tau = {analysis.tau:.4f}, "
         "fitted on all this run's comparisons)",
         f"- Score: Bradley-Terry log-strength (mean 0) on the debiased decisions; interval: {INTERVAL_METHOD}, "

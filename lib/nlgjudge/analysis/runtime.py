@@ -133,7 +133,7 @@ def _interval_columns(
     values: np.ndarray, confidence: float, prefix: str, bounds: tuple[float, float] | None = None
 ) -> dict[str, float]:
     """The mean and its t interval; a bounded quantity (a share, a correlation) has its interval
-    clipped to its range, which the t interval over a few contexts can overshoot."""
+    kept inside its range: where the t interval over a few contexts would cross an end, the score interval replaces it."""
     interval = mean_interval(values, confidence, bounds=bounds)
     return {prefix: interval.mean, f"{prefix}_low": interval.low, f"{prefix}_high": interval.high}
 
@@ -475,15 +475,20 @@ def gap_equivalence(claims: pd.DataFrame) -> pd.DataFrame:
     gap between runtimes (other minus reference, paired over the contexts both computed) read by
     two one-sided tests against the register's margin, then Holm's correction over the rows (each
     row's p against the band end nearer its estimate). Columns: ``verdict`` (its own interval),
-    ``family_verdict`` (after Holm) and ``reason``; the index is the claim table's."""
+    ``family_verdict`` (after Holm), ``reason`` and ``contexts_needed`` (for a row not resolved after
+    Holm: the contexts two one-sided tests need to show a true change of 0 inside the margin with 80%
+    power at the row's spread, :func:`~nlgjudge.stats.claims.equivalence_units_needed`; NaN: out of
+    reach or resolved); the index is the claim table's."""
+    from scipy import stats as scipy_stats
+
     from nlgjudge.register import claim as registered_claim
     from nlgjudge.register import verdict as registered_verdict
-    from nlgjudge.stats.claims import family_verdicts
+    from nlgjudge.stats.claims import equivalence_units_needed, family_verdicts
     from nlgjudge.stats.multiplicity import p_from_interval
 
     spec = registered_claim(GAP_CLAIM_ID)
     margin = float(spec.margin or 0.0)
-    verdicts, reasons, p_values = [], [], []
+    verdicts, reasons, p_values, spreads = [], [], [], []
     for row in claims.itertuples():
         change, low, high, n = float(row.gap_change), float(row.gap_change_low), float(row.gap_change_high), int(row.n_change)
         found = registered_verdict(GAP_CLAIM_ID, change, low, high, n)
@@ -491,8 +496,14 @@ def gap_equivalence(claims: pd.DataFrame) -> pd.DataFrame:
         reasons.append(found.reason)
         end = min((spec.threshold - margin, spec.threshold + margin), key=lambda e: abs(change - e)) if np.isfinite(change) else 0.0
         p_values.append(p_from_interval(change, low, high, n, end) if found.tested else float("nan"))
+        # the per-context spread behind the paired t interval, read back from its width
+        spreads.append((high - low) / 2 / float(scipy_stats.t.ppf(0.975, n - 1)) * np.sqrt(n)
+                       if found.tested and np.isfinite(high - low) and n >= 2 else float("nan"))
     after = family_verdicts(verdicts, p_values) if verdicts else []
-    return pd.DataFrame({"verdict": verdicts, "family_verdict": after, "reason": reasons}, index=claims.index)
+    needed = [float(equivalence_units_needed(sd, margin) or np.nan) if v == NOT_RESOLVED and np.isfinite(sd) else np.nan
+              for v, sd in zip(after, spreads, strict=True)]
+    return pd.DataFrame({"verdict": verdicts, "family_verdict": after, "reason": reasons, "contexts_needed": needed},
+                        index=claims.index)
 
 
 def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = OTHER) -> dict[str, str]:

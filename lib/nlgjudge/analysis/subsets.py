@@ -605,7 +605,7 @@ NEAR_NEEDED_METHOD = (
 
 
 def judge_gates(comparisons: pd.DataFrame) -> dict[str, str | None]:
-    """The book's degenerate-judge test (:mod:`nlgjudge.stats.degenerate`) of the chapter's judge per dataset."""
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) of the chapter's judge per dataset."""
     from nlgjudge.analysis.judges import degenerate_judges
 
     return degenerate_judges({name: part for name, part in comparisons.groupby("dataset", sort=False)})

@@ -188,8 +188,30 @@ def show(fig: Figure) -> None:
     close it."""
     from IPython.display import display  # imported late: plotting is usable without IPython
 
-    display(fit_to_page(fig))
+    display(fit_to_page(with_reader_names(fig)))
     plt.close(fig)
+
+
+def with_reader_names(fig: Figure) -> Figure:
+    """``fig`` with every dataset and model id in its text (titles, labels, legends, category ticks)
+    shown by its name (:func:`nlgjudge.reader_names.reader_text`): the data keep their ids."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FuncFormatter, LogFormatter, ScalarFormatter
+
+    from nlgjudge.reader_names import reader_text
+
+    for text in fig.findobj(Text):
+        shown = reader_text(text.get_text())
+        if shown != text.get_text():
+            text.set_text(shown)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            base = axis.get_major_formatter()
+            # labels set by hand or categories are redrawn from their formatter on every draw; a
+            # numeric axis keeps its own (its offset text would be lost in a wrapper)
+            if not isinstance(base, (ScalarFormatter, LogFormatter)):
+                axis.set_major_formatter(FuncFormatter(lambda x, pos, base=base: reader_text(str(base(x, pos)))))
+    return fig
 
 
 def panel_grid(

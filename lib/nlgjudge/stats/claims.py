@@ -292,6 +292,24 @@ def contexts_needed(
     return n
 
 
+def equivalence_units_needed(
+    sd: float, margin: float, *, power: float = POWER, alpha: float = ALPHA, max_n: int = MAX_UNITS
+) -> int | None:
+    """How many units two one-sided tests need to show a paired difference lies within ``+-margin``
+    with ``power`` when its true value is 0 and the per-unit differences spread with standard deviation
+    ``sd``: the smallest n with ``margin sqrt(n) / sd >= t(n-1, 1 - alpha/2) + z((1 + power) / 2)`` (the
+    book's 95% interval inside the band; power split between the two ends). None beyond ``max_n``."""
+    if not (math.isfinite(sd) and math.isfinite(margin)) or sd < 0 or margin <= 0:
+        raise ValueError(f"sd must be finite and >= 0 and margin > 0; got sd={sd}, margin={margin}")
+    if sd == 0:
+        return 2
+    z = float(stats.norm.ppf((1 + power) / 2))
+    for n in range(2, max_n + 1):
+        if margin * math.sqrt(n) / sd >= float(stats.t.ppf(1 - alpha / 2, n - 1)) + z:
+            return n
+    return None
+
+
 def contexts_needed_from_values(values: Sequence[float] | np.ndarray, *, threshold: float = 0.0, **kwargs: float) -> int | None:
     """:func:`contexts_needed` at the mean and standard deviation (n - 1) of per-context ``values``."""
     x = np.asarray(values, dtype=float)

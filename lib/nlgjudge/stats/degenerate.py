@@ -1,24 +1,27 @@
-"""The book's one test of a degenerate pairwise judge: do its two orders agree more often than chance?
+"""The book's judge screen, fixed before any data: does a pairwise judge show that it reads the texts?
 
 A pairwise judge is asked about each pair twice, once in each order. Its decisions are first
-debiased (seed 000 eq. 10, :func:`nlgjudge.stats.bias.debias_threshold`, one threshold per scope as
-the chapter debiases: per comparison set in the first paper's chapters, over the judge's whole run
-in the Elo, narcissism and rank chapters), so that answering by position alone cannot look like
-agreement. The two orders of a pair then *agree* when they prefer the same candidate;
-a decision tied at the threshold counts as half a decision, so a pair's agreement is
-``d_ij (1 - d_ji) + (1 - d_ij) d_ji`` with ``d`` the debiased decision for position A.
+debiased (Liusie et al. eq. 10, :func:`nlgjudge.stats.bias.debias_threshold`) with one threshold per
+comparison set (one question about one context), the same scope in every chapter, so that answering
+by position alone cannot look like agreement. The two orders of a pair then *agree* when they prefer
+the same candidate; a decision tied at the threshold counts as half a decision, so a pair's agreement
+is ``d_ij (1 - d_ji) + (1 - d_ij) d_ji`` with ``d`` the debiased decision for position A.
 
 - a judge that reads the texts agrees with itself more often than not;
-- a judge that answers by position (every P(A) the same, or P(A) unrelated to the texts) agrees
-  half the time after debiasing: chance;
+- a judge that always answers "A" never agrees before debiasing (each order picks a different
+  candidate); after debiasing its decisions all tie at the threshold and every pair agrees half:
+  chance, as a coin's would;
 - a judge whose two orders agree *less* often than chance prefers position A more for some
   candidates than others, not the better candidate.
 
-The judge is **degenerate** on a run when a one-sided exact binomial test (``scipy.stats.binomtest``)
-of "the two orders agree more often than half the time" over the run's pairs is not significant at
-:data:`ALPHA` (pairs share candidates and contexts, so the test is a screen, not a claim; the book
-states the agreement share beside it). A degenerate judge's rows are "not tested" in every chapter,
-whatever the protocol, with :func:`degenerate_reason` as the reason.
+The unit is the context, as for every claim in the book: each context's share of agreeing pairs,
+then their mean with the book's interval over contexts (bounded, :func:`~nlgjudge.stats.intervals.share_interval`).
+The criterion, fixed before the data (:data:`MINIMUM`, :data:`MIN_CONTEXTS`): a judge **passes** when
+the whole interval lies above chance, on at least :data:`MIN_CONTEXTS` contexts. Otherwise its rows
+are "not tested" in every chapter, whatever the protocol, with :func:`degenerate_reason` saying which
+of three things happened: the interval lies at or below chance (it answers by position, or worse);
+the interval reaches chance (the run does not show that it reads the texts: a judge must show it
+before its verdicts count, as a measuring instrument is calibrated before it is read); too few contexts.
 
 Pure: arrays in, numbers out; no I/O.
 """
@@ -29,41 +32,62 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
-
 from nlgjudge.stats.bias import debias_threshold, threshold_decisions_values
+from nlgjudge.stats.intervals import share_interval
 
-#: Level of the one-sided binomial test (the book's alpha).
-ALPHA = 0.05
+#: The agreement a judge must show it exceeds: chance (a coin's two orders agree half the time).
+MINIMUM = 0.5
+#: The fewest contexts the screen reads (an interval over fewer says nothing).
+MIN_CONTEXTS = 3
 #: In words, for glossaries and reasons.
-DEFINITION = ("its two orders of a pair, after debiasing, prefer the same candidate no more often than chance "
-              f"(one-sided binomial test at {ALPHA:g} over its pairs)")
+DEFINITION = ("its two orders of a pair, after debiasing, are not shown to prefer the same candidate more often than "
+              f"chance (the 95% interval over contexts of the share of agreeing pairs reaches {MINIMUM:.0%} or lies below it)")
+
+#: The screen's outcomes.
+PASSES, POSITION, NOT_SHOWN, TOO_FEW = "passes", "answers by position", "not shown to read the texts", "too few contexts"
 
 
 @dataclass(frozen=True)
 class OrderAgreement:
-    """How often a judge's two orders agree after debiasing, and the test against chance."""
+    """How often a judge's two orders agree after debiasing, per context, and the screen's outcome."""
 
     n_pairs: int  # pairs judged in both orders
-    agreement: float  # share of those pairs whose two debiased decisions prefer the same candidate
-    p_value: float  # one-sided binomial test of agreement > 0.5 (NaN without pairs)
+    n_contexts: int  # contexts with at least one such pair
+    agreement: float  # mean over contexts of each context's share of agreeing pairs (NaN without pairs)
+    low: float  # 95% interval over contexts (NaN below two contexts)
+    high: float
+
+    @property
+    def outcome(self) -> str:
+        """:data:`PASSES`, :data:`POSITION`, :data:`NOT_SHOWN` or :data:`TOO_FEW`."""
+        if self.n_contexts < MIN_CONTEXTS:
+            return TOO_FEW
+        if self.low > MINIMUM:
+            return PASSES
+        return POSITION if self.high <= MINIMUM else NOT_SHOWN
 
     @property
     def degenerate(self) -> bool:
-        """True when the test does not show agreement above chance (or there is no pair to test)."""
-        return not (self.n_pairs > 0 and self.p_value < ALPHA)
+        """True when the judge does not pass the screen (its rows are then "not tested")."""
+        return self.outcome != PASSES
+
+    @property
+    def interval_text(self) -> str:
+        """The agreement with its interval, in percent ("71% [66%, 76%]")."""
+        if self.n_contexts < 2:
+            return "–" if self.agreement != self.agreement else f"{self.agreement:.0%}"
+        return f"{self.agreement:.0%} [{self.low:.0%}, {self.high:.0%}]"
 
 
 def order_agreement(
     set_ids: Sequence[Hashable], first: Sequence[Hashable], second: Sequence[Hashable], p_a: Sequence[float],
-    scope_ids: Sequence[Hashable] | None = None,
+    context_ids: Sequence[Hashable] | None = None,
 ) -> OrderAgreement:
-    """The test on a judge's comparisons: one row per ordered comparison, ``first`` in position A,
-    ``p_a`` = P(first preferred); ``set_ids`` names each row's comparison set (where a pair's two
-    orders are looked for: one question about one context), ``scope_ids`` the debiasing scope of
-    each row (one threshold per scope, as the chapter debiases; default: the comparison sets).
-    Comparisons without their reverse in the same set are left out of the count (not of the
-    debiasing)."""
+    """The screen on a judge's comparisons: one row per ordered comparison, ``first`` in position A,
+    ``p_a`` = P(first preferred); ``set_ids`` names each row's comparison set (one question about one
+    context: where a pair's two orders are looked for, and the debiasing scope), ``context_ids`` each
+    row's context, the unit (default: the sets). Comparisons without their reverse in the same set are
+    left out of the count (not of the debiasing)."""
     sets = list(set_ids)  # hashable keys (tuples stay tuples)
     a = np.asarray(list(first), dtype=object)
     b = np.asarray(list(second), dtype=object)
@@ -73,40 +97,46 @@ def order_agreement(
                          f"{len(sets)}, {len(a)}, {len(b)}, {len(p)}")
     if len(p) and not np.all(np.isfinite(p) & (p >= 0) & (p <= 1)):
         raise ValueError("p_a must be probabilities in [0, 1] (a missing comparison is left out, not NaN)")
-    scopes = sets if scope_ids is None else list(scope_ids)
-    if len(scopes) != len(p):
-        raise ValueError(f"scope_ids needs one value per comparison; got {len(scopes)} for {len(p)}")
+    contexts = sets if context_ids is None else list(context_ids)
+    if len(contexts) != len(p):
+        raise ValueError(f"context_ids needs one value per comparison; got {len(contexts)} for {len(p)}")
     decided = np.empty(len(p))
-    by_scope: dict[Hashable, list[int]] = {}
-    for row, key in enumerate(scopes):
-        by_scope.setdefault(key, []).append(row)
-    for rows in by_scope.values():
+    by_set: dict[Hashable, list[int]] = {}
+    for row, key in enumerate(sets):
+        by_set.setdefault(key, []).append(row)
+    for rows in by_set.values():
         threshold = debias_threshold(p[rows])
         decided[rows] = threshold_decisions_values(p[rows], threshold.tau, threshold.tie_weight)
-    by_pair: dict[tuple[Hashable, Hashable, Hashable], float] = {}
+    by_pair: dict[tuple[Hashable, Hashable, Hashable], int] = {}
     for row in range(len(p)):
-        by_pair[(sets[row], a[row], b[row])] = decided[row]
-    agreed, pairs = 0.0, 0
-    for (key, x, y), d_xy in by_pair.items():
+        by_pair[(sets[row], a[row], b[row])] = row
+    per_context: dict[Hashable, list[float]] = {}
+    for (key, x, y), row in by_pair.items():
         if (key, y, x) in by_pair and str(x) < str(y):
-            d_yx = by_pair[(key, y, x)]
-            agreed += d_xy * (1.0 - d_yx) + (1.0 - d_xy) * d_yx
-            pairs += 1
-    if pairs == 0:
-        return OrderAgreement(0, float("nan"), float("nan"))
-    share = agreed / pairs
-    test = stats.binomtest(int(round(agreed)), pairs, 0.5, alternative="greater")
-    return OrderAgreement(pairs, share, float(test.pvalue))
+            d_xy, d_yx = decided[row], decided[by_pair[(key, y, x)]]
+            per_context.setdefault(contexts[row], []).append(d_xy * (1.0 - d_yx) + (1.0 - d_xy) * d_yx)
+    n_pairs = sum(len(v) for v in per_context.values())
+    if n_pairs == 0:
+        return OrderAgreement(0, 0, float("nan"), float("nan"), float("nan"))
+    shares = np.array([np.mean(v) for v in per_context.values()])
+    interval = share_interval(shares)
+    return OrderAgreement(n_pairs, len(shares), interval.mean, float(interval.low), float(interval.high))
 
 
 def degenerate_reason(result: OrderAgreement) -> str | None:
-    """The "not tested" reason for a degenerate judge (None for a judge that passes the test)."""
-    if not result.degenerate:
+    """The "not tested" reason for a judge that does not pass the screen (None for one that passes)."""
+    outcome = result.outcome
+    if outcome == PASSES:
         return None
-    if result.n_pairs == 0:
-        return "degenerate judge: no pair judged in both orders to test it on"
-    return (f"degenerate judge: its two orders agree on {result.agreement:.0%} of {result.n_pairs:,} pairs after "
-            f"debiasing, no better than chance (one-sided binomial p = {result.p_value:.2f})")
+    if outcome == TOO_FEW:
+        if result.n_pairs == 0:
+            return "judge not screened: no pair judged in both orders"
+        return (f"judge not screened: pairs in both orders on {result.n_contexts} context{'s' if result.n_contexts != 1 else ''}, "
+                f"and the screen needs {MIN_CONTEXTS}")
+    said = f"its two orders agree on {result.interval_text} of pairs per context after debiasing, over {result.n_contexts} contexts"
+    if outcome == POSITION:
+        return f"degenerate judge: {said}, no better than chance: it answers by position"
+    return f"degenerate judge: {said}; the interval reaches chance, so the run does not show that it reads the texts"
 
 
 def p_text(p: float, *, relation: bool = True) -> str:
@@ -120,10 +150,10 @@ def p_text(p: float, *, relation: bool = True) -> str:
 
 
 def outcome_words(result: OrderAgreement) -> str:
-    """The test's outcome in words, as a sentence's predicate ("the judge ..."), for every judge a
-    chapter or report names: that it passes or fails, with the agreement share, n and p."""
+    """The screen's outcome in words, as a sentence's predicate ("the judge ..."), for every judge a
+    chapter or report names: that it passes or not, with the agreement, its interval and n."""
     reason = degenerate_reason(result)
     if reason is not None:
-        return "fails the degenerate-judge test: " + reason.removeprefix("degenerate judge: ")
-    return (f"passes the degenerate-judge test: its two orders agree on {result.agreement:.0%} of {result.n_pairs:,} pairs "
-            f"after debiasing (one-sided binomial p {p_text(result.p_value)})")
+        return "fails the judge screen: " + reason.split(": ", 1)[1]
+    return (f"passes the judge screen: its two orders agree on {result.interval_text} of pairs per context after "
+            f"debiasing, over {result.n_contexts} contexts, above chance")

@@ -47,9 +47,9 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95,
                   bounds: tuple[float, float] | None = None) -> MeanInterval:
     """The t interval of the mean of ``values`` (NaN entries are an error: decide before what they mean).
 
-    ``bounds``: the range of a bounded quantity (a share in [0, 1], a correlation in [-1, 1]). The t
-    interval over a few units can overshoot it; it is then intersected with the range, which keeps
-    its coverage (the mean lies in the range) and prints no impossible value."""
+    ``bounds``: the range of a bounded quantity (a share in [0, 1], a correlation in [-1, 1]). When
+    the t interval over a few units would cross an end of the range, the score interval of
+    :func:`score_interval` replaces it: asymmetric, inside the range, never cut at its end."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {x.shape}")
@@ -66,8 +66,10 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95,
     if np.ptp(x) == 0.0:  # constant values (rounding would otherwise give a hair-thin interval)
         return MeanInterval(mean, mean, mean, n, confidence)
     sd = float(x.std(ddof=1))
-    half = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n - 1)) * sd / np.sqrt(n)
+    quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n - 1))
+    half = quantile * sd / np.sqrt(n)
     low, high = mean - half, mean + half
+    method = METHOD
     if bounds is not None:
         floor, ceiling = bounds
         if not floor < ceiling:
@@ -75,8 +77,37 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95,
         slack = 1e-9 * (ceiling - floor)  # a correlation of 1 + 2e-16 is rounding, not a wrong range
         if x.min() < floor - slack or x.max() > ceiling + slack:
             raise ValueError(f"values lie outside the bounds {bounds}: the bounds are the quantity's range")
-        low, high = max(low, floor), min(high, ceiling)
-    return MeanInterval(mean, low, high, n, confidence)
+        if low < floor or high > ceiling:
+            low, high = (float(v) for v in score_interval(mean, sd / np.sqrt(n), quantile, n, floor, ceiling))
+            method = BOUNDED_METHOD
+    return MeanInterval(mean, low, high, n, confidence, method)
+
+
+#: A bounded quantity's interval where the t interval would cross an end of its range.
+BOUNDED_METHOD = "Wilson score interval on the quantity's range, with the effective n of its standard error"
+
+
+def score_interval(estimate: ArrayLike, se: ArrayLike, quantile: float, n_units: int, floor: float,
+                   ceiling: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval of a bounded estimate, with the effective sample size of its standard
+    error (Korn and Graubard's interval for a mean of bounded values): on the range mapped to
+    [0, 1], ``n_eff = p (1 - p) / se^2`` and the interval solves ``|p - pi| <= q sqrt(pi (1 - pi) / n_eff)``.
+
+    Unlike a symmetric interval cut at the range's end, it is asymmetric near the end and never
+    touches it unless the estimate does. An estimate at the end with a nonzero standard error takes
+    ``n_eff = n_units`` (as if every unit were a success). Vectorised over ``estimate`` and ``se``."""
+    width = ceiling - floor
+    p = np.clip((np.asarray(estimate, dtype=float) - floor) / width, 0.0, 1.0)
+    s = np.asarray(se, dtype=float) / width
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where((p > 0) & (p < 1), p * (1 - p) / s ** 2, float(n_units))
+        z2 = quantile ** 2 / n_eff
+        centre = (p + z2 / 2) / (1 + z2)
+        half = np.sqrt(z2 * p * (1 - p) + z2 ** 2 / 4) / (1 + z2)
+    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    fixed = s == 0  # no spread: the interval is the point
+    low, high = np.where(fixed, p, low), np.where(fixed, p, high)
+    return floor + width * low, floor + width * high
 
 
 #: The interval of a share whose every unit sits at one end of [0, 1].

@@ -25,10 +25,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 
 from nlgjudge.stats import _validation as check
 from nlgjudge.stats.bootstrap import check_bootstrap_settings
-from nlgjudge.stats.intervals import bootstrap_se_interval
+from nlgjudge.stats.intervals import bootstrap_se_interval, score_interval
 from nlgjudge.stats.normalisation import min_max_normalise
 
 
@@ -108,8 +109,15 @@ def self_bias_bootstrap(
         except ValueError:  # a resample where an evaluator ties every generator: no eq. 4 value
             failed += 1
     result = _se_intervals(estimate, draws, n_docs, level, failed)
-    # The excess lies in [-alpha, alpha] (eq. 4's scale): a symmetric interval is clipped to it.
-    return replace(result, low=np.maximum(result.low, -alpha), high=np.minimum(result.high, alpha))
+    # The excess lies in [-alpha, alpha] (eq. 4's scale): where the symmetric interval would cross an
+    # end, the score interval on that range replaces it (asymmetric, never cut at the end).
+    crosses = (result.low < -alpha) | (result.high > alpha)
+    if not np.any(crosses):
+        return result
+    quantile = float(stats.t.ppf((1.0 + level) / 2.0, df=n_docs - 1))
+    se = (result.high - result.low) / (2 * quantile)
+    low, high = score_interval(estimate, se, quantile, n_docs, -alpha, alpha)
+    return replace(result, low=np.where(crosses, low, result.low), high=np.where(crosses, high, result.high))
 
 
 def _zscore_per_evaluator(values: NDArray[np.float64]) -> NDArray[np.float64]:
