@@ -261,11 +261,14 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
         "the minimal effect below, never at the observed effect.",
         "",
-        "**The judge screen**, fixed before any data (the {term}`judge screen`): a pairwise judge's rows count",
+        "**The judge screen**, the same for every judge and chapter and set by no data (the {term}`judge screen`;",
+        "its minimum is chance): a pairwise judge's rows count",
         "only when its two orders of a pair, debiased with one threshold per comparison set, are shown to agree",
         "more often than chance: each context's share of agreeing pairs, and the 95% interval of their mean over",
         f"contexts lying wholly above {MINIMUM:.0%}, on at least {MIN_CONTEXTS} contexts. Otherwise every row of that",
-        "judge is not tested, and the chapter says why in words.",
+        "judge is not tested, and the chapter says why in words. *Amended 2026-11:* the screen was a one-sided",
+        "binomial test over pairs, debiased as each chapter debiases; pairs share contexts, so the unit is now",
+        "the context, with one debiasing scope everywhere.",
         "",
     ]
     if reg.secondary:

@@ -1,4 +1,4 @@
-"""The book's judge screen, fixed before any data: does a pairwise judge show that it reads the texts?
+"""The book's judge screen, set by no data: does a pairwise judge show that it reads the texts?
 
 A pairwise judge is asked about each pair twice, once in each order. Its decisions are first
 debiased (Liusie et al. eq. 10, :func:`nlgjudge.stats.bias.debias_threshold`) with one threshold per
@@ -16,7 +16,8 @@ is ``d_ij (1 - d_ji) + (1 - d_ij) d_ji`` with ``d`` the debiased decision for po
 
 The unit is the context, as for every claim in the book: each context's share of agreeing pairs,
 then their mean with the book's interval over contexts (bounded, :func:`~nlgjudge.stats.intervals.share_interval`).
-The criterion, fixed before the data (:data:`MINIMUM`, :data:`MIN_CONTEXTS`): a judge **passes** when
+The criterion, the same for every judge and set by no data (:data:`MINIMUM`, chance, and
+:data:`MIN_CONTEXTS`): a judge **passes** when
 the whole interval lies above chance, on at least :data:`MIN_CONTEXTS` contexts. Otherwise its rows
 are "not tested" in every chapter, whatever the protocol, with :func:`degenerate_reason` saying which
 of three things happened: the interval lies at or below chance (it answers by position, or worse);
