@@ -147,11 +147,13 @@ def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranki
     from nlgjudge.stats.claims import units_needed_from_interval
 
     assert result.adjacent["contexts_needed"].isna().all()  # every pair resolved here
-    noisy = analyse(judgments(n_contexts=6, noise=3.0), SYSTEMS, n_boot=200)
+    # 12 contexts: fewer would not pass the judge screen (a share near 1 reads at most one unit per context)
+    noisy = analyse(judgments(n_contexts=12, noise=3.0), SYSTEMS, n_boot=200)
+    assert noisy.judge_gate is None
     open_pairs = noisy.adjacent[noisy.adjacent["verdict"].str.startswith("not resolved")]
     assert len(open_pairs)
     for row in open_pairs.itertuples():
-        assert row.contexts_needed == units_needed_from_interval(0.2, row.ci_low, row.ci_high, 6) > 6
+        assert row.contexts_needed == units_needed_from_interval(0.2, row.ci_low, row.ci_high, 12) > 12
     # the family's verdict: a pair resolved alone but not after Holm's correction reads as a flag
     flags = result.adjacent["resolved"] & ~result.adjacent["resolved_after_holm"]
     assert result.adjacent.loc[flags, "verdict"].str.startswith("not resolved (a flag").all()
@@ -164,3 +166,21 @@ def test_resolved_neighbours_read_the_claim_rule_and_people_use_the_shared_ranki
     assert (table["people_contexts"] == 2).all()
     agreement = rank_agreement(table)
     assert agreement["spearman"] == pytest.approx(1.0) and agreement["verdict"] == "not tested" and agreement["n"] == 4
+
+
+def test_a_neighbour_whose_interval_end_lies_within_the_resamples_error_of_zero_is_borderline() -> None:
+    from scipy import stats
+
+    from nlgjudge.analysis.rank import _adjacent
+
+    n_units, rng = 12, np.random.default_rng(0)
+    noise = rng.normal(size=500)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)  # SD exactly 1
+    t = stats.t.ppf(0.975, n_units - 1)
+    for gap, expected in ((t * 1.05, "not resolved"), (t * 0.99, "not resolved")):  # within the band, or below 0
+        replicates = np.column_stack([gap + noise, np.zeros(500)])
+        row = _adjacent(["a", "b"], {"a": 0, "b": 1}, np.array([gap, 0.0]), replicates, n_units, 0.95).iloc[0]
+        assert row["verdict"].startswith(expected) and row["row_verdict"] == "not resolved"
+    # a low end clear of the band (0.3 t above 0, the band is 3 x t / sqrt(998) = 0.095 t) is supported
+    replicates = np.column_stack([t * 1.3 + noise, np.zeros(500)])
+    assert _adjacent(["a", "b"], {"a": 0, "b": 1}, np.array([t * 1.3, 0.0]), replicates, n_units, 0.95).iloc[0]["verdict"] == "supported"

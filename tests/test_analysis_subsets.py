@@ -383,3 +383,74 @@ def test_the_monte_carlo_range_leaves_out_the_row_where_nothing_is_drawn() -> No
 
     claims = pd.DataFrame({"monte_carlo_se": [0.12, 3e-16, 0.05], "reason": ["x", "y", "z"]})
     assert monte_carlo_prose(claims, claims)["mc_range"] == "0.05 to 0.12 per dataset"
+
+
+def test_more_draws_for_one_comparison_draw_only_its_strategies_and_budgets() -> None:
+    from nlgjudge.stats.subset_curves import curves_for
+
+    strategies, flags, budgets = curves_for(["no_repeat_minus_random"], 4)  # N(N-1) = 12
+    assert strategies == ["no-repeat", "random"] and flags == (False,)
+    assert budgets == {"no-repeat": list(range(1, 7)), "random": list(range(1, 7))}
+    # symmetric(2m) against no-repeat(m): the first side at twice the budget
+    assert curves_for(["symmetric_minus_no_repeat_equal_pairs"], 4)[2]["symmetric"] == list(range(2, 13, 2))
+    strategies, flags, budgets = curves_for(["debias_gain_small_minus_full"], 6)  # made of two comparisons
+    assert strategies == ["random"] and flags == (False, True) and budgets["random"] == [6, 7, 30]  # N..N(N-1)/4, all
+    with pytest.raises(ValueError, match="unknown comparisons"):
+        curves_for(["no_such"], 4)
+
+
+def test_pooled_draws_weigh_each_context_by_its_draws_and_number_the_new_draws_after_the_old() -> None:
+    from nlgjudge.analysis.subsets_draws import _pooled
+
+    keys = {"model": "m", "dataset": "d", "template": 1, "aspect": "COH", "n_candidates": 4}
+    context = pd.DataFrame([{**keys, "context_id": c, "comparison": k, "first_x100": 10.0, "second_x100": 0.0}
+                            for c in ("c0", "c1") for k in ("a", "b")])
+    more = context[context["comparison"] == "a"].assign(first_x100=30.0, second_x100=6.0)
+    draws = pd.DataFrame([{**keys, "draw": j, "comparison": "a", "first_x100": 1.0, "second_x100": 0.0} for j in range(2)])
+    pooled, pooled_draws = _pooled(context, draws, more, draws.assign(first_x100=2.0), before=2, added=6)
+    a = pooled[pooled["comparison"] == "a"]
+    assert (a["first_x100"] == (10 * 2 + 30 * 6) / 8).all() and (a["second_x100"] == 6 * 6 / 8).all()
+    assert (pooled.loc[pooled["comparison"] == "b", "first_x100"] == 10.0).all()  # the other comparison untouched
+    assert len(pooled) == len(context) and list(pooled.columns) == list(context.columns)
+    assert pooled_draws["draw"].tolist() == [0, 1, 2, 3] and pooled_draws["first_x100"].tolist() == [1.0, 1.0, 2.0, 2.0]
+    with pytest.raises(ValueError, match="same contexts"):
+        _pooled(context, draws, more.assign(context_id="c9"), draws, before=2, added=6)
+
+
+def test_findings_near_the_band_get_more_draws_and_the_rest_keep_theirs(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis import subsets_draws
+    from nlgjudge.analysis.subsets import strategy_claim_frames, strategy_claims
+    from nlgjudge.analysis.subsets_draws import settled_strategy_claims, settled_words
+
+    ds = tiny_dataset(n_contexts=6, n_candidates=4)
+    frame = synthetic_comparisons(ds, pull=1.0)
+    per_context, per_draw = strategy_claim_frames(frame, {"tiny": ds}, n_draws=8, seed=3)
+    claims, cells, pooled, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=0)
+    pd.testing.assert_frame_equal(claims, strategy_claims(per_context, by=["dataset"], per_draw=per_draw))
+    assert used == {} and settled_words(used, 8).startswith("on this run no finding needed more")
+    # every drawn row near the band: its comparison is drawn again, four times over
+    original = subsets_draws._near_the_band
+    try:
+        subsets_draws._near_the_band = lambda row: float(row.monte_carlo_se) > 0
+        claims, cells, pooled, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=1)
+    finally:
+        subsets_draws._near_the_band = original
+    drawn = {name for name in claims["comparison"] if name != "debias_gain_full"}  # the full matrix draws nothing
+    assert used == {("tiny", name): 32 for name in drawn}
+    assert "took 32 draws per budget" in settled_words(used, 8)
+    moved = pooled.set_index(["context_id", "comparison"])["first_x100"] != per_context.set_index(["context_id", "comparison"])["first_x100"]
+    assert moved.any() and not moved.xs("debias_gain_full", level="comparison").any()
+
+
+def test_a_row_is_near_the_band_within_twice_its_borderline_band() -> None:
+    from types import SimpleNamespace
+
+    from nlgjudge.analysis.subsets_draws import _near_the_band
+
+    def row(low: float, mc_se: float, verdict: str = "supported") -> SimpleNamespace:
+        return SimpleNamespace(comparison="no_repeat_minus_random", estimate=low + 1.0, low=low, high=low + 2.0, n=30,
+                               monte_carlo_se=mc_se, verdict=verdict)
+    assert _near_the_band(row(0.5, 0.1))  # the band is 3 x 0.1 = 0.3: 0.5 lies within twice it
+    assert not _near_the_band(row(0.7, 0.1))  # clear of twice the band
+    assert not _near_the_band(row(0.1, 0.0)) and not _near_the_band(row(0.1, float("nan")))  # nothing drawn
+    assert not _near_the_band(row(0.1, 0.1, "not tested"))

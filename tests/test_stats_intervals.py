@@ -93,3 +93,35 @@ def test_a_share_with_every_unit_at_zero_gets_the_exact_binomial_bound() -> None
     assert ones.high == 1.0 and ones.low == pytest.approx(0.025 ** (1 / 10))
     mixed = share_interval([0.0, 0.5, 1.0, 0.25])
     assert 0.0 <= mixed.low < mixed.mean < mixed.high <= 1.0 and mixed.method != AT_BOUND_METHOD
+
+
+def test_a_share_near_an_end_reads_no_more_units_than_it_has() -> None:
+    from nlgjudge.stats.intervals import BOUNDED_METHOD, mean_interval, share_interval
+
+    values = np.array([0.0] * 7 + [0.02])  # 8 articles, one with a single win in 50
+    plain = mean_interval(values, bounds=(0.0, 1.0))
+    got = share_interval(values)
+    assert got.method == BOUNDED_METHOD and got.mean == plain.mean
+    # the effective n of the standard error is in the thousands; the share's is capped at its 8 units,
+    # so the upper end is near a coin's 0 of 8 (Clopper-Pearson: 0.37), not the uncapped 0.02
+    assert plain.high < 0.05 < 0.3 < got.high < 0.5
+    from scipy import stats
+    q, p = stats.t.ppf(0.975, 7), values.mean()
+    z2 = q ** 2 / 8
+    centre, half = (p + z2 / 2) / (1 + z2), np.sqrt(z2 * p * (1 - p) + z2 ** 2 / 4) / (1 + z2)
+    assert got.low == pytest.approx(centre - half) and got.high == pytest.approx(centre + half)
+    # correlations keep the standard error's own effective n: only shares are capped
+    assert mean_interval([0.9, 1.0, 0.6, 1.0], bounds=(-1.0, 1.0)).high < 1.0
+
+
+def test_the_ends_of_a_bootstrap_interval_carry_the_monte_carlo_error_of_its_standard_deviation() -> None:
+    from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
+
+    assert bootstrap_end_error(0.3, 51) == pytest.approx(0.3 / 10)  # sqrt(2 x 50) = 10
+    assert bootstrap_end_error(-0.3, 51) == pytest.approx(0.03)
+    assert bootstrap_end_error(0.3, 1) == 0.0 and bootstrap_end_error(float("nan"), 100) == 0.0
+    # the error it names is the spread of the end over independent sets of resamples
+    rng = np.random.default_rng(0)
+    ends = [float(bootstrap_se_interval(np.array(0.0), rng.normal(size=(201, 1))[:, 0], 20)[1]) for _ in range(400)]
+    half = float(np.mean(ends))
+    assert np.std(ends, ddof=1) == pytest.approx(bootstrap_end_error(half, 201), rel=0.15)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed
+from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed, units_needed_from_interval
 from nlgjudge.stats.degenerate import MIN_CONTEXTS, MINIMUM
 
 #: The register itself, beside this module.
@@ -189,6 +189,18 @@ def contexts_needed_for(claim_id: str, sd: float) -> int | None:
     return contexts_needed(spec.effect_target(), sd, threshold=spec.threshold)
 
 
+def units_needed_for(claim_id: str, low: float, high: float, n: int) -> float:
+    """Units that would tell the registered minimal effect of interest of ``claim_id`` from its threshold
+    with 80% power, reading the per-unit spread back from this interval (its standard error scaled as
+    1/sqrt(n), :func:`~nlgjudge.stats.claims.units_needed_from_interval`). NaN when out of reach or
+    when there is no interval. Never at the observed effect: post-hoc power adds nothing to the interval."""
+    if not (math.isfinite(low) and math.isfinite(high)) or n < 2:
+        return float("nan")
+    spec = claim(claim_id)
+    needed = units_needed_from_interval(spec.effect_target(), low, high, n, threshold=spec.threshold)
+    return float("nan") if needed is None else float(needed)
+
+
 #: What "contexts needed" says of a row whose design size the run already has: a true effect as large
 #: as the smallest that matters would have been detected with 80% power, so what is left open is smaller.
 ALREADY_ENOUGH = "already enough for the smallest effect that matters: what is left open is smaller"
@@ -263,7 +275,7 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "",
         "**The judge screen**, the same for every judge and chapter and set by no data (the {term}`judge screen`;",
         "its minimum is chance): a pairwise judge's rows count",
-        "only when its two orders of a pair, debiased with one threshold per comparison set, are shown to agree",
+        "only when its two orders of a pair, debiased with one threshold per context and question, are shown to agree",
         "more often than chance: each context's share of agreeing pairs, and the 95% interval of their mean over",
         f"contexts lying wholly above {MINIMUM:.0%}, on at least {MIN_CONTEXTS} contexts. Otherwise every row of that",
         "judge is not tested, and the chapter says why in words. *Amended 2026-11:* the screen was a one-sided",
@@ -272,7 +284,7 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "",
     ]
     if reg.secondary:
-        lines += ["**Secondary readings**, each corrected over its own family but drawing no claim:", ""]
+        lines += ["**Secondary readings**, declared here as the claims are, each drawing no claim (a reading of several rows is corrected over them):", ""]
         lines += [f"- {_html(text)}." for text in reg.secondary.values()]
         lines += [""]
     for chapter, title in titles.items():

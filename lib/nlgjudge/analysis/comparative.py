@@ -216,7 +216,7 @@ def correlations(
     ``ci_low``/``ci_high`` (the t interval of that mean over contexts,
     :func:`nlgjudge.stats.intervals.mean_interval`: valid at the few contexts a chapter has, where a
     percentile bootstrap is too narrow; NaN with fewer than two contexts), ``small_n`` (fewer than
-    :data:`nlgjudge.stats.intervals.SMALL_N` contexts: read the interval as a warning; a claim needs :data:`MIN_CONTEXTS_FOR_A_CLAIM`),
+    :data:`nlgjudge.stats.intervals.SMALL_N` contexts: read the interval as a warning; a claim needs :data:`nlgjudge.stats.claims.MIN_CONTEXTS_FOR_A_CLAIM`),
     ``n_contexts`` (contexts counted), ``n_tied`` (counted contexts where the method gave every
     candidate the same score: it expressed no ranking, so they count as 0, chance, as in the bias
     and subset chapters), ``n_constant_gold`` (contexts whose human scores are all equal: no
@@ -326,7 +326,7 @@ SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 
 from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, needed_cell, verdict as registered_verdict  # noqa: E402,E501
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, family_verdicts  # noqa: E402
+from nlgjudge.stats.claims import family_verdicts  # noqa: E402
 #: The chapter's claim in the register (its comparator, threshold, minimal effect and family).
 CLAIM_ID = "comparative.above_scoring"
 

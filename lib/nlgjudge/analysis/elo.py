@@ -38,11 +38,11 @@ from nlgjudge.stats.claims import (
     ClaimVerdict,
     PairEvidence,
     ordering_verdict,
-    units_needed_from_interval,
 )
 from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import units_needed_for
 from nlgjudge.register import verdict as registered_verdict
-from nlgjudge.stats.intervals import bootstrap_se_interval
+from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
@@ -353,10 +353,8 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
             values.append(_kappa_from_table(np.tensordot(counts, tables, axes=1)))
         # A resample where both judges give one same label has no kappa: left out of the SE.
         low, high = bootstrap_se_interval(np.asarray(kappa), np.asarray(values), len(articles))
-        # the interval's ends move with the resamples: the Monte Carlo error of a bootstrap standard
-        # deviation is about SD / sqrt(2 (B - 1)), times the interval's t quantile
-        finite = int(np.isfinite(values).sum())
-        mc_se = (float(high) - kappa) / np.sqrt(2.0 * (finite - 1)) if finite > 1 and np.isfinite(high) else 0.0
+        # the interval's ends move with the resamples (their Monte Carlo error)
+        mc_se = bootstrap_end_error(float(high) - kappa, int(np.isfinite(values).sum()))
         rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0),
                      "ci_mc_se": mc_se})
     return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "ci_mc_se", "n_encounters", "n_left_out"])
@@ -582,15 +580,8 @@ def position_a_share(outcomes: pd.DataFrame) -> float:
 
 
 def _needed(claim_key: str, low: float, high: float, n: int) -> float:
-    """Articles that would tell the registered minimal effect of interest from the claim's threshold
-    (:func:`units_needed_from_interval` at the register's effect, with this interval's standard
-    error), NaN when out of reach (or there is no interval). Never at the observed effect: post-hoc
-    power adds nothing to the interval."""
-    if not all(map(np.isfinite, (low, high))) or n < 2:
-        return float("nan")
-    spec = registered_claim(CLAIM_IDS[claim_key])
-    needed = units_needed_from_interval(spec.effect_target(), low, high, n, threshold=spec.threshold)
-    return float("nan") if needed is None else float(needed)
+    """Articles that would resolve the claim (:func:`nlgjudge.register.units_needed_for`)."""
+    return units_needed_for(CLAIM_IDS[claim_key], low, high, n)
 
 
 def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_articles: int, degenerate: str | None) -> dict:
@@ -621,9 +612,11 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
         reason += (f"; it excludes 0 ({'a slight disagreement' if high < 0 else 'a slight agreement'}, smaller than the "
                    f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows)")
     elif verdict.verdict == NOT_RESOLVED and verdict.tested and (low > 0 or high < 0):
-        # whatever the band says, an interval wholly on one side of 0 is a finding of its own
-        reason += ("; the whole interval lies below 0: the judge picks the summary ROUGE rejects more often than chance"
-                   if high < 0 else "; the whole interval lies above 0: the judge agrees with ROUGE more often than chance")
+        # the register's secondary reading elo.kappa_sign: which side of chance, a description, no claim
+        reason += ("; a description (the plan's secondary reading): the whole interval lies below 0, so the judge picks the "
+                   "summary ROUGE rejects more often than chance" if high < 0 else
+                   "; a description (the plan's secondary reading): the whole interval lies above 0, so the judge agrees "
+                   "with ROUGE more often than chance")
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
@@ -686,7 +679,7 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
                                           f"over the {len(pairs)} pairs (the row shows the strongest)")
     elif all(v.verdict == CONTRADICTED for _, v in verdicts):
         shown, verdict = verdicts[0]
-        verdict = ClaimVerdict(CONTRADICTED, f"the reference is above every contestant, each paired interval below 0")
+        verdict = ClaimVerdict(CONTRADICTED, "the reference is above every contestant, each paired interval below 0")
     elif above_raw:  # resolved on its own interval only: a flag, not the family's verdict
         shown = above_raw[0][0]
         verdict = ClaimVerdict(NOT_RESOLVED, f"0 ({len(above_raw)} before Holm's correction) of {len(pairs)} contestants "

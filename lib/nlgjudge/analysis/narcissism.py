@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.judges import whole_run_gates, whole_run_table
-from nlgjudge.stats.multiplicity import corrected_count, count_words, holm_rejections, p_from_interval
+from nlgjudge.stats.multiplicity import corrected_count, holm_rejections, p_from_interval
 from nlgjudge.prose import interval_text, listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation, mean_interval
 from nlgjudge.stats.claims import (
@@ -551,8 +551,8 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
 #: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
 CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value"]
 #: How a row's "documents needed" is counted: from its per-document values (a paired t power
-#: calculation) or from its bootstrap interval (the standard error scaled as 1/sqrt(n)).
-FROM_VALUES, FROM_INTERVAL = "paired t", "bootstrap"
+#: calculation) or from its interval, whatever made it (the standard error scaled as 1/sqrt(n)).
+FROM_VALUES, FROM_INTERVAL = "paired t", "from the interval"
 #: A correlation with people counts as strong from this absolute value on (the chapter's reading of Tables 2-3).
 STRONG_CORRELATION = 0.5
 

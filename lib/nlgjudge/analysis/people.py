@@ -18,14 +18,12 @@ rule.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from nlgjudge.stats.claims import claim_verdict
 
 #: The name every chapter gives the people ranking (tables, figures, prose).
 PEOPLE_RANKING = "people ranking (mean ACU)"

@@ -38,7 +38,7 @@ from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.claims import NOT_RESOLVED, SUPPORTED
-from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_se_interval
+from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_end_error, bootstrap_se_interval
 
 LEADERBOARD_COLUMNS = ["system", "rank", "score", "ci_low", "ci_high", "wins", "comparisons", "win_rate", "contexts"]
 #: |P(A) - 0.5| above this before debiasing is called a strong positional bias.
@@ -194,9 +194,13 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
     for upper, lower in zip(order, order[1:]):
         i, j = index[upper], index[lower]
         gap = np.array(scores[i] - scores[j])
-        low, high = bootstrap_se_interval(gap, replicates[:, i] - replicates[:, j], n_units, confidence)
-        # the registered claim "upper above lower" (rank.neighbours: its threshold and minimum contexts)
-        verdict = registered_verdict("rank.neighbours", float(gap), float(low), float(high), n_units, degenerate=gate)
+        resampled = replicates[:, i] - replicates[:, j]
+        low, high = bootstrap_se_interval(gap, resampled, n_units, confidence)
+        # the registered claim "upper above lower" (rank.neighbours: its threshold and minimum contexts);
+        # an end within the resamples' Monte Carlo error of 0 is borderline, never decided by the seed
+        mc_se = bootstrap_end_error(float(high) - float(gap), int(np.isfinite(resampled).sum()))
+        verdict = registered_verdict("rank.neighbours", float(gap), float(low), float(high), n_units, degenerate=gate,
+                                     monte_carlo_se=mc_se)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
                      "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
                      "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})
@@ -217,15 +221,10 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
 
 def _contexts_needed(low: float, high: float, n_units: int) -> float:
     """Contexts for the pair's interval to leave 0 with 80% power if the true difference were the
-    register's minimal effect (the interval's standard error scaled as 1/sqrt(n); NaN: out of reach)."""
-    from nlgjudge.register import claim as registered_claim
-    from nlgjudge.stats.claims import units_needed_from_interval
+    register's minimal effect (:func:`nlgjudge.register.units_needed_for`; NaN: out of reach)."""
+    from nlgjudge.register import units_needed_for
 
-    if not (np.isfinite(low) and np.isfinite(high)) or n_units < 2:
-        return float("nan")
-    spec = registered_claim("rank.neighbours")
-    needed = units_needed_from_interval(spec.effect_target(), low, high, n_units, threshold=spec.threshold)
-    return float("nan") if needed is None else float(needed)
+    return units_needed_for("rank.neighbours", low, high, n_units)
 
 
 def _interval_p_value(estimate: float, low: float, high: float, n_units: int, confidence: float) -> float:

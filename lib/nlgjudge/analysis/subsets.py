@@ -18,7 +18,6 @@ N(N-1) ordered comparisons of every context, see
 The figures of the curves are in :mod:`nlgjudge.plotting.subsets`.
 """
 
-
 from __future__ import annotations
 
 import time
@@ -47,17 +46,11 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
-from nlgjudge.stats.claims import (
-    CONTEXTS_NEEDED_METHOD,
-    NOT_RESOLVED,
-    NOT_TESTED,
-    SUPPORTED,
-    CONTRADICTED,
-)
+from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
 from nlgjudge.stats.claims import family_verdicts as verdicts_after_holm
 from nlgjudge.stats.intervals import paired_difference_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
-from nlgjudge.stats.subset_curves import per_context_comparisons
+from nlgjudge.stats.subset_curves import curves_for, per_context_comparisons
 
 #: Plot order and names of the strategies.
 STRATEGY_ORDER = ("random", "no-repeat", "symmetric", "active", "full")
@@ -150,6 +143,7 @@ def _subset_frames(
     confidence: float,
     seed: int,
     stream: int = 0,
+    only: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context and per draw.
 
@@ -165,7 +159,8 @@ def _subset_frames(
     context and comparison, with its two sides averaged over the draws and the comparison's budgets
     (``first_x100``, ``second_x100``; the difference is the comparison), for intervals over contexts
     (:func:`strategy_claims`); and per draw (each side averaged over the stack's contexts), for the
-    draws' Monte Carlo error. ``stream`` separates independent uses of one ``seed``.
+    draws' Monte Carlo error. ``stream`` separates independent uses of one ``seed``. ``only``: the
+    comparisons to draw for (their strategies and budgets alone, :func:`~nlgjudge.stats.subset_curves.curves_for`).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
@@ -178,14 +173,18 @@ def _subset_frames(
             usable = np.ptp(gold, axis=1) > 0
             if not usable.any():
                 continue  # no context of this size has varying human scores: no correlation exists
+            drawn, flags, steps = ((list(strategies), tuple(debias), budgets) if only is None
+                                   else curves_for(only, n))
             curves = subset_curves(
-                probs, gold, list(strategies), budgets, n_draws, tuple(debias), confidence,
+                probs, gold, drawn, steps, n_draws, flags, confidence,
                 seed=np.random.default_rng([seed, index, n] + ([stream] if stream else [])),
             )
             used_ids = [c for c, keep in zip(ids, usable, strict=True) if keep]  # subset_curves' order
             sides = per_context_comparisons(
                 {k: (c.budgets, c.per_context_x100) for k, c in curves.curves.items()}, n_candidates=n)
             for name, (first, second) in sides.items():
+                if only is not None and name not in only:
+                    continue
                 per_context_rows.append(pd.DataFrame({
                     "model": model, "dataset": dataset, "template": template, "aspect": aspect,
                     "n_candidates": n, "context_id": used_ids, "comparison": name,
@@ -194,6 +193,8 @@ def _subset_frames(
             draw_sides = per_context_comparisons(
                 {k: (c.budgets, c.per_draw_x100) for k, c in curves.curves.items()}, n_candidates=n)
             for name, (first, second) in draw_sides.items():
+                if only is not None and name not in only:
+                    continue
                 per_draw_rows.append(pd.DataFrame({
                     "model": model, "dataset": dataset, "template": template, "aspect": aspect,
                     "n_candidates": n, "draw": np.arange(len(first)), "comparison": name,
@@ -589,8 +590,6 @@ STRATEGY_CLAIMS = {
     "debias_gain_small_minus_full": _registered("debias_gain_small_minus_full", "3",
                                                 "debiasing helps more at N <= R <= N(N-1)/4 than with all"),
 }
-# Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
 #: How :func:`strategy_claims` forms each interval, in words for the page.
 CLAIM_INTERVAL_METHOD = (
     "per context: the comparison's two sides averaged over the random draws and over the budgets of its range "

@@ -180,9 +180,6 @@ def run_library_path(model: str, requests: Sequence[Any], threads: int) -> tuple
 
 def run_served(model: str, requests: Sequence[Any], threads: int, cache_path: Path, port: int | None,
                max_concurrency: int = 4) -> tuple[float, np.ndarray, str]:
-    from nlgjudge.cache import OutputCache
-    from nlgjudge.engine import Judge
-
     from nlgjudge.models.packaged import PACKAGED_MODELS
 
     spec = PACKAGED_MODELS[model]

@@ -2,7 +2,7 @@
 
 A pairwise judge is asked about each pair twice, once in each order. Its decisions are first
 debiased (Liusie et al. eq. 10, :func:`nlgjudge.stats.bias.debias_threshold`) with one threshold per
-comparison set (one question about one context), the same scope in every chapter, so that answering
+context and question (one prompt and aspect on one context), the same scope in every chapter, so that answering
 by position alone cannot look like agreement. The two orders of a pair then *agree* when they prefer
 the same candidate; a decision tied at the threshold counts as half a decision, so a pair's agreement
 is ``d_ij (1 - d_ji) + (1 - d_ij) d_ji`` with ``d`` the debiased decision for position A.
@@ -33,6 +33,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from nlgjudge.stats.bias import debias_threshold, threshold_decisions_values
 from nlgjudge.stats.intervals import share_interval
 

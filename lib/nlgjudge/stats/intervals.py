@@ -88,19 +88,24 @@ BOUNDED_METHOD = "Wilson score interval on the quantity's range, with the effect
 
 
 def score_interval(estimate: ArrayLike, se: ArrayLike, quantile: float, n_units: int, floor: float,
-                   ceiling: float) -> tuple[np.ndarray, np.ndarray]:
+                   ceiling: float, cap_at_units: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson score interval of a bounded estimate, with the effective sample size of its standard
     error (Korn and Graubard's interval for a mean of bounded values): on the range mapped to
     [0, 1], ``n_eff = p (1 - p) / se^2`` and the interval solves ``|p - pi| <= q sqrt(pi (1 - pi) / n_eff)``.
 
     Unlike a symmetric interval cut at the range's end, it is asymmetric near the end and never
     touches it unless the estimate does. An estimate at the end with a nonzero standard error takes
-    ``n_eff = n_units`` (as if every unit were a success). Vectorised over ``estimate`` and ``se``."""
+    ``n_eff = n_units`` (as if every unit were a success). With ``cap_at_units`` (a mean of shares in
+    [0, 1]), ``n_eff`` is at most ``n_units``: units that each sit near an end say no more than as many
+    coin flips would (Korn and Graubard truncate it the same way), so a share of 0.003 over 8 units is
+    not read as if it came from a thousand. Vectorised over ``estimate`` and ``se``."""
     width = ceiling - floor
     p = np.clip((np.asarray(estimate, dtype=float) - floor) / width, 0.0, 1.0)
     s = np.asarray(se, dtype=float) / width
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where((p > 0) & (p < 1), p * (1 - p) / s ** 2, float(n_units))
+        if cap_at_units:
+            n_eff = np.minimum(n_eff, float(n_units))
         z2 = quantile ** 2 / n_eff
         centre = (p + z2 / 2) / (1 + z2)
         half = np.sqrt(z2 * p * (1 - p) + z2 ** 2 / 4) / (1 + z2)
@@ -117,12 +122,18 @@ AT_BOUND_METHOD = "Clopper-Pearson bound over the units (every unit at one end o
 def share_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
     """The interval of the mean of per-unit shares in [0, 1] (e.g. each context's win rate).
 
-    The bounded t interval (:func:`mean_interval`), except when every unit sits at the same end of the
+    The bounded t interval (:func:`mean_interval`); where it would cross an end, the score interval with
+    an effective n of at most the number of units (:func:`score_interval`); and when every unit sits at the same end of the
     range: the t interval then has width zero, which no reader should believe. A share in [0, 1] has at
     most a Bernoulli's spread, so the exact binomial (Clopper-Pearson) interval of 0 (or n) successes
     in n units bounds its mean at the stated confidence, as it would a coin's."""
     x = np.asarray(values, dtype=float)
     interval = mean_interval(x, confidence, bounds=(0.0, 1.0))
+    if interval.method == BOUNDED_METHOD:  # the score interval, its effective n at most the units'
+        quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, df=interval.n - 1))
+        low, high = score_interval(interval.mean, float(x.std(ddof=1)) / np.sqrt(interval.n), quantile,
+                                   interval.n, 0.0, 1.0, cap_at_units=True)
+        return MeanInterval(interval.mean, float(low), float(high), interval.n, confidence, BOUNDED_METHOD)
     if interval.n < 2 or not (np.all(x == 0.0) or np.all(x == 1.0)):
         return interval
     successes = interval.n if x[0] == 1.0 else 0
@@ -174,3 +185,12 @@ def bootstrap_se_interval(
         se = np.where(count >= 2, np.sqrt(squares / np.maximum(count - 1, 1)), np.nan)
     half = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n_units - 1)) * se
     return point - half, point + half
+
+
+def bootstrap_end_error(half_width: float, n_finite: int) -> float:
+    """The Monte Carlo standard error of the ends of :func:`bootstrap_se_interval`: the ends are the
+    estimate +- t x the bootstrap SD, and an SD from B resamples has a relative error of about
+    1 / sqrt(2 (B - 1)). 0 when there is no width or fewer than 2 resamples to read it from."""
+    if n_finite < 2 or not np.isfinite(half_width):
+        return 0.0
+    return float(abs(half_width)) / float(np.sqrt(2.0 * (n_finite - 1)))

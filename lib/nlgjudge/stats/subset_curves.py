@@ -381,6 +381,27 @@ def _comparison_ranges(n_candidates: int) -> dict[str, tuple[tuple[str, bool], t
     }
 
 
+def curves_for(names: Sequence[str], n_candidates: int) -> tuple[list[str], tuple[bool, ...], dict[str, list[int]]]:
+    """The strategies, debiasing flags and budgets per strategy that :func:`subset_curves` must draw for
+    the §5.6 comparisons ``names`` alone (e.g. more draws for one borderline finding, at a fraction of
+    the cost of every curve). A derived comparison needs the comparisons it is made of."""
+    ranges = _comparison_ranges(n_candidates)
+    wanted = set(names)
+    if "debias_gain_small_minus_full" in wanted:
+        wanted |= {"debias_gain_small_budgets", "debias_gain_full"}
+    unknown = sorted(wanted - set(ranges) - {"debias_gain_small_minus_full"})
+    if unknown:
+        raise ValueError(f"unknown comparisons {unknown}; choose from {sorted(ranges)}")
+    budgets: dict[str, set[int]] = {}
+    flags: set[bool] = set()
+    for name in wanted & set(ranges):
+        first, second, steps, scale = ranges[name]
+        for (strategy, debiased), step in ((first, scale), (second, 1)):
+            budgets.setdefault(strategy, set()).update(step * b for b in steps)
+            flags.add(debiased)
+    return sorted(budgets), tuple(sorted(flags)), {k: sorted(v) for k, v in budgets.items()}
+
+
 def _comparison_sides(
     curves: Mapping[tuple[str, bool], tuple[ArrayLike, ArrayLike]], n_candidates: int
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:

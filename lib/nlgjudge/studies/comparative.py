@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
-import numpy as np
 import pandas as pd
 
 from nlgjudge.data import JudgeDataset

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from nlgjudge.data import JudgeDataset
     from nlgjudge.engine import Judge
     from nlgjudge.studies.plan import Job
-    from nlgjudge.studies.registry import Study
 
 
 def import_released(study: str, cache: OutputCache, root: Path | None = None) -> int:

@@ -1,0 +1,109 @@
+"""More random draws where they settle a subsets finding (seed 000 §5.6): the draws are simulation,
+not data, so a finding whose interval end lies near its threshold takes more of them instead of
+letting the seed decide its verdict (:func:`settled_strategy_claims`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from nlgjudge.analysis.subsets import (
+    CLAIM_STRATEGIES,
+    STRATEGY_CLAIMS,
+    _subset_frames,
+    strategy_claim_frames,
+    strategy_claims,
+)
+from nlgjudge.data import JudgeDataset
+from nlgjudge.register import verdict as registered_verdict
+from nlgjudge.stats.claims import NOT_TESTED
+
+#: How many times the draws of a borderline finding are quadrupled, at most (200 -> 800).
+SETTLE_ROUNDS = 1
+#: Each round's draws, as a multiple of the draws so far.
+SETTLE_FACTOR = 4
+
+
+def settled_strategy_claims(
+    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], n_draws: int = 200, seed: int = 0,
+    gates: Mapping[str, str | None] | None = None, rounds: int = SETTLE_ROUNDS,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[tuple[str, str], int]]:
+    """§5.6's findings per dataset and per dataset and aspect (:func:`strategy_claims`), with more draws
+    where the draws' Monte Carlo error left a row borderline.
+
+    A borderline row is one the random draws could still decide, so its seed would move it. The
+    draws of every row within twice the band of its threshold (its comparison on its dataset) are extended (a fresh seed stream, ``SETTLE_FACTOR - 1``
+    times the draws so far, pooled with them; only the strategies and budgets that comparison reads)
+    and every row read again, up to ``rounds`` times: the Monte Carlo error shrinks as 1/sqrt(draws),
+    so a row whose interval end lies clear of its threshold leaves the band, and one still borderline
+    after the last round stays "not resolved". The draws are simulation, not data (no unit changes).
+    Returns the two claim frames, the per-context frame they read and the draws per budget of each
+    (dataset, comparison) that took more than ``n_draws``."""
+    per_context, per_draw = strategy_claim_frames(comparisons, datasets, n_draws=n_draws, seed=seed)
+    used: dict[tuple[str, str], int] = {}
+
+    def read() -> tuple[pd.DataFrame, pd.DataFrame]:
+        return (strategy_claims(per_context, by=["dataset"], gates=gates, per_draw=per_draw),
+                strategy_claims(per_context, by=["dataset", "aspect"], gates=gates, per_draw=per_draw))
+
+    claims, cells = read()
+    for round_ in range(rounds):
+        both = pd.concat([claims, cells], ignore_index=True)
+        open_rows = sorted({(str(row.dataset), str(row.comparison)) for row in both.itertuples()
+                            if _near_the_band(row)}) if len(both) else []
+        if not open_rows:
+            break
+        for dataset in sorted({d for d, _ in open_rows}):
+            names = [c for d, c in open_rows if d == dataset]
+            before = {c: used.get((dataset, c), n_draws) for c in names}
+            for draws, group in pd.Series(names).groupby(pd.Series([before[c] for c in names])):
+                extra = int(draws) * (SETTLE_FACTOR - 1)
+                part = comparisons[comparisons["dataset"] == dataset]
+                _, more_context, more_draws = _subset_frames(part, datasets, CLAIM_STRATEGIES, extra, (False, True),
+                                                             None, 0.95, seed, stream=2 + round_, only=list(group))
+                per_context, per_draw = _pooled(per_context, per_draw, more_context, more_draws, int(draws), extra)
+                used.update({(dataset, c): int(draws) + extra for c in group})
+        claims, cells = read()
+    return claims, cells, per_context, used
+
+
+def _near_the_band(row: object) -> bool:
+    """Whether a row's interval end lies within twice the borderline band of its threshold: the rows
+    a seed could move (not only those borderline on this seed's draws, or a row just outside the band
+    on one seed and inside on another would keep its first draws)."""
+    mc_se = float(getattr(row, "monte_carlo_se"))
+    if not (np.isfinite(mc_se) and mc_se > 0) or row.verdict == NOT_TESTED:  # type: ignore[attr-defined]
+        return False
+    wide = registered_verdict(f"subsets.{row.comparison}", row.estimate, row.low, row.high, row.n,  # type: ignore[attr-defined]
+                              monte_carlo_se=2 * mc_se)
+    return "Monte Carlo" in str(wide.reason)
+
+
+def settled_words(used: Mapping[tuple[str, str], int], n_draws: int) -> str:
+    """What :func:`settled_strategy_claims` drew, for the page: which findings took more draws."""
+    if not used:
+        return f"on this run no finding needed more: each kept {n_draws:,} draws per budget"
+    per_dataset: dict[tuple[str, int], int] = {}
+    for (dataset, _), n in used.items():
+        per_dataset[(dataset, n)] = per_dataset.get((dataset, n), 0) + 1
+    return "; ".join(f"on {dataset}, {k} of the {len(STRATEGY_CLAIMS)} comparisons took {n:,} draws per budget"
+                     for (dataset, n), k in per_dataset.items())
+
+
+def _pooled(per_context: pd.DataFrame, per_draw: pd.DataFrame, more_context: pd.DataFrame, more_draws: pd.DataFrame,
+            before: int, added: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The draws so far and ``added`` more of the same rows (dataset, comparison), as if drawn at once:
+    each context's sides are the draw-weighted mean, and the per-draw rows are stacked with the new
+    draws numbered after the old."""
+    keys = ["model", "dataset", "template", "aspect", "n_candidates", "context_id", "comparison"]
+    new = more_context.set_index(keys)
+    context = per_context.set_index(keys)
+    mine = context.index.isin(new.index)
+    if int(mine.sum()) != len(new):
+        raise ValueError("the added draws do not cover the same contexts and comparisons as the first")
+    sides = ["first_x100", "second_x100"]
+    context.loc[mine, sides] = (context.loc[mine, sides] * before + new.reindex(context.index[mine])[sides] * added) / (before + added)
+    shifted = more_draws.assign(draw=more_draws["draw"] + before)
+    return context.reset_index()[per_context.columns], pd.concat([per_draw, shifted[per_draw.columns]], ignore_index=True)
