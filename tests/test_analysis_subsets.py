@@ -427,11 +427,11 @@ def test_findings_near_the_band_get_more_draws_and_the_rest_keep_theirs(tiny_dat
     per_context, per_draw = strategy_claim_frames(frame, {"tiny": ds}, n_draws=8, seed=3)
     claims, cells, pooled, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=0)
     pd.testing.assert_frame_equal(claims, strategy_claims(per_context, by=["dataset"], per_draw=per_draw))
-    assert used == {} and settled_words(used, 8).startswith("on this run no finding needed more")
+    assert used == {} and settled_words(used, 8).startswith("no finding needed more")
     # every drawn row near the band: its comparison is drawn again, four times over
     original = subsets_draws._near_the_band
     try:
-        subsets_draws._near_the_band = lambda row: float(row.monte_carlo_se) > 0
+        subsets_draws._near_the_band = lambda row, bands: float(row.monte_carlo_se) > 0
         claims, cells, pooled, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=1)
     finally:
         subsets_draws._near_the_band = original
@@ -442,7 +442,7 @@ def test_findings_near_the_band_get_more_draws_and_the_rest_keep_theirs(tiny_dat
     assert moved.any() and not moved.xs("debias_gain_full", level="comparison").any()
 
 
-def test_a_row_is_near_the_band_within_twice_its_borderline_band() -> None:
+def test_a_row_is_near_the_band_within_the_bands_asked() -> None:
     from types import SimpleNamespace
 
     from nlgjudge.analysis.subsets_draws import _near_the_band
@@ -450,7 +450,60 @@ def test_a_row_is_near_the_band_within_twice_its_borderline_band() -> None:
     def row(low: float, mc_se: float, verdict: str = "supported") -> SimpleNamespace:
         return SimpleNamespace(comparison="no_repeat_minus_random", estimate=low + 1.0, low=low, high=low + 2.0, n=30,
                                monte_carlo_se=mc_se, verdict=verdict)
-    assert _near_the_band(row(0.5, 0.1))  # the band is 3 x 0.1 = 0.3: 0.5 lies within twice it
-    assert not _near_the_band(row(0.7, 0.1))  # clear of twice the band
-    assert not _near_the_band(row(0.1, 0.0)) and not _near_the_band(row(0.1, float("nan")))  # nothing drawn
-    assert not _near_the_band(row(0.1, 0.1, "not tested"))
+    assert _near_the_band(row(0.5, 0.1), 2.0)  # the band is 3 x 0.1 = 0.3: 0.5 lies within twice it
+    assert not _near_the_band(row(0.5, 0.1), 1.0)  # but not within the band itself
+    assert _near_the_band(row(0.25, 0.1), 1.0)
+    assert not _near_the_band(row(0.7, 0.1), 2.0)  # clear of twice the band
+    assert not _near_the_band(row(0.1, 0.0), 2.0) and not _near_the_band(row(0.1, float("nan")), 2.0)  # nothing drawn
+    assert not _near_the_band(row(0.1, 0.1, "not tested"), 2.0)
+
+
+def test_later_rounds_draw_only_rows_still_borderline_each_four_times_its_draws_so_far(
+        tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis import subsets_draws
+    from nlgjudge.analysis.subsets_draws import settled_strategy_claims
+
+    ds = tiny_dataset(n_contexts=6, n_candidates=4)
+    frame = synthetic_comparisons(ds, pull=1.0)
+    asked: list[float] = []
+    original = subsets_draws._near_the_band
+
+    def near(row, bands: float) -> bool:  # the first round: every drawn row; after it: finding 1 alone
+        asked.append(bands)
+        return float(row.monte_carlo_se) > 0 and (bands == subsets_draws.FIRST_ROUND_BANDS
+                                                  or row.comparison == "no_repeat_minus_random")
+    try:
+        subsets_draws._near_the_band = near
+        _, _, _, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=3)
+    finally:
+        subsets_draws._near_the_band = original
+    assert used[("tiny", "no_repeat_minus_random")] == 8 * 4 ** 3
+    assert {n for (_, name), n in used.items() if name != "no_repeat_minus_random"} == {32}
+    assert set(asked) == {subsets_draws.FIRST_ROUND_BANDS, subsets_draws.LATER_ROUND_BANDS}
+
+
+def test_one_datasets_extra_draws_keep_each_stacks_seed_among_all_stacks(tiny_dataset, synthetic_comparisons) -> None:
+    from nlgjudge.analysis.subsets import CLAIM_STRATEGIES, _subset_frames
+
+    ds = tiny_dataset(n_contexts=6, n_candidates=4)
+    frame = synthetic_comparisons(ds, pull=1.0)
+    other = frame.assign(dataset="other")
+    both = pd.concat([frame, other], ignore_index=True)
+    args = (CLAIM_STRATEGIES, 8, (False, True), None, 0.95, 3)
+    _, alone, _ = _subset_frames(both, {"tiny": ds, "other": ds}, *args, stream=2, only=["no_repeat_minus_random"],
+                                 only_dataset="other")
+    _, everything, _ = _subset_frames(both, {"tiny": ds, "other": ds}, *args, stream=2, only=["no_repeat_minus_random"])
+    assert set(alone["dataset"]) == {"other"}
+    pd.testing.assert_frame_equal(alone.reset_index(drop=True),
+                                  everything[everything["dataset"] == "other"].reset_index(drop=True))
+    first = everything[everything["dataset"] == "tiny"]["first_x100"].to_numpy()
+    assert not np.allclose(first, alone["first_x100"].to_numpy())  # same data, another stream
+
+
+def test_settled_words_name_each_datasets_draws() -> None:
+    from nlgjudge.analysis.subsets_draws import settled_words
+
+    used = {("WebNLG", "a"): 800, ("WebNLG", "b"): 12800, ("WebNLG", "c"): 800, ("SummEval", "a"): 800}
+    assert settled_words(used, 200) == (
+        "on SummEval, 1 of the 7 comparisons took 800 draws per budget; "
+        "on WebNLG, 3 of the 7 comparisons took more draws per budget (2 took 800 and 1 took 12,800)")

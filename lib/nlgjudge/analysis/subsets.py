@@ -144,6 +144,7 @@ def _subset_frames(
     seed: int,
     stream: int = 0,
     only: Sequence[str] | None = None,
+    only_dataset: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Tidy subset curves (Fig. 4-5), and §5.6's comparisons per context and per draw.
 
@@ -160,7 +161,9 @@ def _subset_frames(
     (``first_x100``, ``second_x100``; the difference is the comparison), for intervals over contexts
     (:func:`strategy_claims`); and per draw (each side averaged over the stack's contexts), for the
     draws' Monte Carlo error. ``stream`` separates independent uses of one ``seed``. ``only``: the
-    comparisons to draw for (their strategies and budgets alone, :func:`~nlgjudge.stats.subset_curves.curves_for`).
+    comparisons to draw for (their strategies and budgets alone, :func:`~nlgjudge.stats.subset_curves.curves_for`);
+    ``only_dataset``: the one dataset to draw for (each stack keeps the seed of its place among all of
+    ``comparisons``' stacks, so two datasets never share a stream).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
@@ -169,6 +172,8 @@ def _subset_frames(
     started = time.perf_counter()
     for index, (key, groups) in enumerate(stacks_by_size(comparisons, datasets).items()):
         model, dataset, template, aspect = key
+        if only_dataset is not None and dataset != only_dataset:
+            continue
         for n, (ids, probs, gold) in groups.items():
             usable = np.ptp(gold, axis=1) > 0
             if not usable.any():

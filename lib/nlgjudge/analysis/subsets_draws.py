@@ -5,6 +5,7 @@ letting the seed decide its verdict (:func:`settled_strategy_claims`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,10 +21,16 @@ from nlgjudge.data import JudgeDataset
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.claims import NOT_TESTED
 
-#: How many times the draws of a borderline finding are quadrupled, at most (200 -> 800).
-SETTLE_ROUNDS = 1
+#: How many times the draws of a borderline finding are quadrupled, at most (200 -> 800 -> 3,200 -> 12,800).
+SETTLE_ROUNDS = 3
 #: Each round's draws, as a multiple of the draws so far.
 SETTLE_FACTOR = 4
+#: How near its threshold a row's interval end must lie, in borderline bands, to take more draws: in
+#: the first round twice the band (a row just outside it on one seed may be inside on another), for
+#: the per-dataset findings and Fig. 5's cells alike; after it, only per-dataset findings still
+#: borderline (the registered claims; a cell is a description beside them, and one more round of
+#: SummEval's 16 candidates costs about a quarter of an hour).
+FIRST_ROUND_BANDS, LATER_ROUND_BANDS = 2.0, 1.0
 
 
 def settled_strategy_claims(
@@ -33,14 +40,16 @@ def settled_strategy_claims(
     """§5.6's findings per dataset and per dataset and aspect (:func:`strategy_claims`), with more draws
     where the draws' Monte Carlo error left a row borderline.
 
-    A borderline row is one the random draws could still decide, so its seed would move it. The
-    draws of every row within twice the band of its threshold (its comparison on its dataset) are extended (a fresh seed stream, ``SETTLE_FACTOR - 1``
-    times the draws so far, pooled with them; only the strategies and budgets that comparison reads)
-    and every row read again, up to ``rounds`` times: the Monte Carlo error shrinks as 1/sqrt(draws),
-    so a row whose interval end lies clear of its threshold leaves the band, and one still borderline
-    after the last round stays "not resolved". The draws are simulation, not data (no unit changes).
-    Returns the two claim frames, the per-context frame they read and the draws per budget of each
-    (dataset, comparison) that took more than ``n_draws``."""
+    A borderline row is one the random draws could still decide, so its seed would move it. In the
+    first round, the draws of every row within twice the band of its threshold (its comparison on its
+    dataset) are extended (a fresh seed stream, ``SETTLE_FACTOR - 1`` times the draws so far, pooled
+    with them; only the strategies and budgets that comparison reads); in each later round, those of
+    every per-dataset finding still borderline (:data:`LATER_ROUND_BANDS`); every row is read again
+    after each round, up to ``rounds`` rounds. The
+    Monte Carlo error shrinks as 1/sqrt(draws), so a row whose interval end lies clear of its threshold
+    leaves the band, and one still borderline after the last round stays "not resolved". The draws
+    are simulation, not data (no unit changes). Returns the two claim frames, the per-context frame
+    they read and the draws per budget of each (dataset, comparison) that took more than ``n_draws``."""
     per_context, per_draw = strategy_claim_frames(comparisons, datasets, n_draws=n_draws, seed=seed)
     used: dict[tuple[str, str], int] = {}
 
@@ -50,46 +59,61 @@ def settled_strategy_claims(
 
     claims, cells = read()
     for round_ in range(rounds):
-        both = pd.concat([claims, cells], ignore_index=True)
+        bands = FIRST_ROUND_BANDS if round_ == 0 else LATER_ROUND_BANDS
+        both = pd.concat([claims, cells], ignore_index=True) if round_ == 0 else claims
         open_rows = sorted({(str(row.dataset), str(row.comparison)) for row in both.itertuples()
-                            if _near_the_band(row)}) if len(both) else []
+                            if _near_the_band(row, bands)}) if len(both) else []
         if not open_rows:
             break
         for dataset in sorted({d for d, _ in open_rows}):
             names = [c for d, c in open_rows if d == dataset]
-            before = {c: used.get((dataset, c), n_draws) for c in names}
-            for draws, group in pd.Series(names).groupby(pd.Series([before[c] for c in names])):
-                extra = int(draws) * (SETTLE_FACTOR - 1)
-                part = comparisons[comparisons["dataset"] == dataset]
-                _, more_context, more_draws = _subset_frames(part, datasets, CLAIM_STRATEGIES, extra, (False, True),
-                                                             None, 0.95, seed, stream=2 + round_, only=list(group))
-                per_context, per_draw = _pooled(per_context, per_draw, more_context, more_draws, int(draws), extra)
-                used.update({(dataset, c): int(draws) + extra for c in group})
+            # a row drawn again in an earlier round is the only kind still near its band, so every
+            # open row of a round has the same draws so far
+            draws = {used.get((dataset, c), n_draws) for c in names}
+            if len(draws) != 1:
+                raise RuntimeError(f"the open rows of {dataset} hold different draws so far ({sorted(draws)})")
+            before = draws.pop()
+            extra = before * (SETTLE_FACTOR - 1)
+            _, more_context, more_draws = _subset_frames(comparisons, datasets, CLAIM_STRATEGIES, extra, (False, True),
+                                                         None, 0.95, seed, stream=2 + round_, only=names,
+                                                         only_dataset=dataset)
+            per_context, per_draw = _pooled(per_context, per_draw, more_context, more_draws, before, extra)
+            used.update({(dataset, c): before + extra for c in names})
         claims, cells = read()
     return claims, cells, per_context, used
 
 
-def _near_the_band(row: object) -> bool:
-    """Whether a row's interval end lies within twice the borderline band of its threshold: the rows
-    a seed could move (not only those borderline on this seed's draws, or a row just outside the band
-    on one seed and inside on another would keep its first draws)."""
-    mc_se = float(getattr(row, "monte_carlo_se"))
-    if not (np.isfinite(mc_se) and mc_se > 0) or row.verdict == NOT_TESTED:  # type: ignore[attr-defined]
+def _near_the_band(row: Any, bands: float) -> bool:
+    """Whether a row's interval end lies within ``bands`` borderline bands of its threshold: with two,
+    the rows a seed could move (not only those borderline on this seed's draws, or a row just outside
+    the band on one seed and inside on another would keep its first draws)."""
+    mc_se = float(row.monte_carlo_se)
+    if not (np.isfinite(mc_se) and mc_se > 0) or row.verdict == NOT_TESTED:
         return False
-    wide = registered_verdict(f"subsets.{row.comparison}", row.estimate, row.low, row.high, row.n,  # type: ignore[attr-defined]
-                              monte_carlo_se=2 * mc_se)
+    wide = registered_verdict(f"subsets.{row.comparison}", row.estimate, row.low, row.high, row.n,
+                              monte_carlo_se=bands * mc_se)
     return "Monte Carlo" in str(wide.reason)
 
 
 def settled_words(used: Mapping[tuple[str, str], int], n_draws: int) -> str:
     """What :func:`settled_strategy_claims` drew, for the page: which findings took more draws."""
     if not used:
-        return f"on this run no finding needed more: each kept {n_draws:,} draws per budget"
-    per_dataset: dict[tuple[str, int], int] = {}
-    for (dataset, _), n in used.items():
-        per_dataset[(dataset, n)] = per_dataset.get((dataset, n), 0) + 1
-    return "; ".join(f"on {dataset}, {k} of the {len(STRATEGY_CLAIMS)} comparisons took {n:,} draws per budget"
-                     for (dataset, n), k in per_dataset.items())
+        return f"no finding needed more; each kept {n_draws:,} draws per budget"
+    parts = []
+    for dataset in dict.fromkeys(d for d, _ in sorted(used)):
+        counts: dict[int, int] = {}
+        for (d, _), n in used.items():
+            if d == dataset:
+                counts[n] = counts.get(n, 0) + 1
+        taken = sorted(counts.items())
+        if len(taken) == 1:
+            (n, k), = taken
+            parts.append(f"on {dataset}, {k} of the {len(STRATEGY_CLAIMS)} comparisons took {n:,} draws per budget")
+            continue
+        each = ", ".join(f"{k} took {n:,}" for n, k in taken[:-1]) + f" and {taken[-1][1]} took {taken[-1][0]:,}"
+        parts.append(f"on {dataset}, {sum(counts.values())} of the {len(STRATEGY_CLAIMS)} comparisons took more "
+                     f"draws per budget ({each})")
+    return "; ".join(parts)
 
 
 def _pooled(per_context: pd.DataFrame, per_draw: pd.DataFrame, more_context: pd.DataFrame, more_draws: pd.DataFrame,

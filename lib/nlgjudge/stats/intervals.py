@@ -44,12 +44,13 @@ class MeanInterval:
 
 
 def mean_interval(values: ArrayLike, confidence: float = 0.95,
-                  bounds: tuple[float, float] | None = None) -> MeanInterval:
+                  bounds: tuple[float, float] | None = None, cap_at_units: bool = False) -> MeanInterval:
     """The t interval of the mean of ``values`` (NaN entries are an error: decide before what they mean).
 
     ``bounds``: the range of a bounded quantity (a share in [0, 1], a correlation in [-1, 1]). When
     the t interval over a few units would cross an end of the range, the score interval of
-    :func:`score_interval` replaces it: asymmetric, inside the range, never cut at its end."""
+    :func:`score_interval` replaces it: asymmetric, inside the range, never cut at its end (its
+    effective n at most the number of units with ``cap_at_units``)."""
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {x.shape}")
@@ -78,7 +79,8 @@ def mean_interval(values: ArrayLike, confidence: float = 0.95,
         if x.min() < floor - slack or x.max() > ceiling + slack:
             raise ValueError(f"values lie outside the bounds {bounds}: the bounds are the quantity's range")
         if low < floor or high > ceiling:
-            low, high = (float(v) for v in score_interval(mean, sd / np.sqrt(n), quantile, n, floor, ceiling))
+            low, high = (float(v) for v in score_interval(mean, sd / np.sqrt(n), quantile, n, floor, ceiling,
+                                                                     cap_at_units=cap_at_units))
             method = BOUNDED_METHOD
     return MeanInterval(mean, low, high, n, confidence, method)
 
@@ -97,8 +99,9 @@ def score_interval(estimate: ArrayLike, se: ArrayLike, quantile: float, n_units:
     touches it unless the estimate does. An estimate at the end with a nonzero standard error takes
     ``n_eff = n_units`` (as if every unit were a success). With ``cap_at_units`` (a mean of shares in
     [0, 1]), ``n_eff`` is at most ``n_units``: units that each sit near an end say no more than as many
-    coin flips would (Korn and Graubard truncate it the same way), so a share of 0.003 over 8 units is
-    not read as if it came from a thousand. Vectorised over ``estimate`` and ``se``."""
+    coin flips would, so a share of 0.003 over 8 units is not read as if it came from a thousand (Korn
+    and Graubard cap it at the observations of a survey; the book caps it at the units, which is
+    stricter where each unit holds many observations). Vectorised over ``estimate`` and ``se``."""
     width = ceiling - floor
     p = np.clip((np.asarray(estimate, dtype=float) - floor) / width, 0.0, 1.0)
     s = np.asarray(se, dtype=float) / width
@@ -128,12 +131,7 @@ def share_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
     most a Bernoulli's spread, so the exact binomial (Clopper-Pearson) interval of 0 (or n) successes
     in n units bounds its mean at the stated confidence, as it would a coin's."""
     x = np.asarray(values, dtype=float)
-    interval = mean_interval(x, confidence, bounds=(0.0, 1.0))
-    if interval.method == BOUNDED_METHOD:  # the score interval, its effective n at most the units'
-        quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, df=interval.n - 1))
-        low, high = score_interval(interval.mean, float(x.std(ddof=1)) / np.sqrt(interval.n), quantile,
-                                   interval.n, 0.0, 1.0, cap_at_units=True)
-        return MeanInterval(interval.mean, float(low), float(high), interval.n, confidence, BOUNDED_METHOD)
+    interval = mean_interval(x, confidence, bounds=(0.0, 1.0), cap_at_units=True)
     if interval.n < 2 or not (np.all(x == 0.0) or np.all(x == 1.0)):
         return interval
     successes = interval.n if x[0] == 1.0 else 0

@@ -391,7 +391,7 @@ def curves_for(names: Sequence[str], n_candidates: int) -> tuple[list[str], tupl
         wanted |= {"debias_gain_small_budgets", "debias_gain_full"}
     unknown = sorted(wanted - set(ranges) - {"debias_gain_small_minus_full"})
     if unknown:
-        raise ValueError(f"unknown comparisons {unknown}; choose from {sorted(ranges)}")
+        raise ValueError(f"unknown comparisons {unknown}; choose from {sorted([*ranges, 'debias_gain_small_minus_full'])}")
     budgets: dict[str, set[int]] = {}
     flags: set[bool] = set()
     for name in wanted & set(ranges):
