@@ -341,4 +341,14 @@ def test_the_contexts_needed_table_lists_the_rows_the_family_leaves_unresolved()
                           "verdict": ["not resolved", "supported"], "family_verdict": ["not resolved", "not resolved"],
                           "contexts_needed": [120.0, np.nan]})
     shown = analysis.contexts_needed_table(claim)
-    assert list(shown["contexts needed"]) == ["120", "a flag: supported on its own interval, not after Holm's correction"]
+    assert list(shown["contexts needed"]) == ["120", "a flag"]  # without its per-context gaps, no count
+    # with the per-context gaps and the family's p-values, a flag gets the contexts that settle it in its family
+    rng = np.random.default_rng(0)
+    gaps = {f"c{k}": float(v) for k, v in enumerate(rng.normal(9.0, 20.0, 30))}
+    family = claim.assign(p_value=[0.3, 0.04], per_context_gap=[{}, gaps])
+    cell = analysis.contexts_needed_table(family)["contexts needed"].iloc[1]
+    sd = float(np.std(list(gaps.values()), ddof=1))
+    from nlgjudge.register import contexts_needed_for
+    strict = contexts_needed_for(analysis.CLAIM_ID, sd, alpha=0.025)
+    assert cell == f"{strict} at alpha 0.05 / 2 (a flag)"
+    assert strict > contexts_needed_for(analysis.CLAIM_ID, sd)  # a stricter level needs more contexts

@@ -349,15 +349,15 @@ def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     open_only = analysis.overall_verdict(rows[~rows["row"].isin(["d / b", "d / e"])])
     assert open_only.verdict == "not resolved" and "not resolved: d / c" in open_only.reason
     clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
-        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")]))
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")], p_family=[0.001, 0.001, float("nan")]))
     assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
     # The count is given after Holm's correction over the tested rows (an untested row has no test and
     # is not in the family), the uncorrected one beside it: 0.03 > 0.05 / 2, so neither row survives.
     weak = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
-        verdict=["supported"] * 2 + ["not tested"], p_value=[0.03, 0.04, float("nan")]))
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.03, 0.04, float("nan")], p_family=[0.03, 0.04, float("nan")]))
     assert weak.reason == "supported in 0 of 3 rows after Holm's correction (2 before it); not tested: d / f"
     kept = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
-        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")]))
+        verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")], p_family=[0.001, 0.04, float("nan")]))
     assert kept.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
     # most rows untested: the claim about every row is not tested, whatever the few tested rows say
     few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
@@ -438,3 +438,23 @@ def test_a_claims_rows_are_one_family_and_a_row_that_fails_holm_reads_as_a_flag(
         "supported (r4)",  # claim b is its own family of one row
     ]
     assert row_verdict_cells(rows.drop(columns="p_value"))[1] == "contradicted (r2)"
+
+
+def test_a_bootstraps_monte_carlo_error_enters_the_verdict_and_holms_count() -> None:
+    from nlgjudge.stats.intervals import bootstrap_end_error
+
+    # excess 0.10 [0.02, 0.18] over 40 documents: resolved with exact resamples; with 50 resamples the
+    # lower end's Monte Carlo error (0.08 / sqrt(98)) puts it within the band of 0: borderline
+    table = pd.DataFrame({"value": [0.10, 0.5], "low": [0.02, 0.3], "high": [0.18, 0.7], "n": [40, 40]},
+                         index=["a", "b"])
+    exact = analysis.claim_rows(table, "x", "value", "low", "high", registered="narcissism.excess")
+    assert exact["verdict"].tolist() == ["supported", "supported"]
+    assert exact["p_family"].tolist() == pytest.approx(exact["p_value"].tolist())
+    few = analysis.claim_rows(table, "x", "value", "low", "high", registered="narcissism.excess", resamples=50)
+    assert 3 * bootstrap_end_error(0.08, 50) > 0.02
+    assert few["verdict"].tolist() == ["not resolved", "supported"] and "Monte Carlo" in few["reason"].iloc[0]
+    assert (few["p_family"] > few["p_value"]).all()  # Holm reads the largest p the resamples could give
+    many = analysis.claim_rows(table, "x", "value", "low", "high", registered="narcissism.excess", resamples=100_000)
+    assert many["verdict"].tolist() == ["supported", "supported"]
+    with pytest.raises(ValueError, match="registered"):
+        analysis.claim_rows(table, "x", "value", "low", "high", resamples=50)

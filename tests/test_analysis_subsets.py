@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from nlgjudge.analysis.subsets import (
     _hard_likelihood_scores,
@@ -415,6 +416,8 @@ def test_pooled_draws_weigh_each_context_by_its_draws_and_number_the_new_draws_a
     assert pooled_draws["draw"].tolist() == [0, 1, 2, 3] and pooled_draws["first_x100"].tolist() == [1.0, 1.0, 2.0, 2.0]
     with pytest.raises(ValueError, match="same contexts"):
         _pooled(context, draws, more.assign(context_id="c9"), draws, before=2, added=6)
+    with pytest.raises(ValueError, match="same contexts"):  # an old row of the redrawn comparison left out
+        _pooled(context, draws, more[more["context_id"] == "c0"], draws, before=2, added=6)
 
 
 def test_findings_near_the_band_get_more_draws_and_the_rest_keep_theirs(tiny_dataset, synthetic_comparisons) -> None:
@@ -472,14 +475,60 @@ def test_later_rounds_draw_only_rows_still_borderline_each_four_times_its_draws_
         asked.append(bands)
         return float(row.monte_carlo_se) > 0 and (bands == subsets_draws.FIRST_ROUND_BANDS
                                                   or row.comparison == "no_repeat_minus_random")
+    holm = subsets_draws.holm_open
     try:
         subsets_draws._near_the_band = near
+        subsets_draws.holm_open = lambda part, bands: np.zeros(len(part), dtype=bool)  # the band alone here
         _, _, _, used = settled_strategy_claims(frame, {"tiny": ds}, n_draws=8, seed=3, rounds=3)
     finally:
         subsets_draws._near_the_band = original
+        subsets_draws.holm_open = holm
     assert used[("tiny", "no_repeat_minus_random")] == 8 * 4 ** 3
     assert {n for (_, name), n in used.items() if name != "no_repeat_minus_random"} == {32}
     assert set(asked) == {subsets_draws.FIRST_ROUND_BANDS, subsets_draws.LATER_ROUND_BANDS}
+
+
+def _family(estimates, mean_se: float, n: int = 30, half: float = 1.0) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": [f"d{k}" for k in range(len(estimates))], "comparison": "no_repeat_minus_random",
+                         "estimate": estimates, "low": [e - half for e in estimates], "high": [e + half for e in estimates],
+                         "n": n, "test_threshold": 0.0, "monte_carlo_mean_se": mean_se, "verdict": "supported"})
+
+
+def test_holm_reads_each_row_at_the_largest_p_its_draws_could_give() -> None:
+    from nlgjudge.analysis import subsets
+    from nlgjudge.analysis.subsets import family_p, holm_open
+    from nlgjudge.stats.multiplicity import holm_rejections, p_from_interval
+
+    # three rows whose own p are about 1e-6, 0.012 and 0.03: Holm keeps all three at exact draws
+    rows = _family([2.6, 1.3, 1.1], mean_se=0.0)
+    own = [p_from_interval(r.estimate, r.low, r.high, r.n) for r in rows.itertuples()]
+    assert holm_rejections(own).all() and not holm_open(rows).any()
+    # with draws' error the second's decision at Holm's step depends on the draws: open, and read at its largest p
+    noisy = _family([2.6, 1.3, 1.1], mean_se=0.05)
+    opened = holm_open(noisy)
+    assert opened[1] and not opened[0]
+    largest = noisy.assign(p_family=[subsets._p_within_draws(r.estimate, r.low, r.high, r.n, 0.0, r.monte_carlo_mean_se,
+                                                             3.0)[0] for r in noisy.itertuples()])
+    assert (family_p(largest) >= np.asarray(own)).all() and not holm_rejections(family_p(largest))[1]
+    assert not holm_open(noisy.assign(verdict="not resolved")).any()  # only a row resolved on its own is Holm's to keep
+
+
+def test_an_ends_monte_carlo_error_carries_the_spreads_by_the_delta_method() -> None:
+    from nlgjudge.stats.intervals import draws_errors, end_error
+
+    estimate_error, se_error = draws_errors(0.1, 17)
+    assert (estimate_error, se_error) == (0.1, pytest.approx(0.1 / 4))
+    assert end_error(estimate_error, se_error, 17) == pytest.approx(0.1 * np.sqrt(1 + stats.t.ppf(0.975, 16) ** 2 / 16))
+    # a simulation: units' values are means of noisy draws; the end's spread over reruns matches
+    rng = np.random.default_rng(0)
+    truth = rng.normal(0.0, 1.0, 17)
+    ends = []
+    for _ in range(4000):
+        values = truth + rng.normal(0.0, 0.4, 17)
+        ends.append(values.mean() - stats.t.ppf(0.975, 16) * values.std(ddof=1) / np.sqrt(17))
+    error = end_error(*draws_errors(0.4 / np.sqrt(17), 17), 17)
+    assert np.std(ends, ddof=1) == pytest.approx(error, rel=0.08)
+    assert np.std(ends, ddof=1) > 1.05 * 0.4 / np.sqrt(17)  # the estimate's error alone understates it
 
 
 def test_one_datasets_extra_draws_keep_each_stacks_seed_among_all_stacks(tiny_dataset, synthetic_comparisons) -> None:

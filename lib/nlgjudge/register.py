@@ -181,12 +181,13 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
                          borderline=max(spec.borderline, band), borderline_reason=reason)
 
 
-def contexts_needed_for(claim_id: str, sd: float) -> int | None:
+def contexts_needed_for(claim_id: str, sd: float, alpha: float = 0.05) -> int | None:
     """How many units a paired t test needs to tell the registered minimal effect of interest from
     the threshold with 80% power at per-unit spread ``sd`` (None: out of reach). Set by the plan,
-    not by the observed effect: post-hoc power at the observed effect adds nothing to the interval."""
+    not by the observed effect: post-hoc power at the observed effect adds nothing to the interval.
+    ``alpha``: the test's level (a row read in a family of k: 0.05 / k, Holm's strictest step)."""
     spec = claim(claim_id)
-    return contexts_needed(spec.effect_target(), sd, threshold=spec.threshold)
+    return contexts_needed(spec.effect_target(), sd, threshold=spec.threshold, alpha=alpha)
 
 
 def units_needed_for(claim_id: str, low: float, high: float, n: int) -> float:
@@ -217,6 +218,29 @@ def needed_cell(needed: float | None, n: int) -> str:
     if needed is None or not math.isfinite(float(needed)):
         return "out of reach"
     return f"{int(needed)}, {ALREADY_ENOUGH}" if float(needed) <= n else str(int(needed))
+
+
+#: How :func:`flag_needed_cell` counts, in words for the chapters (beside the contexts-needed method).
+FLAG_NEEDED_METHOD = (
+    "a flag (resolved on its own interval, not after Holm's correction over its k rows) is counted the same way "
+    "at alpha 0.05 / k, Holm's strictest step, so that the row would survive the correction wherever it stands"
+)
+
+
+def flag_needed_cell(claim_id: str, flag: str, per_unit: Mapping[str, float] | None, family_size: int, n_now: int) -> str:
+    """A flag's "contexts needed" cell (``flag``: its words, resolved on its own interval but not
+    after Holm's correction): the units at which a paired t test tells the registered minimal effect
+    from the threshold with 80% power at alpha 0.05 / ``family_size`` (Holm's strictest step, so the
+    row survives the correction whatever its place), at the spread of ``per_unit`` (unit -> value);
+    the design size, never the observed effect. Without two values (or no mapping), the flag's words alone."""
+    values = [float(v) for v in per_unit.values()] if isinstance(per_unit, Mapping) else []
+    if len(values) < 2 or family_size < 1:
+        return flag
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    needed = contexts_needed_for(claim_id, sd, alpha=0.05 / family_size)
+    at = f" at alpha 0.05 / {family_size}" if family_size > 1 else ""
+    return f"{needed_cell(needed, n_now)}{at} ({flag})"
 
 
 # --------------------------------------------------------------------------------------------

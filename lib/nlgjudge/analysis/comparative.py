@@ -28,7 +28,7 @@ from nlgjudge.data import JudgeDataset
 from nlgjudge.data.summeval import N_ARTICLES
 from nlgjudge.data.topicalchat import N_DIALOGUES
 from nlgjudge.data.webnlg import N_TRIPLE_SETS
-from nlgjudge.prose import flag_words, interval_text, number, verdict_after_holm
+from nlgjudge.prose import interval_text, number, verdict_after_holm
 from nlgjudge.stats import (
     CONTRADICTED,
     NOT_RESOLVED,
@@ -324,8 +324,7 @@ def comparative_correlations(
 #: The absolute-scoring methods that comparative assessment is measured against, in display order.
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
-
-from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, needed_cell, verdict as registered_verdict  # noqa: E402,E501
+from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, needed_cell, verdict as registered_verdict  # noqa: E402,E501
 from nlgjudge.stats.claims import family_verdicts  # noqa: E402
 #: The chapter's claim in the register (its comparator, threshold, minimal effect and family).
 CLAIM_ID = "comparative.above_scoring"
@@ -743,20 +742,22 @@ def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFram
     """The rows the family leaves not resolved (after Holm's correction): the gap with its paired
     interval, the contexts now and :func:`nlgjudge.register.needed_cell` of the claim's design size
     (:data:`nlgjudge.stats.claims.CONTEXTS_NEEDED_METHOD`); a row resolved on its own interval but
-    not after the correction is listed as a flag, not given a count."""
+    not after the correction (a flag) is given the contexts that would resolve it in its family of k
+    tested rows: the design size at Holm's strictest step, alpha 0.05 / k
+    (:func:`nlgjudge.register.flag_needed_cell`)."""
     family = claim["family_verdict"] if "family_verdict" in claim else claim["verdict"]
     rows = claim[family == NOT_RESOLVED]
-    return pd.DataFrame(
-        {
-            "gap [paired 95%]": [interval_text(g, lo, hi, decimals)
-                                 for g, lo, hi in zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
-            "n now": rows["n_paired"].astype(int).to_numpy(),
-            "contexts needed": [
-                flag_words(own) if own != NOT_RESOLVED else needed_cell(v, n)
-                for own, v, n in zip(rows["verdict"], rows["contexts_needed"], rows["n_paired"], strict=True)],
-        },
-        index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]),
-    )
+    members = claim[claim["p_value"].notna()].groupby("model").size() if "p_value" in claim else pd.Series(dtype=int)
+    gaps = rows["per_context_gap"] if "per_context_gap" in rows else pd.Series(None, index=rows.index, dtype=object)
+    return pd.DataFrame({
+        "gap [paired 95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
+                             zip(rows["gap"], rows["gap_low"], rows["gap_high"], strict=True)],
+        "n now": rows["n_paired"].astype(int).to_numpy(),
+        "contexts needed": [needed_cell(v, n) if own == NOT_RESOLVED else
+                            flag_needed_cell(CLAIM_ID, "a flag", per, int(members.get(model, 1)), int(n))
+                            for own, v, n, per, model in zip(rows["verdict"], rows["contexts_needed"], rows["n_paired"], gaps,
+                                                             rows["model"], strict=True)],
+    }, index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]))
 
 
 # --------------------------------------------------------------------------------------------

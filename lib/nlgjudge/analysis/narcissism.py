@@ -25,9 +25,11 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
 from nlgjudge.analysis.judges import whole_run_gates, whole_run_table
-from nlgjudge.stats.multiplicity import corrected_count, holm_rejections, p_from_interval
+from nlgjudge.stats.intervals import bootstrap_end_error
+from nlgjudge.stats.multiplicity import corrected_count, holm_rejections, p_from_interval, p_within_error
 from nlgjudge.prose import interval_text, listing
 from nlgjudge.stats import bootstrap_clustered_correlation_ci, correlation, mean_interval
 from nlgjudge.stats.claims import (
@@ -42,7 +44,7 @@ from nlgjudge.stats.claims import (
     family_verdicts,
     units_needed_from_interval,
 )
-from nlgjudge.register import ALREADY_ENOUGH
+from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.normalisation import min_max_normalise
@@ -549,7 +551,8 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
 # Claims: every verdict of the chapter from the book's claim rule (nlgjudge.stats.claims)
 
 #: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
-CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value"]
+CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value",
+                 "p_family"]
 #: How a row's "documents needed" is counted: from its per-document values (a paired t power
 #: calculation) or from its interval, whatever made it (the standard error scaled as 1/sqrt(n)).
 FROM_VALUES, FROM_INTERVAL = "paired t", "from the interval"
@@ -581,7 +584,7 @@ def _label(index: object) -> str:
 def claim_rows(
     table: pd.DataFrame, claim: str, value: str, low: str, high: str, n: str = "n", *, threshold: float = 0.0,
     direction: str = "above", degenerate: str | None = None, per_document: str | None = None,
-    strong: float | None = None, registered: str | None = None,
+    strong: float | None = None, registered: str | None = None, resamples: int | None = None,
 ) -> pd.DataFrame:
     """The verdict on ``claim`` for every row of ``table`` (:func:`nlgjudge.stats.claims.claim_verdict`
     on the row's ``value`` and its interval ``[low, high]`` over ``n`` documents), and for a row
@@ -594,7 +597,13 @@ def claim_rows(
     ``degenerate``: a column holding why a row cannot test the claim ("" when it can);
     ``per_document``: a column holding the per-document values the interval is made of (the count
     is then a paired t power calculation at their spread; otherwise :func:`units_needed_from_interval` on
-    the bootstrap interval's standard error); ``strong``: the claim is "not strong" (:func:`not_strong_verdict`)."""
+    the bootstrap interval's standard error); ``strong``: the claim is "not strong" (:func:`not_strong_verdict`).
+    ``resamples``: the bootstrap resamples behind the intervals (estimate +- t x bootstrap SE); their
+    Monte Carlo error then enters the verdict (an end within its band of a boundary is borderline,
+    :func:`nlgjudge.stats.intervals.bootstrap_end_error`) and Holm's correction over a claim's rows
+    reads each row's largest p within it (column ``p_family``,
+    :func:`nlgjudge.stats.multiplicity.p_within_error`), so no count after the correction hangs on
+    the bootstrap's seed."""
     spec = None
     if registered is not None:
         if strong is not None or threshold != 0.0 or direction != "above":
@@ -604,8 +613,14 @@ def claim_rows(
     for index, row in table.iterrows():
         estimate, lo, hi, units = float(row[value]), float(row[low]), float(row[high]), int(row[n])
         why = str(row[degenerate]) if degenerate and row[degenerate] else None
+        end_se = se_error = 0.0
+        if resamples is not None and units >= 2 and np.isfinite([estimate, lo, hi]).all():
+            if spec is None:
+                raise ValueError("the bootstrap's Monte Carlo error enters a registered claim's verdict; pass registered=")
+            end_se = bootstrap_end_error(max(hi - estimate, estimate - lo), resamples)
+            se_error = end_se / float(scipy_stats.t.ppf(0.975, units - 1))  # the end is t x SE from the estimate
         if spec is not None:
-            verdict = registered_verdict(spec.id, estimate, lo, hi, units, degenerate=why)
+            verdict = registered_verdict(spec.id, estimate, lo, hi, units, degenerate=why, monte_carlo_se=end_se)
             target = spec.threshold
             effect_at = spec.effect_target()
         elif strong is None:
@@ -631,14 +646,24 @@ def claim_rows(
             target = min((spec.threshold - spec.margin, spec.threshold + spec.margin), key=lambda end: abs(estimate - end))
         rows.append({"claim": claim, "row": _label(index), "estimate": estimate, "low": lo, "high": hi, "n": units,
                      "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method,
-                     "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan})
+                     "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan,
+                     "p_family": (p_within_error(estimate, lo, hi, units, target, 0.0, se_error, MONTE_CARLO_Z)[0]
+                                  if verdict.tested else np.nan)})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def family_p(rows: pd.DataFrame) -> np.ndarray:
+    """The p-values Holm's correction reads over a claim's rows: each row's largest within its
+    bootstrap's Monte Carlo band (``p_family``, :func:`claim_rows` with ``resamples``), else its own."""
+    column = "p_family" if "p_family" in rows.columns else "p_value"
+    return rows[column].to_numpy(dtype=float)
 
 
 def untested_claim(claim: str, reason: str) -> pd.DataFrame:
     """A claim this run cannot test at all (e.g. it needs an evaluator none of the models is), as one row."""
     return pd.DataFrame([{"claim": claim, "row": "–", "estimate": np.nan, "low": np.nan, "high": np.nan, "n": 0,
-                          "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": "", "p_value": np.nan}],
+                          "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": "", "p_value": np.nan,
+                          "p_family": np.nan}],
                         columns=CLAIM_COLUMNS)
 
 
@@ -671,7 +696,7 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
                     else [f"{k} {v}" for v, k in tested["verdict"].value_counts().items()])
         return ClaimVerdict(NOT_TESTED, f"only {len(tested)} of {total} rows can test it ({listing(verdicts)}){aside}")
     if "p_value" in rows.columns:  # a count over the rows is given after Holm's correction (the glossary's rule)
-        after, before = corrected_count(rows["verdict"].tolist(), rows["p_value"].to_numpy(dtype=float), SUPPORTED)
+        after, before = corrected_count(rows["verdict"].tolist(), family_p(rows), SUPPORTED)
         head = f"supported in {after} of {total} rows after Holm's correction" + (f" ({before} before it)" if before != after else "")
     else:
         head = f"supported in {supported} of {total} rows"
@@ -680,7 +705,7 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
     if against and "p_value" in rows.columns:
         # A row resolved against a claim about every row contradicts it only if it survives Holm's
         # correction over the rows (the book's family rule); otherwise it is a flag to look at.
-        kept = holm_rejections(rows["p_value"].to_numpy(dtype=float))
+        kept = holm_rejections(family_p(rows))
         survive = set(rows.loc[kept & (rows["verdict"] == CONTRADICTED).to_numpy(), "row"])
         flags = [r for r in against if r not in survive]
         if flags:
@@ -710,7 +735,7 @@ def row_verdict_cells(rows: pd.DataFrame) -> list[str]:
     if "p_value" not in rows.columns:
         return cells.tolist()
     for _, part in rows.groupby("claim", sort=False):
-        after = family_verdicts(part["verdict"].tolist(), part["p_value"].to_numpy(dtype=float))
+        after = family_verdicts(part["verdict"].tolist(), family_p(part))
         for index, verdict, kept in zip(part.index, part["verdict"], after, strict=True):
             if verdict != kept:
                 cells.loc[index] = f"{NOT_RESOLVED} ({flag_words(verdict, f'the {len(part)} rows')})"

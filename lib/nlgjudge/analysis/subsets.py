@@ -33,6 +33,7 @@ from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
+from nlgjudge.register import MONTE_CARLO_Z
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats import (
     STRATEGIES,
@@ -48,8 +49,8 @@ from nlgjudge.stats import (
 )
 from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
 from nlgjudge.stats.claims import family_verdicts as verdicts_after_holm
-from nlgjudge.stats.intervals import paired_difference_interval
-from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
+from nlgjudge.stats.intervals import draws_errors, end_error, paired_difference_interval
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval, p_within_error
 from nlgjudge.stats.subset_curves import curves_for, per_context_comparisons
 
 #: Plot order and names of the strategies.
@@ -452,7 +453,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         if len(cells):
             counts = family_counts(cells)
             parts = [f"{counts[v]} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if counts[v] != "0"]
-            verdict = every_cell_verdict(cells["verdict"].tolist(), cells["p_value"].tolist())
+            verdict = every_cell_verdict(cells["verdict"].tolist(), family_p(cells).tolist())
             out[f"fig5_{name}"] = f"{verdict} ({listing(parts)} of {len(cells)} dataset-aspects; Holm over the cells)"
         else:
             out[f"fig5_{name}"] = "not computed"
@@ -647,9 +648,11 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
     ``contexts_needed`` (not-resolved rows only; NaN: out of reach) is
     :func:`nlgjudge.register.contexts_needed_for` at the per-context differences' spread.
     ``gates``: :func:`judge_gates` (by dataset); a degenerate judge's rows are not tested.
-    ``per_draw`` (:func:`strategy_claim_frames`): each row's Monte Carlo error (column
-    ``monte_carlo_se``), and an interval end within its band of a boundary is borderline
-    (:func:`nlgjudge.register.verdict`), never a verdict the random draws decided.
+    ``per_draw`` (:func:`strategy_claim_frames`): each row's Monte Carlo errors, of its estimate
+    (``monte_carlo_mean_se``) and of its interval's ends (``monte_carlo_se``: the estimate's and the
+    spread's, :func:`nlgjudge.stats.intervals.draws_errors`), and an interval end within its band of
+    a boundary is borderline (:func:`nlgjudge.register.verdict`), never a verdict the random draws
+    decided; ``p_family`` is the p Holm's correction reads over a family of rows (:func:`family_p`).
     """
     keys = [*by]
     missing = sorted(({"context_id", "comparison", "first_x100", "second_x100"} | set(keys)) - set(per_context.columns))
@@ -670,10 +673,11 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         where = dict(zip(keys, group_values))
         gate = (gates or {}).get(str(where.get("dataset"))) if "dataset" in where else None
         claim_id = f"subsets.{name}"
-        mc_se = np.nan
+        mean_se = mc_se = np.nan
         if per_draw is not None:
             draws = draw_groups.get((*group_values, name), per_draw.iloc[:0])
-            mc_se = monte_carlo_error(group, draws)
+            mean_se = monte_carlo_error(group, draws)
+            mc_se = end_error(*draws_errors(mean_se, interval.n), interval.n, confidence)
         verdict = registered_verdict(claim_id, interval.mean, interval.low, interval.high, interval.n, degenerate=gate,
                                      monte_carlo_se=0.0 if np.isnan(mc_se) else mc_se)
         needed = np.nan
@@ -684,6 +688,10 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
         # The two-sided p of the row's own test (against the threshold, or the nearest band end), for
         # Holm's correction wherever rows are counted or read as a family.
         p_value = p_from_interval(interval.mean, interval.low, interval.high, interval.n, threshold, confidence)
+        # the p Holm reads: the largest the draws within their band could give (a family verdict the
+        # draws cannot move, :func:`family_p`)
+        p_family = _p_within_draws(interval.mean, interval.low, interval.high, interval.n, threshold, mean_se,
+                                   MONTE_CARLO_Z, confidence)[0]
         if verdict.verdict == NOT_RESOLVED and differences.size >= 2:
             # at the registered minimal effect of interest, with the per-context spread
             found = contexts_needed_for(claim_id, float(np.std(differences, ddof=1)))
@@ -692,13 +700,47 @@ def strategy_claims(per_context: pd.DataFrame, by: Sequence[str] = ("dataset",),
                      "claim": spec.claim, "estimate": interval.mean, "low": interval.low, "high": interval.high,
                      "n": interval.n, "sets": group[[c for c in ("template", "aspect") if c in group]].drop_duplicates().shape[0],
                      "verdict": verdict.verdict, "reason": verdict.reason, "contexts_needed": needed,
-                     "p_value": p_value, "monte_carlo_se": mc_se})
+                     "p_value": p_value, "monte_carlo_se": mc_se, "monte_carlo_mean_se": mean_se,
+                     "test_threshold": threshold, "p_family": p_family})
     order = {name: k for k, name in enumerate(STRATEGY_CLAIMS)}
     out = pd.DataFrame(rows)
     if out.empty:
         return out
     out["_order"] = out["comparison"].map(order)
     return out.sort_values([*keys, "_order"], kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def _p_within_draws(estimate: float, low: float, high: float, n: int, threshold: float, mean_se: float, z: float,
+                    confidence: float = 0.95) -> tuple[float, float]:
+    """The largest and smallest p the draws within ``z`` of their Monte Carlo errors could give a row
+    (:func:`nlgjudge.stats.multiplicity.p_within_error`; the SE's error by the delta method,
+    :func:`nlgjudge.stats.intervals.draws_errors`); the row's own p twice where nothing was drawn."""
+    if not np.isfinite(mean_se):
+        mean_se = 0.0
+    estimate_error, se_error = draws_errors(mean_se, int(n))
+    return p_within_error(estimate, low, high, int(n), threshold, estimate_error, se_error, z, confidence)
+
+
+def family_p(rows: pd.DataFrame) -> np.ndarray:
+    """The p-values Holm's correction reads over a family of :func:`strategy_claims` rows: each row's
+    largest p within its draws' band (column ``p_family``), so a row the correction keeps stays kept
+    whatever the draws (Holm rejects no fewer rows when a p is smaller); the rows' own p where the
+    frame has no draws' errors."""
+    column = "p_family" if "p_family" in rows.columns else "p_value"
+    return rows[column].to_numpy(dtype=float)
+
+
+def holm_open(rows: pd.DataFrame, bands: float = 1.0) -> np.ndarray:
+    """Which rows of one family Holm's correction would keep with every row's p read at the smallest
+    its draws within ``bands`` borderline bands give, and not at the largest: the draws, not the data,
+    decide whether they survive, so more draws settle them (a row resolved on its own only)."""
+    if rows.empty:
+        return np.zeros(0, dtype=bool)
+    ends = [_p_within_draws(r.estimate, r.low, r.high, r.n, r.test_threshold, r.monte_carlo_mean_se,
+                            bands * MONTE_CARLO_Z) for r in rows.itertuples()]
+    largest, smallest = (np.array(side, dtype=float) for side in zip(*ends, strict=True))
+    resolved = rows["verdict"].isin([SUPPORTED, CONTRADICTED]).to_numpy()
+    return resolved & holm_rejections(smallest) & ~holm_rejections(largest)
 
 
 def family_verdicts(claims: pd.DataFrame) -> pd.Series:
@@ -752,9 +794,9 @@ def contexts_needed_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset"
 def every_cell_verdict(verdicts: Sequence[str], p_values: Sequence[float]) -> str:
     """A claim said of every cell (Fig. 5: "equivalent plots for other tasks/scores"): supported only
     when every cell supports it; contradicted when a cell contradicts it after Holm's correction
-    over the cells (``p_values``: each cell's own two-sided p; a single cell against the family
-    before the correction is a flag, not the family's verdict); not tested when no cell was tested;
-    otherwise not resolved."""
+    over the cells (``p_values``: each cell's p as the correction reads it, :func:`family_p`; a
+    single cell against the family before the correction is a flag, not the family's verdict); not
+    tested when no cell was tested; otherwise not resolved."""
     if len(p_values) != len(verdicts):
         raise ValueError(f"one p-value per cell: got {len(p_values)} for {len(verdicts)} verdicts")
     tested = [v for v in verdicts if v != NOT_TESTED]
@@ -781,8 +823,9 @@ def family_counts(cells: pd.DataFrame) -> dict[str, str]:
 
 def after_holm(cells: pd.DataFrame) -> list[str]:
     """Each cell's verdict read as one of a family: a supported or contradicted cell that does not
-    survive Holm's correction over the cells' own p-values becomes not resolved (a flag)."""
-    return verdicts_after_holm(cells["verdict"].tolist(), cells["p_value"].to_numpy(dtype=float))
+    survive Holm's correction over the cells' p-values (:func:`family_p`: each the largest its
+    draws could give) becomes not resolved (a flag)."""
+    return verdicts_after_holm(cells["verdict"].tolist(), family_p(cells))
 
 
 def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
@@ -800,7 +843,7 @@ def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
             "reported (Fig. 5, §5.6)": "the same on every task and score ('equivalent plots')",
             "cells": len(part),
             **family_counts(part),
-            "verdict on 'every cell' (Holm)": every_cell_verdict(part["verdict"].tolist(), part["p_value"].tolist()),
+            "verdict on 'every cell' (Holm)": every_cell_verdict(part["verdict"].tolist(), family_p(part).tolist()),
         })
     return pd.DataFrame(rows)
 

@@ -14,6 +14,7 @@ from nlgjudge.analysis.subsets import (
     CLAIM_STRATEGIES,
     STRATEGY_CLAIMS,
     _subset_frames,
+    holm_open,
     strategy_claim_frames,
     strategy_claims,
 )
@@ -40,16 +41,19 @@ def settled_strategy_claims(
     """§5.6's findings per dataset and per dataset and aspect (:func:`strategy_claims`), with more draws
     where the draws' Monte Carlo error left a row borderline.
 
-    A borderline row is one the random draws could still decide, so its seed would move it. In the
-    first round, the draws of every row within twice the band of its threshold (its comparison on its
-    dataset) are extended (a fresh seed stream, ``SETTLE_FACTOR - 1`` times the draws so far, pooled
-    with them; only the strategies and budgets that comparison reads); in each later round, those of
-    every per-dataset finding still borderline (:data:`LATER_ROUND_BANDS`); every row is read again
-    after each round, up to ``rounds`` rounds. The
-    Monte Carlo error shrinks as 1/sqrt(draws), so a row whose interval end lies clear of its threshold
-    leaves the band, and one still borderline after the last round stays "not resolved". The draws
-    are simulation, not data (no unit changes). Returns the two claim frames, the per-context frame
-    they read and the draws per budget of each (dataset, comparison) that took more than ``n_draws``."""
+    A borderline row is one the random draws could still decide, so its seed would move it: its
+    interval end lies within the band of its threshold, or Holm's correction over its family (the
+    datasets, or the cells, of one finding) keeps it at some draws within the band and not at others
+    (:func:`~nlgjudge.analysis.subsets.holm_open`). In the first round, the draws of every row within
+    twice the band (its comparison on its dataset) are extended (a fresh seed stream,
+    ``SETTLE_FACTOR - 1`` times the draws so far, pooled with them; only the strategies and budgets
+    that comparison reads); in each later round, those of every per-dataset finding still borderline
+    (:data:`LATER_ROUND_BANDS`). Every row is read again after each round, up to ``rounds`` rounds.
+    The Monte Carlo error shrinks as 1/sqrt(draws), so a row whose interval end lies clear of its
+    threshold leaves the band, and one still borderline after the last round stays "not resolved".
+    The draws are simulation, not data (no unit changes). Returns the two claim frames, the
+    per-context frame they read and the draws per budget of each (dataset, comparison) that took
+    more than ``n_draws``."""
     per_context, per_draw = strategy_claim_frames(comparisons, datasets, n_draws=n_draws, seed=seed)
     used: dict[tuple[str, str], int] = {}
 
@@ -60,19 +64,15 @@ def settled_strategy_claims(
     claims, cells = read()
     for round_ in range(rounds):
         bands = FIRST_ROUND_BANDS if round_ == 0 else LATER_ROUND_BANDS
-        both = pd.concat([claims, cells], ignore_index=True) if round_ == 0 else claims
-        open_rows = sorted({(str(row.dataset), str(row.comparison)) for row in both.itertuples()
-                            if _near_the_band(row, bands)}) if len(both) else []
+        open_rows = _open_rows([claims, cells] if round_ == 0 else [claims], bands)
         if not open_rows:
             break
-        for dataset in sorted({d for d, _ in open_rows}):
-            names = [c for d, c in open_rows if d == dataset]
-            # a row drawn again in an earlier round is the only kind still near its band, so every
-            # open row of a round has the same draws so far
-            draws = {used.get((dataset, c), n_draws) for c in names}
-            if len(draws) != 1:
-                raise RuntimeError(f"the open rows of {dataset} hold different draws so far ({sorted(draws)})")
-            before = draws.pop()
+        # one draw per (dataset, draws so far): a row Holm's correction leaves open may not have
+        # been drawn again before, while its family's others were
+        groups: dict[tuple[str, int], list[str]] = {}
+        for dataset, name in sorted(open_rows):
+            groups.setdefault((dataset, used.get((dataset, name), n_draws)), []).append(name)
+        for (dataset, before), names in groups.items():
             extra = before * (SETTLE_FACTOR - 1)
             _, more_context, more_draws = _subset_frames(comparisons, datasets, CLAIM_STRATEGIES, extra, (False, True),
                                                          None, 0.95, seed, stream=2 + round_, only=names,
@@ -81,6 +81,21 @@ def settled_strategy_claims(
             used.update({(dataset, c): before + extra for c in names})
         claims, cells = read()
     return claims, cells, per_context, used
+
+
+def _open_rows(frames: list[pd.DataFrame], bands: float) -> set[tuple[str, str]]:
+    """The (dataset, comparison) of every row the draws could still decide within ``bands``
+    borderline bands: its own interval end (:func:`_near_the_band`), or its Holm decision over its
+    comparison's family in that frame (:func:`~nlgjudge.analysis.subsets.holm_open`)."""
+    found: set[tuple[str, str]] = set()
+    for frame in frames:
+        if frame.empty:
+            continue
+        found |= {(str(row.dataset), str(row.comparison)) for row in frame.itertuples() if _near_the_band(row, bands)}
+        for _, part in frame.groupby("comparison", sort=False):
+            moved = holm_open(part, bands)
+            found |= {(str(d), str(c)) for d, c in zip(part["dataset"][moved], part["comparison"][moved], strict=True)}
+    return found
 
 
 def _near_the_band(row: Any, bands: float) -> bool:
@@ -125,7 +140,11 @@ def _pooled(per_context: pd.DataFrame, per_draw: pd.DataFrame, more_context: pd.
     new = more_context.set_index(keys)
     context = per_context.set_index(keys)
     mine = context.index.isin(new.index)
-    if int(mine.sum()) != len(new):
+    # both ways: every new row matches an old one, and every old row of a redrawn (dataset,
+    # comparison) gets new draws (else it would keep its old value while counted as redrawn)
+    redrawn = pd.MultiIndex.from_frame(per_context[["dataset", "comparison"]]).isin(
+        pd.MultiIndex.from_frame(more_context[["dataset", "comparison"]]))
+    if int(mine.sum()) != len(new) or int(redrawn.sum()) != len(new):
         raise ValueError("the added draws do not cover the same contexts and comparisons as the first")
     sides = ["first_x100", "second_x100"]
     context.loc[mine, sides] = (context.loc[mine, sides] * before + new.reindex(context.index[mine])[sides] * added) / (before + added)

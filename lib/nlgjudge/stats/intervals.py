@@ -192,3 +192,26 @@ def bootstrap_end_error(half_width: float, n_finite: int) -> float:
     if n_finite < 2 or not np.isfinite(half_width):
         return 0.0
     return float(abs(half_width)) / float(np.sqrt(2.0 * (n_finite - 1)))
+
+
+def draws_errors(mean_error: float, n_units: int) -> tuple[float, float]:
+    """The Monte Carlo errors of a t interval over ``n_units`` whose per-unit values are themselves
+    means of random draws: (its estimate's, ``mean_error``; its standard error's). The draws' noise
+    moves the spread too: by the delta method (each unit's noise of about the same size) the standard
+    error's error is ``mean_error / sqrt(n_units - 1)``, so an end, estimate -+ t x SE, carries
+    sqrt(1 + t^2 / (n_units - 1)) times the estimate's (1.07 at 30 units, 1.14 at 16; :func:`end_error`).
+    NaN in, NaN out; fewer than 2 units: no spread to move (0)."""
+    if not np.isfinite(mean_error):
+        return float("nan"), float("nan")
+    if n_units < 2:
+        return float(mean_error), 0.0
+    return float(mean_error), float(mean_error) / float(np.sqrt(n_units - 1))
+
+
+def end_error(estimate_error: float, se_error: float, n_units: int, confidence: float = 0.95) -> float:
+    """The Monte Carlo standard error of an end of ``estimate +- t(n_units - 1) x SE`` from the
+    errors of its estimate and of its SE (independent to first order): sqrt(e^2 + t^2 s^2)."""
+    if n_units < 2:
+        return float(abs(estimate_error))
+    quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, df=n_units - 1))
+    return float(np.hypot(estimate_error, quantile * se_error))

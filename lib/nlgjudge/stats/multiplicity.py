@@ -87,3 +87,28 @@ def p_from_interval(estimate: float, low: float, high: float, n: int, threshold:
     if se <= 0:
         return 0.0 if estimate != threshold else 1.0
     return float(2 * stats.t.sf(abs(estimate - threshold) / se, n - 1))
+
+
+def p_within_error(estimate: float, low: float, high: float, n: int, threshold: float, estimate_error: float,
+                   se_error: float, z: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The largest and the smallest p (:func:`p_from_interval`) that random draws within ``z`` of
+    their Monte Carlo errors could give this row: the estimate moved ``z x estimate_error`` toward
+    (away from) the threshold, never past it, and its SE ``z x se_error`` larger (smaller). Holm's
+    procedure rejects no fewer rows when any p is smaller, so a row it rejects with every row read at
+    its largest p stays rejected for any such draws; one rejected at the smallest p only is the
+    draws' to decide. Without an interval both are NaN."""
+    if n < 2 or not all(np.isfinite([estimate, low, high])):
+        return float("nan"), float("nan")
+    if not (estimate_error >= 0 and se_error >= 0 and z >= 0):
+        raise ValueError(f"errors and z must be finite distances >= 0; got {estimate_error}, {se_error}, {z}")
+    q = float(stats.t.ppf((1 + confidence) / 2, n - 1))
+    se = (high - low) / (2.0 * q)
+    gap = abs(estimate - threshold)
+
+    def p(distance: float, spread: float) -> float:
+        if spread <= 0:
+            return 0.0 if distance > 0 else 1.0
+        return float(2 * stats.t.sf(distance / spread, n - 1))
+
+    return (p(max(gap - z * estimate_error, 0.0), se + z * se_error),
+            p(gap + z * estimate_error, max(se - z * se_error, 0.0)))
