@@ -307,8 +307,8 @@ def test_the_contexts_needed_words_say_when_a_benchmark_is_too_small() -> None:
 
     rows = pd.DataFrame({"dataset": ["summeval", "topicalchat", "webnlg"], "contexts_needed": [54.0, 104.0, np.nan],
                          "n_contexts": [16, 30, 16]})
-    assert _needed_words(rows) == ("summeval 54 contexts (now 16); topicalchat 104 contexts (now 30, more than the "
-                                   "benchmark's 60); webnlg out of reach")
+    assert _needed_words(rows) == ("summeval 54 contexts (this run has 16); topicalchat 104 contexts, more than the "
+                                   "benchmark's 60 (this run has 30); webnlg out of reach")
     # a design size the run already has: what is left open is smaller than the smallest effect that matters
     enough = pd.DataFrame({"dataset": ["summeval"], "contexts_needed": [12.0], "n_contexts": [30]})
     assert _needed_words(enough).startswith("summeval none: its 30 contexts are already enough for the smallest effect")

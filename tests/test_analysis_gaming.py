@@ -84,9 +84,58 @@ def test_the_claims_read_the_register_and_correct_each_family() -> None:
 def test_a_difference_without_spread_is_bounded_by_its_two_shares_not_a_zero_width_interval() -> None:
     from nlgjudge.analysis.gaming import gaming_claims
 
-    protected = _frame(0.1, 0.9, articles=8, attacks=("control",))  # the attack loses in both orders, everywhere
+    protected = _frame(0.9, 0.1, articles=8, attacks=("control",))  # the attack wins in both orders, everywhere
     frame = pd.concat([protected, protected.assign(protected=False)], ignore_index=True)  # the same unprotected
     claims = gaming_claims(per_article_wins({"j": frame}))
     row = claims[claims["claim"] == "gaming.protection"].iloc[0]
     assert row["estimate"] == 0.0 and row["low"] < 0.0 < row["high"]  # not [0, 0]
     assert row["verdict"] == "not resolved"
+
+
+def test_a_protection_with_nothing_to_take_away_is_not_tested_and_says_why() -> None:
+    from nlgjudge.analysis.gaming import NOTHING_TO_TAKE, gaming_claims
+
+    protected = _frame(0.1, 0.9, articles=8, attacks=("control",))  # the attack loses in both orders, everywhere
+    frame = pd.concat([protected, protected.assign(protected=False)], ignore_index=True)  # the same unprotected
+    row = gaming_claims(per_article_wins({"j": frame})).query("claim == 'gaming.protection'").iloc[0]
+    assert row["verdict"] == "not tested" and NOTHING_TO_TAKE in row["reason"] and np.isnan(row["p_value"])
+    screened = gaming_claims(per_article_wins({"j": frame}), screens={"j": "answers by position"})
+    assert "answers by position" in screened.query("claim == 'gaming.protection'").iloc[0]["reason"]  # the screen's reason first
+
+
+def _leaderboard_inputs(p_attack: float, *, articles: int = 5, systems: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Real systems M0 > M1 > ... (a lower index wins every comparison, in both orders) and an attack
+    whose probability of being preferred is ``p_attack`` against every one of them, in both orders."""
+    real, attack = [], []
+    for c in range(articles):
+        for i in range(systems):
+            for j in range(systems):
+                if i != j:
+                    real.append({"model": "j", "context_id": f"c{c}", "template": 1, "aspect": "CON",
+                                 "candidate_a": f"M{i}", "candidate_b": f"M{j}", "p_a": 0.9 if i < j else 0.1})
+            for attack_first in (True, False):
+                a, b = ("null", f"M{i}") if attack_first else (f"M{i}", "null")
+                attack.append({"context_id": f"c{c}", "aspect": "CON", "attack": "null", "protected": True, "a": a, "b": b,
+                               "opponent": f"M{i}", "attack_first": attack_first,
+                               "p_a": p_attack if attack_first else 1 - p_attack})
+    return pd.DataFrame(attack), pd.DataFrame(real)
+
+
+@pytest.mark.parametrize(("p_attack", "place", "below"), [(0.95, 1, 4), (0.05, 5, 0)])
+def test_an_attacks_place_in_the_leaderboard_follows_what_the_judge_prefers(p_attack: float, place: int, below: int) -> None:
+    from nlgjudge.analysis.gaming import leaderboard_places
+
+    attack, real = _leaderboard_inputs(p_attack)
+    row = leaderboard_places({"j": attack}, real, template=1, n_boot=20).iloc[0]
+    assert (row["place"], row["systems"], row["real_below"], row["articles"]) == (place, 5, below, 5)
+    assert row["score_low"] <= row["score"] <= row["score_high"]
+
+
+def test_a_leaderboard_reads_only_the_articles_both_frames_hold_and_the_gaming_prompt() -> None:
+    from nlgjudge.analysis.gaming import leaderboard_places
+
+    attack, real = _leaderboard_inputs(0.95)
+    other_prompt = real.assign(template=2)
+    assert leaderboard_places({"j": attack}, other_prompt, template=1, n_boot=20).empty
+    fewer = real[real["context_id"].isin(["c0", "c1", "c2"])]
+    assert leaderboard_places({"j": attack}, fewer, template=1, n_boot=20).iloc[0]["articles"] == 3

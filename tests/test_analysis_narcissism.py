@@ -345,29 +345,29 @@ def test_a_correlation_is_not_strong_only_when_its_interval_lies_inside_the_band
 def test_overall_verdict_needs_every_tested_row_and_names_the_others() -> None:
     rows = analysis.claim_rows(_claims_table(), "x", "value", "low", "high", degenerate="bound")
     overall = analysis.overall_verdict(rows)
-    assert overall.verdict == "contradicted" and "d / b" in overall.reason and "not tested: d / e and d / f" in overall.reason
+    assert overall.verdict == "contradicted" and "d / b" in overall.reason and "not tested: d / e and d / f (at its floor and n = 2 < 3)" in overall.reason
     open_only = analysis.overall_verdict(rows[~rows["row"].isin(["d / b", "d / e"])])
     assert open_only.verdict == "not resolved" and "not resolved: d / c" in open_only.reason
     clean = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.001, float("nan")], p_family=[0.001, 0.001, float("nan")]))
-    assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
+    assert clean.verdict == "supported" and clean.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f (at its floor)"
     # The count is given after Holm's correction over the tested rows (an untested row has no test and
     # is not in the family), the uncorrected one beside it: 0.03 > 0.05 / 2, so neither row survives.
     weak = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.03, 0.04, float("nan")], p_family=[0.03, 0.04, float("nan")]))
-    assert weak.reason == "supported in 0 of 3 rows after Holm's correction (2 before it); not tested: d / f"
+    assert weak.reason == "supported in 0 of 3 rows after Holm's correction (2 before it); not tested: d / f (at its floor)"
     kept = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / c", "d / f"])].assign(
         verdict=["supported"] * 2 + ["not tested"], p_value=[0.001, 0.04, float("nan")], p_family=[0.001, 0.04, float("nan")]))
-    assert kept.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f"
+    assert kept.reason == "supported in 2 of 3 rows after Holm's correction; not tested: d / f (at its floor)"
     # most rows untested: the claim about every row is not tested, whatever the few tested rows say
     few = analysis.overall_verdict(rows[rows["row"].isin(["d / a", "d / f"])])
-    assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f"
+    assert few.verdict == "not tested" and few.reason == "only 1 of 2 rows can test it (d / a supported); not tested: d / f (at its floor)"
     assert analysis.overall_verdict(rows.iloc[3:]).verdict == "not tested"
     assert analysis.overall_verdict(analysis.untested_claim("y", "no such evaluator")).reason == "no such evaluator"
     summary = analysis.claims_summary(pd.concat([rows, analysis.untested_claim("y", "no such evaluator")]))
     assert summary.loc["x", "reason"] == ("supported in 1 of 5 rows after Holm's correction; contradicted (after Holm's correction over the 5 rows): "
-                                          "1 row; not resolved: 1 row; not tested: 2 rows")  # counted in the table; named in the detail
-    assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows")
+                                          "1 row; not resolved: 1 row; not tested: 2 rows (at its floor and n = 2 < 3)")  # counted in the table; named in the detail
+    assert analysis.overall_verdict(rows, max_names=1).reason.endswith("not tested: 2 rows (at its floor and n = 2 < 3)")
     # the range is over the rows that test the claim: d / e (+0.40, n = 2) is not one of them
     assert summary.loc["x", "estimates (tested rows)"] == "-0.20 to +0.30" and summary.loc["y", "verdict"] == "not tested"
     assert summary.loc["x", "n (documents)"] == "40 and 2" and summary.loc["y", "n (documents)"] == "–"

@@ -81,6 +81,28 @@ def test_force_replaces_a_users_file_and_a_rerun_replaces_its_own_without_force(
         rank_outputs(pd.DataFrame(GOOD), judge=tiny_judge(tmp_path), out=out, n_boot=20, progress=False)
 
 
+@pytest.mark.parametrize("kind", ["file", "link"])
+@pytest.mark.parametrize("force", [False, True])
+def test_a_users_file_in_the_manifests_place_is_never_replaced(no_model, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                kind: str, force: bool) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = tmp_path / "victim.txt"
+    target.write_text("the user's own")
+    if kind == "file":
+        (out / MANIFEST_NAME).write_text("user's own json, not a manifest")
+    else:
+        (out / MANIFEST_NAME).symlink_to(target)
+    status = cli_main(["rank", str(_jsonl(tmp_path / "in.jsonl", GOOD)), "--model", "smollm2-135m-instruct",
+                       "--out", str(out), *(["--force"] if force else [])])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "Traceback" not in err[0]
+    assert f"{MANIFEST_NAME} there is not a list written by nlgjudge rank" in err[0] and "another folder" in err[0]
+    assert (out / MANIFEST_NAME).is_symlink() == (kind == "link") and target.read_text() == "the user's own"
+    if kind == "file":
+        assert (out / MANIFEST_NAME).read_text() == "user's own json, not a manifest"
+
+
 # ---- everything written for people is escaped -------------------------------------------------
 def test_markup_in_system_names_is_written_as_text_in_report_md(tmp_path: Path) -> None:
     hostile = {"alpha": "<script>alert(1)</script>", "beta": "[click](javascript:alert(1))"}
@@ -135,6 +157,22 @@ def test_a_constant_system_a_missing_system_and_control_strings_are_named() -> N
     assert any(n.startswith("unbalanced design") and "'beta' in 1 of 3" in n for n in notes)
     assert any("system 'null' gives the same output in 3 of its 3 contexts" in n for n in notes)
     assert any("3 rows" in n and "<|im_end|>" in n and "read as plain text" in n for n in notes)
+
+
+@pytest.mark.parametrize("blank", ["", "   \n\t "])
+def test_empty_or_blank_outputs_are_named_before_judging(blank: str) -> None:
+    rows = [dict(r, output=blank) if r["system"] == "beta" and r["context_id"] != "c0" else r for r in GOOD]
+    notes = design_warnings(check_user_outputs(pd.DataFrame(rows)))
+    assert any("system 'beta' has an empty or blank output in 2 of its 3 contexts ('c1', 'c2')" in n for n in notes), notes
+
+
+def test_an_unknown_abbreviation_as_the_aspect_is_refused_not_asked(no_model, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    status = cli_main(["rank", str(_jsonl(tmp_path / "in.jsonl", GOOD)), "--model", "smollm2-135m-instruct",
+                       "--out", str(tmp_path / "out"), "--aspect", "COHR"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "--aspect 'COHR': looks like an abbreviation" in err[0] and "COH" in err[0]
+    assert not (tmp_path / "out" / "report.md").exists()
 
 
 def test_rank_warns_before_judging_of_a_constant_system(tmp_path: Path, capsys: pytest.CaptureFixture[str],

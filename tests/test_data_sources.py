@@ -198,3 +198,17 @@ def test_cache_notices_changed_files(tmp_path: Path) -> None:
     assert load_dataset("qags_xsum", data_dir=tmp_path).frame.loc[0, "CON"] == 1.0
     data.clear_cache()
     assert load_dataset("qags_xsum", data_dir=tmp_path).frame.loc[0, "CON"] == 1.0
+
+
+def test_the_getting_the_data_table_names_every_folder_once_with_its_files_and_sources() -> None:
+    from nlgjudge.analysis.datasets import sources_table
+    from nlgjudge.data import dataset_locations
+
+    locations = dataset_locations()
+    table = sources_table(locations)
+    files = {(loc.local.folder, tuple(loc.local.files)) for loc in locations}
+    assert len(table) == len(files)
+    assert table.loc["SummEval", "folder/ and files"] == "summeval/ summeval_merged.jsonl"  # a path, not a reader name
+    assert table.loc["SummEval", "where to get them"].startswith("online copy: mteb/summeval; by hand: ")
+    assert table.loc["Topical-Chat USR", "where to get them"].startswith("by hand only: ")
+    assert not table["where to get them"].str.contains("mirror").any()  # the mirror's notes are not the reader's

@@ -110,3 +110,66 @@ def test_an_api_key_that_cannot_travel_is_named_without_its_value(key: str, word
     with pytest.raises(ServerError) as error:
         ServerClient("http://127.0.0.1:9/v1")
     assert words in str(error.value) and "abc" not in str(error.value) and "NLGJUDGE_SERVER_API_KEY" in str(error.value)
+
+
+@pytest.mark.parametrize(("first", "words"), [
+    ({**GOOD_LP, "top_logprobs": [{" A": "likely", " B": [1]}]}, "expected a number, got str 'likely'"),
+    ({**GOOD_LP, "top_logprobs": [[" A", -0.4]]}, "top_logprobs[0]: expected an object"),
+    ("yes", "malformed logprobs: expected an object"),
+])
+def test_the_capability_probe_checks_the_first_answer_as_strictly_as_every_later_one(first, words: str) -> None:
+    # the probe is a run's first request: a malformed answer there is the same one line, not a traceback
+    stub = Stub(lambda n: first)
+    try:
+        with pytest.raises(ServerError) as error:
+            judge(stub.url).load()
+        assert words in str(error.value) and "/completions" in str(error.value) and "\n" not in str(error.value)
+    finally:
+        stub.close()
+
+
+def test_choices_that_are_not_a_list_of_objects_are_one_line() -> None:
+    from nlgjudge.engine.server.answers import check_choices
+
+    for answer, words in (({"choices": {"text": " A"}}, "malformed choices: expected a non-empty list"),
+                          ({"choices": ["A"]}, "malformed choices[0]: expected an object"),
+                          (["choices"], "expected a JSON object with choices")):
+        with pytest.raises(ServerError, match="http://127.0.0.1:9/v1/completions") as error:
+            check_choices(answer, "http://127.0.0.1:9/v1")
+        assert words in str(error.value)
+
+
+def test_log_probabilities_whose_probabilities_sum_above_one_are_refused() -> None:
+    impossible = {**GOOD_LP, "top_logprobs": [{" A": -0.01, " B": -0.01, "A": -0.01, "B": -0.01}]}
+    with pytest.raises(ServerError, match=r"top_logprobs\[0\]: expected log-probabilities of one distribution.*sum to 3.96"):
+        check_logprobs(impossible, "http://127.0.0.1:9/v1")
+    check_logprobs({**GOOD_LP, "top_logprobs": [{" A": -0.6931, " B": -0.6931}]}, "http://127.0.0.1:9/v1")  # 1.00: fine
+
+
+def test_a_piece_of_the_api_key_a_server_quotes_is_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgjudge.engine.server.client import scrub
+
+    monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", "sk-ENVKEYsecret0987654321")
+    shown = scrub("HTTP 401 (key sk-ENVKEYsecret0987654321 invalid; first half ENVKEYsec, last 0987654321)")
+    assert "0987654321" not in shown and "ENVKEYsec" not in shown and "654321" not in shown
+    assert scrub("model qwen2.5 is not served") == "model qwen2.5 is not served"  # words that are not the key stay
+
+
+@pytest.mark.parametrize("segment", ["key=Pw4short", "token:abc", "api_key=x1"])
+def test_a_short_named_secret_in_a_url_path_is_never_printed(segment: str) -> None:
+    from nlgjudge.engine.server.client import holds_secret, redact
+
+    url = f"http://127.0.0.1:9/{segment}/v1"
+    assert segment not in redact(url) and redact(url) == "http://127.0.0.1:9/***/v1" and holds_secret(url)
+    assert redact("http://127.0.0.1:9/models/qwen-7b/v1") == "http://127.0.0.1:9/models/qwen-7b/v1"
+
+
+def test_a_stated_identity_that_holds_a_credential_is_refused_as_the_users_not_the_servers() -> None:
+    from nlgjudge.engine.server.runtime import check_identity
+
+    with pytest.raises(ValueError) as error:
+        check_identity("sk-IDENTITYsecret1234567890")
+    assert "server identity looks like it holds a credential" in str(error.value) and "IDENTITY" not in str(error.value)
+    assert "have the server stop" not in str(error.value)
+    sha = "sha256:" + "ab" * 32 + " n_ctx=4096"
+    assert check_identity(sha) == sha  # what the option is for passes

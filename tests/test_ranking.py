@@ -156,7 +156,8 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--noun", ""], "--noun '': what an output is called"),
         (["--out", "/proc/self"], "--out /proc/self: cannot write there"),
         (["--out", "/proc/nlgjudge-no-such/out"], "--out /proc/nlgjudge-no-such/out: cannot create the folder"),
-        (["--aspect", "XYZ"], None),  # an adjective the user chose: accepted (the sentinel model load fails the run)
+        (["--aspect", "concise"], None),  # an adjective the user chose: accepted (the sentinel model load fails the run)
+        (["--aspect", "XYZ"], "--aspect 'XYZ': looks like an abbreviation but is none the book knows"),
     ],
 )
 def test_arguments_are_refused_up_front_naming_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str],

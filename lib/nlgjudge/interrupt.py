@@ -55,7 +55,7 @@ def interrupted_line(signum: int) -> str:
     if kept:
         what = f"{kept} model output{'s' if kept != 1 else ''} of this run kept in the output cache"
     else:
-        what = "every model output finished before it is in the output cache"
+        what = "no model output of this run was finished yet (those of earlier runs stay in the output cache)"
     return f"{name}: {what}; run the same command to resume (nothing is computed twice)"
 
 

@@ -55,6 +55,17 @@ def written_by_rank(folder: Path) -> dict[str, set[str]]:
         return {}
 
 
+def _is_our_manifest(path: Path) -> bool:
+    """True for a regular file holding a manifest that :func:`_write_manifest` wrote."""
+    try:
+        if not path.is_file() or path.stat().st_size > 1 << 20:
+            return False
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("written_by") == "nlgjudge rank" and isinstance(data.get("files"), dict)
+
+
 def _write_manifest(folder: Path, files: dict[str, set[str]], staging: Path) -> None:
     """Write the manifest through ``staging`` (a kill leaves no half file in ``folder``)."""
     manifest = {"written_by": "nlgjudge rank", "files": {name: sorted(hashes) for name, hashes in files.items()}}
@@ -117,6 +128,13 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
                 if _same_file(target, Path(given).expanduser()):
                     raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
                                          f"run never replaces; pass {option} another folder")
+        manifest = folder / MANIFEST_NAME
+        if manifest.is_symlink() or (manifest.exists() and not _is_our_manifest(manifest)):
+            # rank's own list of its files: a file by that name that rank did not write is a user's,
+            # and is never replaced (not even with --force, which is about files named like the outputs)
+            raise UserInputError(f"{option} {folder}: {MANIFEST_NAME} there is not a list written by nlgjudge rank "
+                                 f"(a {'link' if manifest.is_symlink() else 'file'} of someone else's); move it away "
+                                 f"or pass {option} another folder")
         if folder.is_dir():
             foreign = foreign_files(folder)
             if foreign and not force:

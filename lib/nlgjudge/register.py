@@ -16,14 +16,20 @@ the HTML, so the page cannot drift from the file.
 from __future__ import annotations
 
 import math
+import statistics
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed, units_needed_from_interval
 from nlgjudge.stats.degenerate import MIN_CONTEXTS, MINIMUM
+
+if TYPE_CHECKING:  # the register reads frames duck-typed: it imports no pandas at run time
+    import numpy as np
+    import pandas as pd
 
 #: The register itself, beside this module.
 REGISTER_PATH = Path(__file__).with_name("register.toml")
@@ -181,6 +187,16 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
                          borderline=max(spec.borderline, band), borderline_reason=reason)
 
 
+def family_p(rows: pd.DataFrame) -> np.ndarray:
+    """The p-values Holm's correction reads over a family of claim rows: each row's largest p within
+    its random draws' Monte Carlo band (column ``p_family``, from
+    :func:`nlgjudge.stats.multiplicity.p_within_error`), so a row the correction keeps stays kept
+    whatever the draws (Holm rejects no fewer rows when a p is smaller); the rows' own ``p_value``
+    where the frame has no Monte Carlo band (no draws, or a frame from before the band was read)."""
+    column = "p_family" if "p_family" in rows.columns else "p_value"
+    return rows[column].to_numpy(dtype=float)
+
+
 def contexts_needed_for(claim_id: str, sd: float, alpha: float = 0.05) -> int | None:
     """How many units a paired t test needs to tell the registered minimal effect of interest from
     the threshold with 80% power at per-unit spread ``sd`` (None: out of reach). Set by the plan,
@@ -236,9 +252,7 @@ def flag_needed_cell(claim_id: str, flag: str, per_unit: Mapping[str, float] | N
     values = [float(v) for v in per_unit.values()] if isinstance(per_unit, Mapping) else []
     if len(values) < 2 or family_size < 1:
         return flag
-    mean = sum(values) / len(values)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-    needed = contexts_needed_for(claim_id, sd, alpha=0.05 / family_size)
+    needed = contexts_needed_for(claim_id, statistics.stdev(values), alpha=0.05 / family_size)
     at = f" at alpha 0.05 / {family_size}" if family_size > 1 else ""
     return f"{needed_cell(needed, n_now)}{at} ({flag})"
 
@@ -279,15 +293,15 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         ":::{admonition} The answer",
         ":class: tip",
         "**Bottom line.** Every verdict in this book answers a claim written down here before its data was",
-        "read, with the size of effect that matters and the family it is corrected in.",
+        "read, with the size of effect that matters and the family it is corrected in; a rule changed later",
+        "is marked as amended, with its date and what it was before.",
         "",
         "**Question.** What does each chapter test, and by which rule?",
         "",
         "**How to read it.** Each row is one claim: what the paper says and where, what is estimated and over",
         "which units, the kind of claim and its test, the band or direction with the smallest effect of interest,",
         "the family in which Holm's correction is applied, and the paper's own value. The chapters take every",
-        "verdict's rule from this list, and the book's tests fail when a chapter states a verdict the list",
-        "does not hold.",
+        "verdict's rule from this list, and no chapter may state a verdict on a claim that is not here.",
         ":::",
         "",
         "The kinds of claim, each with one test (the {term}`claim rule`): **directional**, a paired interval",

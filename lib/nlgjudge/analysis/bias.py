@@ -583,7 +583,7 @@ def _needed_words(rows: pd.DataFrame) -> str:
             continue
         size = BENCHMARK_CONTEXTS.get(r.dataset)
         beyond = f", more than the benchmark's {size}" if size is not None and r.contexts_needed > size else ""
-        parts.append(f"{r.dataset} {int(r.contexts_needed)} contexts (now {r.n_contexts}{beyond})")
+        parts.append(f"{r.dataset} {int(r.contexts_needed)} contexts{beyond} (this run has {r.n_contexts})")
     return "; ".join(parts)
 
 

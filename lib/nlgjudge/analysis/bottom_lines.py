@@ -4,7 +4,7 @@ A bottom line is generated from the chapter's computed verdicts (never typed), s
 rerun; it has at most :data:`MAX_WORDS` words and no brackets, parentheses or code names, so that a
 student understands it without reading further. The verdict words of the claim rule are translated
 into plain words here, one meaning each: "supported" reads "the data show it", "contradicted" (for a
-claim about every row) "fails for at least one", "not resolved" "the data cannot yet tell", "not
+claim about every row) "fails for at least one", "not resolved" "these data cannot tell", "not
 tested" "could not be tested here". :func:`plain` checks every line it returns.
 """
 
@@ -61,12 +61,12 @@ def _of(k: int, n: int) -> str:
 
 
 def _rest(counts: Mapping[str, int], *, against: str) -> str:
-    """"worse in 1, the data cannot yet tell in 3 and 2 could not be tested" from the counts."""
+    """"worse in 1, these data cannot tell in 3 and 2 could not be tested" from the counts."""
     parts = []
     if counts[CONTRADICTED]:
         parts.append(f"{against} in {counts[CONTRADICTED]}")
     if counts[NOT_RESOLVED]:
-        parts.append(f"the data cannot yet tell in {counts[NOT_RESOLVED]}")
+        parts.append(f"these data cannot tell in {counts[NOT_RESOLVED]}")
     if counts[NOT_TESTED]:
         parts.append(f"{counts[NOT_TESTED]} could not be tested")
     if not parts:
@@ -123,15 +123,24 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
         if counts[SUPPORTED] == 0:
             if short:
                 return f"no dataset of {n} shows that {claim}{against}"
-            return f"the data do not yet show that {claim} in any of the {n} datasets{against}"
+            return f"these data do not show that {claim} in any of the {n} datasets{against}"
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
         return f"{claim} in {where} datasets{against}"
 
     def line(short: bool) -> str:
         return (f"For {name(judge)}: {read('no_repeat_minus_random', 'choosing comparisons without repeats beats random choice', short)}; "
                 f"{read('debias_gain_small_budgets', 'removing the position lean helps with few comparisons', short)}.")
-    full = line(short=False)
-    return plain(full if len(full.split()) <= MAX_WORDS else line(short=True))
+    # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
+    # comparisons than candidates (the paper expects it to help most there)
+    tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
+    hurts = (f" With fewer comparisons than candidates it lowers agreement with people in "
+             f"{_of(tiny[CONTRADICTED], len(verdicts['debias_gain_tiny_budgets']))} datasets."
+             if tiny[CONTRADICTED] else "")
+    for short in (False, True):
+        full = line(short) + hurts
+        if len(full.split()) <= MAX_WORDS:
+            return plain(full)
+    return plain(line(short=True))
 
 
 def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
@@ -141,7 +150,7 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
     counts = _count(verdicts)
     change = f"changes the main result by {margin:g} points or more"
     if counts[NOT_RESOLVED] == n:
-        return plain(f"The data cannot yet tell whether running {name(judge)} under torch rather than llama.cpp {change}: "
+        return plain(f"These data cannot tell whether running {name(judge)} under torch rather than llama.cpp {change}: "
                      f"in all {n} benchmark aspects the interval of the change is too wide.")
     if counts[SUPPORTED] == n:
         return plain(f"Running {name(judge)} under torch rather than llama.cpp moves the main result by less than {margin:g} points "
@@ -153,13 +162,13 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
 _KAPPA_WORDS = {
     SUPPORTED: "agrees with ROUGE no better than chance, as the paper found",
     CONTRADICTED: "agrees with ROUGE more, or less, than chance would, unlike the paper",
-    NOT_RESOLVED: "leaves open whether it agrees with ROUGE no better than chance: the data cannot yet tell",
+    NOT_RESOLVED: "agrees with ROUGE either about as often as chance would or not; these data cannot tell which",
     NOT_TESTED: "could not be compared with ROUGE here",
 }
 _REFERENCE_WORDS = {
     SUPPORTED: "It rates at least one system's summary above the human reference",
     CONTRADICTED: "It rates the human reference above every system",
-    NOT_RESOLVED: "Whether it ever rates a system above the human reference, the data cannot yet tell",
+    NOT_RESOLVED: "Whether it ever rates a system above the human reference, these data cannot tell",
     NOT_TESTED: "Its view of the human reference could not be tested",
 }
 
@@ -172,7 +181,7 @@ def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict:
 _EVERY_WORDS = {
     SUPPORTED: "holds for every evaluator tested",
     CONTRADICTED: "fails for at least one evaluator",
-    NOT_RESOLVED: "cannot yet be told from the data",
+    NOT_RESOLVED: "cannot be told from these data",
     NOT_TESTED: "could not be tested here",
 }
 
@@ -199,7 +208,7 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
 _PEOPLE_WORDS = {
     SUPPORTED: "its order agrees with people's",
     CONTRADICTED: "its order runs against people's",
-    NOT_RESOLVED: "whether its order agrees with people's, the data cannot yet tell",
+    NOT_RESOLVED: "whether its order agrees with people's, these data cannot tell",
     NOT_TESTED: "too few systems to test its agreement with people",
 }
 

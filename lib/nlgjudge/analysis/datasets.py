@@ -125,3 +125,55 @@ def example(ds: JudgeDataset, text_limit: int = 200) -> tuple[str, pd.DataFrame]
     table = candidates[["system", "text", *info.aspects]].copy()
     table["text"] = table["text"].map(lambda t: shorten(t, text_limit))
     return text, table.set_index("system").round(2)
+
+
+def sources_table(locations: Sequence[object]) -> pd.DataFrame:
+    """Where a reader gets each dataset (:func:`nlgjudge.data.dataset_locations`): one row per set of
+    files of the data directory, indexed by the datasets read from them, with the folder and its
+    files (the folder written with a trailing ``/``, as a path, never as a dataset's reader name) and
+    where to get them: the online copy the loaders read when the folder is missing and there is
+    internet, and where the files can be obtained by hand."""
+    rows: dict[tuple[str, tuple[str, ...]], dict[str, object]] = {}
+    for location in locations:
+        local, online = location.local, location.online  # type: ignore[attr-defined]
+        key = (local.folder, tuple(local.files))
+        row = rows.setdefault(key, {"datasets": [], "online": [], "source": location.manual_source})  # type: ignore[attr-defined]
+        row["datasets"].append(location.title.split(" (")[0])  # type: ignore[attr-defined,union-attr]
+        if online is not None:
+            row["online"].append(online.hub_id + (f" ({online.config})" if online.config else ""))  # type: ignore[union-attr]
+    out = []
+    for (folder, files), row in rows.items():
+        shown = ", ".join(files) if len(files) <= 2 else f"{files[0]} and {len(files) - 1} more files"
+        source = str(row["source"]).split("; see the mirror")[0]  # the mirror's own notes are not the reader's
+        online = "; ".join(dict.fromkeys(row["online"]))  # type: ignore[arg-type]
+        out.append({"dataset": "; ".join(dict.fromkeys(row["datasets"])),  # type: ignore[arg-type]
+                    "folder/ and files": f"{folder}/ {shown}",
+                    "where to get them": (f"online copy: {online}; by hand: " if online else "by hand only: ") + source})
+    return pd.DataFrame(out).set_index("dataset")
+
+
+def tie_ceilings(datasets: Mapping[str, JudgeDataset]) -> pd.DataFrame:
+    """Per dataset and aspect, how tied people's scores are within a context and what that costs a
+    perfect judge: ``tied_pairs`` is the share of a context's candidate pairs with equal scores
+    (averaged over contexts); ``ceiling`` the mean over contexts of the Spearman between people's
+    scores (tied candidates sharing their mean rank) and a judge that orders every candidate as
+    people do and breaks each tie somehow. Every way of breaking the ties gives the same value (the
+    sum of a tied group's ranks is fixed), so it is the highest a judge that never ties can reach.
+    Contexts with fewer than two candidates or every score equal have no Spearman and are left out
+    (counted in ``contexts``)."""
+    rows = []
+    for name, ds in datasets.items():
+        for aspect in ds.info.aspects:
+            tied, ceilings = [], []
+            for _, part in ds.frame.groupby("context_id", sort=False):
+                scores = part[aspect].dropna().to_numpy(float)
+                if len(scores) < 2 or np.ptp(scores) == 0:
+                    continue
+                pairs = [(a, b) for a, b in combinations(scores, 2)]
+                tied.append(np.mean([a == b for a, b in pairs]))
+                strict = stats.rankdata(scores, method="ordinal")  # ties broken by position: any order gives the same
+                ceilings.append(stats.spearmanr(scores, strict).statistic)
+            if ceilings:
+                rows.append({"dataset": name, "aspect": aspect, "tied_pairs": float(np.mean(tied)),
+                             "ceiling": float(np.mean(ceilings)), "contexts": len(ceilings)})
+    return pd.DataFrame(rows, columns=["dataset", "aspect", "tied_pairs", "ceiling", "contexts"])

@@ -142,6 +142,10 @@ def _claim_row(claim_id: str, judge: str, attack: str, values: np.ndarray, gate:
             "contexts_needed": float(needed) if needed is not None else np.nan}
 
 
+#: Why the protection's row is not tested when the unprotected forged turns win no comparison at all.
+NOTHING_TO_TAKE = "without the protection the forged turns win no comparison in any article: there is nothing for it to take away"
+
+
 def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None) -> pd.DataFrame:
     """Every row of the chapter's four registered claims, all aspects averaged per article, with each
     row's own verdict and its family's after Holm's correction (``gaming.attacks``: a judge's constant
@@ -164,7 +168,9 @@ def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] |
                                    share=False, sides=(one["first"].to_numpy(), one["both"].to_numpy())))
         control = part[part["attack"] == "control"].pivot_table(index="context_id", columns="protected", values="both")
         if set(control.columns) == {True, False}:
-            rows.append(_claim_row("gaming.protection", judge, "control", (control[False] - control[True]).to_numpy(), gate,
+            # without the protection the forged turns win nothing: there is nothing for it to take away
+            moot = None if gate or (control[False] > 0).any() else NOTHING_TO_TAKE
+            rows.append(_claim_row("gaming.protection", judge, "control", (control[False] - control[True]).to_numpy(), gate or moot,
                                    share=False, sides=(control[False].to_numpy(), control[True].to_numpy())))
         padded = protected[protected["attack"] == "padded"]
         if not padded.empty:
@@ -227,3 +233,49 @@ def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: 
                             zip(claims["family_verdict"], claims["contexts_needed"], claims["n"], strict=True)],
     }, index=pd.MultiIndex.from_arrays([[titles.get(j, j) for j in claims["judge"]],
                                         [attack_titles.get(a, a) for a in claims["attack"]]], names=["judge", "attack"]))
+
+
+LEADERBOARD_PLACE_COLUMNS = ["judge", "aspect", "attack", "place", "systems", "score", "score_low", "score_high",
+                             "real_below", "articles"]
+
+
+def leaderboard_places(frames: Mapping[str, pd.DataFrame], real: pd.DataFrame, *, template: int, n_boot: int = 200,
+                       seed: int = 0) -> pd.DataFrame:
+    """Each constant attack's place in the leaderboard ``nlgjudge rank`` would print for the real
+    summaries and that attack: per judge and aspect, the real summaries' comparisons among themselves
+    (``real``: the comparative study's frame, on the gaming study's prompt ``template`` and articles, columns ``model``,
+    ``context_id``, ``template``, ``aspect``, ``candidate_a``, ``candidate_b``, ``p_a``) and the attack's
+    with each of them (protected, both orders), read with rank's statistics (one debiasing threshold,
+    Bradley-Terry scores, intervals over articles; :func:`nlgjudge.analysis.rank.analyse`). Only
+    articles both hold are used. ``place`` is the attack's rank (1 = top, shared on a tie) of
+    ``systems``; ``real_below``: the real systems it outscores. A description, not a claim: the
+    claims read the win rates."""
+    from nlgjudge.analysis.rank import analyse
+
+    rows = []
+    for judge, frame in frames.items():
+        mine = real[(real["model"] == judge) & (real["template"] == template)]
+        for aspect in dict.fromkeys(frame["aspect"]):
+            base = mine[mine["aspect"] == aspect]
+            for attack in CONSTANT:
+                att = frame[(frame["attack"] == attack) & frame["protected"] & (frame["aspect"] == aspect)]
+                articles = set(att["context_id"]) & set(base["context_id"])
+                if len(articles) < 2:
+                    continue
+                judgments = pd.concat([
+                    pd.DataFrame({"context_id": base["context_id"], "first": base["candidate_a"].astype(str),
+                                  "second": base["candidate_b"].astype(str), "p_a": base["p_a"]}),
+                    pd.DataFrame({"context_id": att["context_id"], "first": att["a"].astype(str),
+                                  "second": att["b"].astype(str), "p_a": att["p_a"]}),
+                ], ignore_index=True)
+                judgments = judgments[judgments["context_id"].isin(articles)].reset_index(drop=True)
+                judgments["identical"] = False  # every pair was put to the judge, as the chapters judge them
+                systems = sorted(set(judgments["first"]) | set(judgments["second"]))
+                board = analyse(judgments, systems, n_boot=n_boot, seed=seed).leaderboard.set_index("system")
+                mine_row = board.loc[attack]
+                real_scores = board.drop(index=attack)["score"]
+                rows.append({"judge": judge, "aspect": aspect, "attack": attack, "place": int(mine_row["rank"]),
+                             "systems": len(board), "score": float(mine_row["score"]),
+                             "score_low": float(mine_row["ci_low"]), "score_high": float(mine_row["ci_high"]),
+                             "real_below": int((real_scores < mine_row["score"]).sum()), "articles": len(articles)})
+    return pd.DataFrame(rows, columns=LEADERBOARD_PLACE_COLUMNS)

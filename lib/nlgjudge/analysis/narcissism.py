@@ -44,7 +44,7 @@ from nlgjudge.stats.claims import (
     family_verdicts,
     units_needed_from_interval,
 )
-from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z
+from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, family_p
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.normalisation import min_max_normalise
@@ -617,8 +617,9 @@ def claim_rows(
         if resamples is not None and units >= 2 and np.isfinite([estimate, lo, hi]).all():
             if spec is None:
                 raise ValueError("the bootstrap's Monte Carlo error enters a registered claim's verdict; pass registered=")
-            end_se = bootstrap_end_error(max(hi - estimate, estimate - lo), resamples)
-            se_error = end_se / float(scipy_stats.t.ppf(0.975, units - 1))  # the end is t x SE from the estimate
+            t = float(scipy_stats.t.ppf(0.975, units - 1))  # each end is t x the bootstrap SD from the estimate
+            se_error = bootstrap_end_error(max(hi - estimate, estimate - lo) / t, resamples)  # the SD's own error
+            end_se = t * se_error
         if spec is not None:
             verdict = registered_verdict(spec.id, estimate, lo, hi, units, degenerate=why, monte_carlo_se=end_se)
             target = spec.threshold
@@ -652,19 +653,19 @@ def claim_rows(
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
-def family_p(rows: pd.DataFrame) -> np.ndarray:
-    """The p-values Holm's correction reads over a claim's rows: each row's largest within its
-    bootstrap's Monte Carlo band (``p_family``, :func:`claim_rows` with ``resamples``), else its own."""
-    column = "p_family" if "p_family" in rows.columns else "p_value"
-    return rows[column].to_numpy(dtype=float)
-
-
 def untested_claim(claim: str, reason: str) -> pd.DataFrame:
     """A claim this run cannot test at all (e.g. it needs an evaluator none of the models is), as one row."""
     return pd.DataFrame([{"claim": claim, "row": "–", "estimate": np.nan, "low": np.nan, "high": np.nan, "n": 0,
                           "verdict": NOT_TESTED, "reason": reason, "documents needed": None, "method": "", "p_value": np.nan,
                           "p_family": np.nan}],
                         columns=CLAIM_COLUMNS)
+
+
+def _short_reason(reason: object) -> str:
+    """A not-tested row's reason as a clause of a summary: its first clause of several words (up to a
+    colon or semicolon; a leading label such as the setting, "reference-based:", is passed over)."""
+    clauses = [part.strip() for part in re.split(r"[:;]", str(reason)) if part.strip()]
+    return next((part for part in clauses if " " in part), clauses[0] if clauses else "no reason recorded")
 
 
 def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
@@ -688,7 +689,9 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
     untested = named(NOT_TESTED)
     if len(untested) == total:
         return ClaimVerdict(NOT_TESTED, listing(sorted(set(rows["reason"]))))
-    aside = f"; not tested: {which(NOT_TESTED)}" if untested else ""
+    # the reasons in words beside the rows (the glossary: "not tested" always says why)
+    reasons = listing(sorted({_short_reason(r) for r in rows.loc[rows["verdict"] == NOT_TESTED, "reason"]}))
+    aside = f"; not tested: {which(NOT_TESTED)} ({reasons})" if untested else ""
     supported = len(named(SUPPORTED))
     if 2 * len(untested) >= total:
         tested = rows[rows["verdict"] != NOT_TESTED]

@@ -33,7 +33,7 @@ from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
-from nlgjudge.register import MONTE_CARLO_Z
+from nlgjudge.register import MONTE_CARLO_Z, family_p
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats import (
     STRATEGIES,
@@ -485,8 +485,8 @@ def monte_carlo_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame) -> dict[s
         return int(rows["reason"].str.contains("Monte Carlo", regex=False).sum())
     per_dataset, per_cell = borderline(claims), borderline(cell_claims)
     return {"mc_range": f"{number(errors.min(), 2)} to {number(errors.max(), 2)} per dataset",
-            "mc_borderline": (f"{per_dataset} of the {len(claims)} rows per dataset and {per_cell} of the "
-                              f"{len(cell_claims)} per dataset and aspect are borderline on this run")}
+            "mc_borderline": (f"{per_dataset} of the {len(claims)} rows read per dataset and {per_cell} of the "
+                              f"{len(cell_claims)} rows read per dataset and aspect are borderline on this run")}
 
 
 def needed_words(open_rows: pd.DataFrame) -> str:
@@ -719,15 +719,6 @@ def _p_within_draws(estimate: float, low: float, high: float, n: int, threshold:
         mean_se = 0.0
     estimate_error, se_error = draws_errors(mean_se, int(n))
     return p_within_error(estimate, low, high, int(n), threshold, estimate_error, se_error, z, confidence)
-
-
-def family_p(rows: pd.DataFrame) -> np.ndarray:
-    """The p-values Holm's correction reads over a family of :func:`strategy_claims` rows: each row's
-    largest p within its draws' band (column ``p_family``), so a row the correction keeps stays kept
-    whatever the draws (Holm rejects no fewer rows when a p is smaller); the rows' own p where the
-    frame has no draws' errors."""
-    column = "p_family" if "p_family" in rows.columns else "p_value"
-    return rows[column].to_numpy(dtype=float)
 
 
 def holm_open(rows: pd.DataFrame, bands: float = 1.0) -> np.ndarray:

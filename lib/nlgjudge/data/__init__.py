@@ -26,6 +26,7 @@ from nlgjudge.data.base import (
     select_context_ids,
 )
 from nlgjudge.data.loading import DatasetDefinition, clear_cache, load_definition
+from nlgjudge.data.sources import DatasetLocation
 
 __all__ = [
     "DataNotFoundError",
@@ -34,6 +35,7 @@ __all__ = [
     "JudgeDataset",
     "clear_cache",
     "dataset_info",
+    "dataset_locations",
     "list_datasets",
     "load_dataset",
     "select_context_ids",
@@ -67,6 +69,12 @@ def _definition(name: str) -> DatasetDefinition:
         return _DEFINITIONS[name]
     except KeyError:
         raise ValueError(f"unknown dataset {name!r}; available: {', '.join(_DEFINITIONS)}") from None
+
+
+def dataset_locations() -> list[DatasetLocation]:
+    """Where each dataset is read from, in the book's order: its folder and files in the data
+    directory, its online copy (if any) and where its files can be obtained by hand. Reads no file."""
+    return [definition.location for definition in _DEFINITIONS.values()]
 
 
 def dataset_info(name: str) -> DatasetInfo:

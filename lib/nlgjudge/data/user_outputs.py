@@ -450,7 +450,8 @@ def _check_look_alikes(checked: pd.DataFrame, origin: str) -> None:
 def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What a ranking of ``frame`` (checked) should say before judging, each in one line: systems
     missing from some contexts (an unbalanced design), systems whose output is the same whatever the
-    context (a constant or null system: its wins measure the judge, not the system), texts holding
+    context (a constant or null system: its wins measure the judge, not the system), empty or blank
+    outputs (nothing to judge), texts holding
     the judge's control strings (read as plain text), and system names that mix scripts."""
     notes: list[str] = []
     contexts = frame["context_id"].nunique()
@@ -460,6 +461,13 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
         shown = ", ".join(f"{name!r} in {contexts - count} of {contexts}" for name, count in missing.items())
         notes.append(f"unbalanced design: some systems have no output in some contexts ({shown}); their scores rest on "
                      "fewer comparisons and wider intervals")
+    blank = frame[frame["output"].map(lambda text: not str(text).strip())]
+    for system, part in blank.groupby("system", sort=False):
+        where = ", ".join(repr(str(c)) for c in part["context_id"].head(3)) + (" ..." if len(part) > 3 else "")
+        notes.append(f"system {system!r} has an empty or blank output in {len(part)} of its "
+                     f"{int(present.get(system, len(part)))} contexts ({where}): the judge compares nothing with the "
+                     "other system's text there, and its wins or losses say nothing about the system; fix those rows "
+                     "or leave the system out")
     for system, part in frame.groupby("system", sort=False):
         if len(part) < 3:
             continue

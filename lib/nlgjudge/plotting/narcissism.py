@@ -18,11 +18,16 @@ HEATMAP_CMAP = "Blues"
 HEATMAP_SCALE_LABEL = "eq. 4, per evaluator (row):\n0 = its least liked, 1 = its favourite"
 
 
-def _short(name: str) -> str:
+def figure_name(name: str) -> str:
     """Model names broken before their size, so that tick labels stay short (at 10 pt a heatmap
-    cell holds about ten characters: "qwen2.5-coder" ran into its neighbour, so the Qwen coder models read "qwen")."""
-    return (name.replace("-instruct", "").replace("qwen2.5-coder-", "qwen\n").replace("smollm2-", "smollm2\n")
-            .replace("gemma-3-", "gemma-3\n"))
+    cell holds about ten characters: "Qwen2.5-Coder" ran into its neighbour, so the Qwen coder models read
+    "Qwen"), written as the models' titles write them ("SmolLM2 135M"); any other name as given."""
+    families = {"qwen2.5-coder-": "Qwen\n", "smollm2-": "SmolLM2\n", "gemma-3-": "Gemma-3\n"}
+    base = name.replace("-instruct", "")
+    for prefix, family in families.items():  # the packaged models: family, then the size as their titles write it
+        if base.startswith(prefix):
+            return family + base[len(prefix):].upper()
+    return base
 
 
 def heatmap_panels(
@@ -40,11 +45,11 @@ def heatmap_panels(
     ncols = min(n, max_columns)
     for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)
-        columns = [f"{_short(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
+        columns = [f"{figure_name(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
         last_in_row = k % ncols == ncols - 1 or k == n - 1
         sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
                     cbar=last_in_row, cbar_kws={"label": HEATMAP_SCALE_LABEL, "shrink": 0.8}, ax=ax,
-                    xticklabels=columns, yticklabels=[_short(e) for e in table.index], annot_kws={"fontsize": 11})
+                    xticklabels=columns, yticklabels=[figure_name(e) for e in table.index], annot_kws={"fontsize": 11})
         for i, evaluator in enumerate(table.index):
             if evaluator in table.columns:
                 j = list(table.columns).index(evaluator)
@@ -77,7 +82,7 @@ def interval_dots(
             ax.errorbar(row[value], y[k], xerr=[[row[value] - row[low]], [row[high] - row[value]]], fmt="o",
                         color=model_colour(str(label)), capsize=3, label=str(label))
         ax.axvline(reference, color="0.4", linewidth=1, linestyle="--")
-        ax.set_yticks(y, [_short(str(i)).replace("\n", " ") for i in table.index])
+        ax.set_yticks(y, [figure_name(str(i)).replace("\n", " ") for i in table.index])
         ax.tick_params(axis="y", labelleft=True)
         ax.set_title(name, fontsize=12)
         ax.set_xlabel(xlabel)
@@ -95,8 +100,8 @@ def length_scatter(points: pd.DataFrame, evaluators: Sequence[str], title: str |
         rows = points[points["evaluator"] == evaluator]
         for generator, part in rows.groupby("generator", sort=False):
             ax.scatter(part["n_words"], part["score"], s=8, alpha=0.5, color=model_colour(str(generator)),
-                       label=_short(str(generator)).replace("\n", " "))
-        ax.set_title(_short(evaluator).replace("\n", " "), fontsize=12)
+                       label=figure_name(str(generator)).replace("\n", " "))
+        ax.set_title(figure_name(evaluator).replace("\n", " "), fontsize=12)
         ax.set_xlabel("summary length (words)")
         ax.tick_params(axis="y", labelleft=True)
     panels[0].set_ylabel("score (mean log-prob.)")

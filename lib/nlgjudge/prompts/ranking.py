@@ -73,6 +73,10 @@ class RankPrompt:
             adjective = known.adjective
         elif known is not None:
             raise ValueError(f"aspect {self.aspect!r} has its own WebNLG questions; choose another aspect or an adjective")
+        elif self.aspect.strip().isalpha() and self.aspect.strip().isupper():
+            # "COHR" is a typo of an abbreviation, not an adjective: the judge would be asked "more COHR"
+            raise ValueError(f"looks like an abbreviation but is none the book knows ({', '.join(ASPECTS)}); pass one of "
+                             f"them, or the adjective itself in lower case (e.g. concise)")
         else:
             adjective = self.aspect.strip()
         return f"Which {N} is more {adjective}, {N} A or {N} B?".replace("is more good", "is better")

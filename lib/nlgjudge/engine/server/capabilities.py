@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nlgjudge.engine.server.answers import check_choices
 from nlgjudge.engine.server.client import ServerClient, ServerError
 
 #: Fields of a /v1/models entry keyed as they are (vLLM: parent, max_model_len; llama.cpp's C++
@@ -145,10 +146,7 @@ class Capabilities:
 
 def _completion(client: ServerClient, model: str, prompt: str, **fields: Any) -> dict[str, Any]:
     body = {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, **fields}
-    choices = client.post("/completions", body).get("choices") or []
-    if not choices:
-        raise ServerError(f"{client.where}/completions answered without choices")
-    return choices[0]
+    return check_choices(client.post("/completions", body), client.where)
 
 
 def _same(a: dict[str, float] | None, b: dict[str, float] | None) -> bool:

@@ -83,7 +83,30 @@ def scrub(text: str) -> str:
     key = os.environ.get(API_KEY_ENV, "").strip()
     if len(key) >= 4:  # the key itself, however the server quoted it
         text = text.replace(key, "***")
+    if len(key) >= 2 * KEY_FRAGMENT:  # and any piece of it a server quoted (a "last 10 characters" is still a secret)
+        text = _mask_fragments(text, key)
     return text
+
+
+#: The shortest run of an API key's characters that :func:`scrub` hides when a server quotes a piece of it.
+KEY_FRAGMENT = 6
+
+
+def _mask_fragments(text: str, key: str) -> str:
+    """``text`` with every run of at least :data:`KEY_FRAGMENT` consecutive characters of ``key`` replaced by ``***``."""
+    pieces = {key[i:i + KEY_FRAGMENT] for i in range(len(key) - KEY_FRAGMENT + 1)}
+    out, i = [], 0
+    while i < len(text):
+        if text[i:i + KEY_FRAGMENT] in pieces:
+            j = i + KEY_FRAGMENT
+            while j < len(text) and text[i:j + 1] in key:
+                j += 1
+            out.append("***")
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def check_api_key(key: str) -> None:
@@ -103,10 +126,17 @@ def check_api_key(key: str) -> None:
 _KEY_PREFIXES = ("sk-", "hf_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "eyJ")
 
 
+#: A path segment that names a secret and gives its value ("key=abc", "api_key:abc", "token=abc").
+_NAMED_SECRET = re.compile(r"(?i)(api[_-]?key|apikey|key|access[_-]?token|token|auth|password|passwd|pass|secret)\s*[=:]\s*\S")
+
+
 def _looks_secret(segment: str) -> bool:
-    """A URL path segment that looks like a key or token: an issued key's prefix, a long hex string,
-    or a long random-looking run of letters and digits (model and route names are words)."""
+    """A URL path segment that looks like a key or token: an issued key's prefix, a ``name=value`` whose
+    name is a secret's, a long hex string, or a long random-looking run of letters and digits (model
+    and route names are words)."""
     if len(segment) >= 12 and segment.startswith(_KEY_PREFIXES):
+        return True
+    if _NAMED_SECRET.search(segment):  # "key=...", "token:..." as a path segment, however short its value
         return True
     if len(segment) >= 32 and all(ch in "0123456789abcdefABCDEF" for ch in segment):
         return True

@@ -30,7 +30,7 @@ from nlgjudge.engine.server.capabilities import (
     served_entry,
     system_fingerprint,
 )
-from nlgjudge.engine.server.client import ServerClient, ServerError, scrub
+from nlgjudge.engine.server.client import ServerClient, ServerError, holds_secret, scrub
 from nlgjudge.engine.server.scoring import ServerScorer, piece_texts
 
 DEFAULT_TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs); OpenAI's own API allows 5
@@ -213,6 +213,10 @@ def check_identity(text: str) -> str:
                          "(it becomes a field of the cache keys)")
     if len(text) > 200:
         raise ValueError(f"the server identity must be at most 200 characters, got {len(text)}")
+    if holds_secret(text):  # it is written into every cache key: never a key or token
+        raise ValueError("the server identity looks like it holds a credential (its value is not shown), and it is "
+                         "stored in every cache key; state the served weights instead, e.g. the GGUF file's sha256 "
+                         "and the server's --n_ctx")
     return text
 
 

@@ -31,6 +31,7 @@ import math
 
 from typing import Any
 
+from nlgjudge.engine.server.answers import check_choices, check_logprobs
 from nlgjudge.engine.server.capabilities import FORCE_BIAS, Capabilities, _same
 from nlgjudge.engine.server.client import ServerClient, ServerError
 
@@ -65,11 +66,8 @@ class ServerScorer:
             bias.setdefault(str(self.caps.eos_id), -FORCE_BIAS)
             body["logit_bias"] = bias
         data = self.client.post("/completions", body)
-        choices = data.get("choices") or []
-        if not choices:
-            raise ServerError(f"{self.client.where}/completions answered without choices")
-        choice = dict(choices[0])
-        usage = data.get("usage") or {}
+        choice = dict(check_choices(data, self.client.where))
+        usage = (data.get("usage") if isinstance(data.get("usage"), dict) else None) or {}
         choice["_prompt_tokens"] = usage.get("prompt_tokens")
         choice["_completion_tokens"] = usage.get("completion_tokens")
         if not choice.get("logprobs"):
@@ -185,56 +183,3 @@ class ServerScorer:
             raise ServerError(f"{self.client.where} did not produce the forced token {text!r} (got {choice.get('text')!r})")
         return float(value)
 
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """A server's value in a message: its type and a short, one-line beginning (huge answers summarised)."""
-    text = repr(value)
-    text = text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
-    return f"{type(value).__name__} {text}"
-
-
-def _logprob_problem(value: Any) -> str | None:
-    """Why ``value`` is no log-probability (a real number <= 0, finite), or None when it is one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"a number, got {_shown(value)}"
-    if math.isnan(value) or math.isinf(value):
-        return f"a finite number, got {value!r}"
-    if value > 1e-3:
-        return f"a log-probability (at most 0), got {value!r}"
-    return None
-
-
-def check_logprobs(logprobs: Any, where: str) -> None:
-    """Refuse, in one line naming the server and the field, a ``logprobs`` object of the wrong shape:
-    not an object, ``top_logprobs`` not a list of {token: number} objects, ``token_logprobs`` not a list
-    of numbers (None allowed), ``tokens`` not a list of strings, or values that are NaN, infinite,
-    positive or strings."""
-    def fail(field: str, expected: str) -> ServerError:
-        return ServerError(f"{where}/completions answered a malformed logprobs.{field}: expected {expected}")
-
-    if not isinstance(logprobs, dict):
-        raise ServerError(f"{where}/completions answered a malformed logprobs: expected an object, got {_shown(logprobs)}")
-    tops = logprobs.get("top_logprobs")
-    if tops is not None:
-        if not isinstance(tops, list):
-            raise fail("top_logprobs", f"a list of {{token: log-probability}} objects, got {_shown(tops)}")
-        for k, row in enumerate(tops):
-            if row is None:
-                continue
-            if not isinstance(row, dict):
-                raise fail(f"top_logprobs[{k}]", f"an object {{token: log-probability}}, got {_shown(row)}")
-            for token, value in row.items():
-                problem = _logprob_problem(value)
-                if problem:
-                    raise fail(f"top_logprobs[{k}][{token!r}]", problem)
-    values = logprobs.get("token_logprobs")
-    if values is not None:
-        if not isinstance(values, list):
-            raise fail("token_logprobs", f"a list of log-probabilities, got {_shown(values)}")
-        for k, value in enumerate(values):
-            problem = None if value is None else _logprob_problem(value)
-            if problem:
-                raise fail(f"token_logprobs[{k}]", problem)
-    tokens = logprobs.get("tokens")
-    if tokens is not None and (not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens)):
-        raise fail("tokens", f"a list of strings, got {_shown(tokens)}")

@@ -1,0 +1,94 @@
+"""What an OpenAI-compatible server answers, checked before it is read: one clear line naming the
+server, the field and what was expected, never a traceback from deep inside the client.
+
+Used by the capability probe (:mod:`nlgjudge.engine.server.capabilities`) and by every scoring
+request (:mod:`nlgjudge.engine.server.scoring`), so the first request a run makes is checked as
+strictly as the last.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from nlgjudge.engine.server.client import ServerError
+
+#: Probabilities of one position's top_logprobs may sum to a little above 1 by rounding, never more.
+DISTRIBUTION_SLACK = 1e-2
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A server's value in a message: its type and a short, one-line beginning (huge answers summarised)."""
+    text = repr(value)
+    text = text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+    return f"{type(value).__name__} {text}"
+
+
+def _logprob_problem(value: Any) -> str | None:
+    """Why ``value`` is no log-probability (a real number <= 0, finite), or None when it is one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"a number, got {_shown(value)}"
+    if math.isnan(value) or math.isinf(value):
+        return f"a finite number, got {value!r}"
+    if value > 1e-3:
+        return f"a log-probability (at most 0), got {value!r}"
+    return None
+
+
+def check_logprobs(logprobs: Any, where: str) -> None:
+    """Refuse, in one line naming the server and the field, a ``logprobs`` object of the wrong shape:
+    not an object, ``top_logprobs`` not a list of {token: number} objects, ``token_logprobs`` not a list
+    of numbers (None allowed), ``tokens`` not a list of strings, or values that are NaN, infinite,
+    positive or strings."""
+    def fail(field: str, expected: str) -> ServerError:
+        return ServerError(f"{where}/completions answered a malformed logprobs.{field}: expected {expected}")
+
+    if not isinstance(logprobs, dict):
+        raise ServerError(f"{where}/completions answered a malformed logprobs: expected an object, got {_shown(logprobs)}")
+    tops = logprobs.get("top_logprobs")
+    if tops is not None:
+        if not isinstance(tops, list):
+            raise fail("top_logprobs", f"a list of {{token: log-probability}} objects, got {_shown(tops)}")
+        for k, row in enumerate(tops):
+            if row is None:
+                continue
+            if not isinstance(row, dict):
+                raise fail(f"top_logprobs[{k}]", f"an object {{token: log-probability}}, got {_shown(row)}")
+            for token, value in row.items():
+                problem = _logprob_problem(value)
+                if problem:
+                    raise fail(f"top_logprobs[{k}][{token!r}]", problem)
+            total = sum(math.exp(float(v)) for v in row.values())
+            if total > 1.0 + DISTRIBUTION_SLACK:
+                raise fail(f"top_logprobs[{k}]", f"log-probabilities of one distribution, whose probabilities sum to at "
+                                                 f"most 1; theirs sum to {total:.3g}")
+    values = logprobs.get("token_logprobs")
+    if values is not None:
+        if not isinstance(values, list):
+            raise fail("token_logprobs", f"a list of log-probabilities, got {_shown(values)}")
+        for k, value in enumerate(values):
+            problem = None if value is None else _logprob_problem(value)
+            if problem:
+                raise fail(f"token_logprobs[{k}]", problem)
+    tokens = logprobs.get("tokens")
+    if tokens is not None and (not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens)):
+        raise fail("tokens", f"a list of strings, got {_shown(tokens)}")
+
+
+
+def check_choices(answer: Any, where: str) -> dict[str, Any]:
+    """The first of a completion answer's ``choices``, refused in one line unless the answer is an
+    object whose ``choices`` is a non-empty list of objects (and its ``logprobs``, where given, passes
+    :func:`check_logprobs`)."""
+    if not isinstance(answer, dict):
+        raise ServerError(f"{where}/completions answered {_shown(answer)}: expected a JSON object with choices")
+    choices = answer.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ServerError(f"{where}/completions answered a malformed choices: expected a non-empty list of objects, "
+                          f"got {_shown(choices)}")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise ServerError(f"{where}/completions answered a malformed choices[0]: expected an object, got {_shown(choice)}")
+    if choice.get("logprobs") is not None:
+        check_logprobs(choice["logprobs"], where)
+    return choice
