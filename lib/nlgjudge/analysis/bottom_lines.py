@@ -18,6 +18,13 @@ from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPOR
 
 #: The longest bottom line, in words.
 MAX_WORDS = 45
+#: The answer box prints each line after this label, and a reader counts it with the line.
+LABEL = "Bottom line."
+
+
+def words_shown(text: str) -> int:
+    """The words a reader sees: the line with the box's :data:`LABEL` before it."""
+    return len(f"{LABEL} {text}".split())
 _NOT_PLAIN = re.compile(r"[()\[\]{}<>`=|\\]")
 _CODE_NAME = re.compile(r"\b[a-z]+_[a-z_]+\b")
 
@@ -28,8 +35,9 @@ def plain(text: str) -> str:
     words = text.split()
     if not words:
         raise ValueError("a bottom line needs words")
-    if len(words) > MAX_WORDS:
-        raise ValueError(f"a bottom line has at most {MAX_WORDS} words; this one has {len(words)}: {text!r}")
+    if words_shown(text) > MAX_WORDS:
+        raise ValueError(f"a bottom line has at most {MAX_WORDS} words with its label {LABEL!r}; this one has "
+                         f"{words_shown(text)}: {text!r}")
     found = _NOT_PLAIN.search(text) or _CODE_NAME.search(text)
     if found:
         raise ValueError(f"a bottom line has no brackets or code names; found {found.group(0)!r} in {text!r}")
@@ -47,7 +55,7 @@ def _fit(*sentences: str) -> str:
     """The sentences joined, dropping trailing ones (the least important) until the line has at
     most :data:`MAX_WORDS` words; then :func:`plain`."""
     kept = list(sentences)
-    while len(kept) > 1 and len(" ".join(kept).split()) > MAX_WORDS:
+    while len(kept) > 1 and words_shown(" ".join(kept)) > MAX_WORDS:
         kept.pop()
     return plain(" ".join(kept))
 
@@ -133,12 +141,12 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
-    hurts = (f" With fewer comparisons than candidates it lowers agreement with people in "
+    hurts = (f" With fewer comparisons than candidates, it lowers agreement in "
              f"{_of(tiny[CONTRADICTED], len(verdicts['debias_gain_tiny_budgets']))} datasets."
              if tiny[CONTRADICTED] else "")
     for short in (False, True):
         full = line(short) + hurts
-        if len(full.split()) <= MAX_WORDS:
+        if words_shown(full) <= MAX_WORDS:
             return plain(full)
     return plain(line(short=True))
 
