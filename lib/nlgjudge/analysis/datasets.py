@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from nlgjudge.data import JudgeDataset
+from nlgjudge.data.sources import DatasetLocation
 
 #: Characters per line of printed text (the width of the book's text column).
 WIDTH = 72
@@ -127,26 +128,25 @@ def example(ds: JudgeDataset, text_limit: int = 200) -> tuple[str, pd.DataFrame]
     return text, table.set_index("system").round(2)
 
 
-def sources_table(locations: Sequence[object]) -> pd.DataFrame:
+def sources_table(locations: Sequence[DatasetLocation]) -> pd.DataFrame:
     """Where a reader gets each dataset (:func:`nlgjudge.data.dataset_locations`): one row per set of
     files of the data directory, indexed by the datasets read from them, with the folder and its
     files (the folder written with a trailing ``/``, as a path, never as a dataset's reader name) and
     where to get them: the online copy the loaders read when the folder is missing and there is
     internet, and where the files can be obtained by hand."""
-    rows: dict[tuple[str, tuple[str, ...]], dict[str, object]] = {}
+    rows: dict[tuple[str, tuple[str, ...]], dict] = {}
     for location in locations:
-        local, online = location.local, location.online  # type: ignore[attr-defined]
-        key = (local.folder, tuple(local.files))
-        row = rows.setdefault(key, {"datasets": [], "online": [], "source": location.manual_source})  # type: ignore[attr-defined]
-        row["datasets"].append(location.title.split(" (")[0])  # type: ignore[attr-defined,union-attr]
+        local, online = location.local, location.online
+        row = rows.setdefault((local.folder, tuple(local.files)), {"datasets": [], "online": [], "source": location.manual_source})
+        row["datasets"].append(location.title.split(" (")[0])
         if online is not None:
-            row["online"].append(online.hub_id + (f" ({online.config})" if online.config else ""))  # type: ignore[union-attr]
+            row["online"].append(online.hub_id + (f" ({online.config})" if online.config else ""))
     out = []
     for (folder, files), row in rows.items():
         shown = ", ".join(files) if len(files) <= 2 else f"{files[0]} and {len(files) - 1} more files"
         source = str(row["source"]).split("; see the mirror")[0]  # the mirror's own notes are not the reader's
-        online = "; ".join(dict.fromkeys(row["online"]))  # type: ignore[arg-type]
-        out.append({"dataset": "; ".join(dict.fromkeys(row["datasets"])),  # type: ignore[arg-type]
+        online = "; ".join(dict.fromkeys(row["online"]))
+        out.append({"dataset": "; ".join(dict.fromkeys(row["datasets"])),
                     "folder/ and files": f"{folder}/ {shown}",
                     "where to get them": (f"online copy: {online}; by hand: " if online else "by hand only: ") + source})
     return pd.DataFrame(out).set_index("dataset")
@@ -169,8 +169,7 @@ def tie_ceilings(datasets: Mapping[str, JudgeDataset]) -> pd.DataFrame:
                 scores = part[aspect].dropna().to_numpy(float)
                 if len(scores) < 2 or np.ptp(scores) == 0:
                     continue
-                pairs = [(a, b) for a, b in combinations(scores, 2)]
-                tied.append(np.mean([a == b for a, b in pairs]))
+                tied.append(np.mean([a == b for a, b in combinations(scores, 2)]))
                 strict = stats.rankdata(scores, method="ordinal")  # ties broken by position: any order gives the same
                 ceilings.append(stats.spearmanr(scores, strict).statistic)
             if ceilings:

@@ -27,8 +27,6 @@ llama-cpp-python 0.3.36 echoes different, wrong values when one is set.
 
 from __future__ import annotations
 
-import math
-
 from typing import Any
 
 from nlgjudge.engine.server.answers import check_choices, check_logprobs
@@ -182,4 +180,3 @@ class ServerScorer:
         if choice.get("text") != text or value is None:
             raise ServerError(f"{self.client.where} did not produce the forced token {text!r} (got {choice.get('text')!r})")
         return float(value)
-
