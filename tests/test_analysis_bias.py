@@ -235,7 +235,8 @@ def test_the_summary_claims_a_relation_with_the_bias_only_when_it_holds_within_d
 
     distance = [0.05 * k for k in range(1, 9)]
     noisy = debiasing_summary(*_summary_frames(distance, [2.0, -1.0, 1.0, 4.0, 0.0, 3.0, 6.0, 5.0]))
-    assert "pooled over its 8 sets +0.69" in noisy[-1] and noisy[-1].endswith("not resolved")
+    assert "pooled over its 8 sets +0.69" in noisy[-1] and ": not resolved; about 90 sets would give an 80% chance" in noisy[-1]
+    assert noisy[-1].endswith("(this run has 8)")
     assert debiasing_summary(*_summary_frames(distance, [k + 0.5 for k in range(8)]))[-1].endswith(": supported")
     assert debiasing_summary(*_summary_frames(distance, [8.0 - k for k in range(8)]))[-1].endswith(": contradicted")
     assert "no within-dataset test possible" in debiasing_summary(*_summary_frames(distance[:2], [1.0, 2.0]))[-1]
@@ -395,3 +396,19 @@ def test_a_models_datasets_are_one_family_and_a_row_that_fails_holm_is_a_flag_in
     shown = claims_table(claims.reset_index())
     assert shown["verdict"].tolist()[:2] == ["supported", "not resolved (a flag: supported on its own interval, not "
                                              "after Holm's correction over the model's datasets)"]
+
+
+def test_a_set_whose_every_context_answers_a_has_an_exact_interval_not_a_point(tiny_dataset, synthetic_comparisons) -> None:
+    """P(A) = 1 in every context of a set: the glossary's exact binomial interval over the contexts,
+    never the zero-width [1.00, 1.00] that a t interval of constant values gives."""
+    from scipy import stats
+
+    from nlgjudge.analysis.bias import debiasing_gain_intervals
+
+    ds = tiny_dataset(n_contexts=4, n_candidates=4)
+    frame = synthetic_comparisons(ds, pull=3.0, sharpness=0.5)  # P(A) = 1 in every context
+    rows = debiasing_gain_intervals(frame, {"tiny": ds})
+    exact = stats.binomtest(4, 4).proportion_ci(method="exact")
+    assert (rows["p_a"] == 1.0).all() and (rows["p_a_high"] == 1.0).all()
+    assert rows["p_a_low"].to_numpy() == pytest.approx(exact.low)
+    assert rows["p_a_p_value"].to_numpy() == pytest.approx(stats.binomtest(4, 4, 0.5).pvalue)

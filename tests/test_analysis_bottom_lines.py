@@ -87,6 +87,18 @@ def test_each_built_answer_box_opens_with_its_bottom_line(chapter: str) -> None:
     assert lines.plain(line) == line
 
 
+def test_the_introduction_pastes_every_chapters_bottom_line_in_its_order() -> None:
+    """The intro's "Results at a glance" pastes each chapter's glued line (never a typed copy), in the
+    table of contents' order, so a chapter added or renamed without it fails here."""
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    section = intro.split("## Results at a glance", 1)[1].split("\n## ", 1)[0]
+    pasted = re.findall(r"\{doc\}`(\w+)` \| \{glue:text\}`(\w+)\.ipynb::bottom_line:s`", section)
+    assert all(doc == source for doc, source in pasted), pasted
+    toc = re.findall(r"file: book/(\w+)", (ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    chapters = {c.name for c in CHAPTERS}
+    assert [doc for doc, _ in pasted] == [name for name in toc if name in chapters]
+
+
 def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
                              ["supported", "not resolved"])

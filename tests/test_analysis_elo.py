@@ -379,3 +379,14 @@ def test_the_reference_claim_counts_contestants_above_it_after_holm() -> None:
     # Only barely resolved pairs: each excludes 0 alone (p just under 0.05) but not after Holm over 3.
     weak = analysis._reference_row(Draws({"a": (1, 41), "b": (1, 41), "c": (-50, 50)}), "reference", None)
     assert weak["verdict"] == "not resolved" and "a flag" in weak["reason"]
+
+
+def test_a_claim_over_the_systems_says_how_many_systems_would_settle_it() -> None:
+    from nlgjudge.analysis.elo import needed_sentence
+    from nlgjudge.stats.claims import kendall_units_needed
+
+    table = pd.DataFrame({"verdict": ["not resolved"], "claim": ["tau below 0"], "key": ["tau_reversed"],
+                          "articles_needed": [np.nan], "n": [6]})
+    text = needed_sentence(table, available=99)
+    assert f"about {kendall_units_needed(-0.5)} systems would give an 80% chance" in text and "tau = -0.5" in text
+    assert "more articles cannot settle it" in text

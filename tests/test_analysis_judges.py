@@ -25,7 +25,7 @@ def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_r
     assert sentence == ("passes the judge screen in all 2 (runtime, dataset) runs: its two orders agree on 100% [63%, 100%], "
                         "100% [63%, 100%] of pairs per context after debiasing, every interval above chance (50%; the lowest end 63%)")
     mixed = outcomes_sentence(order_agreements({"x": CONSISTENT, "y": ALWAYS_A}))
-    assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50% [50%, 50%]")
+    assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50% [18%, 82%]")
     assert mixed.endswith("; it passes in the other 1")
     one = outcomes_sentence(order_agreements({"x": CONSISTENT}))
     assert one.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
@@ -34,7 +34,7 @@ def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_r
 
 def test_the_table_has_one_row_per_judge_with_the_gates_outcome() -> None:
     table = agreement_table({("d", "good"): CONSISTENT, ("d", "bad"): ALWAYS_A}, ["dataset", "model"])
-    assert table["outcome"].tolist() == ["passes", "fails: answers by position"]
+    assert table["outcome"].tolist() == ["passes", "fails: not shown to read the texts"]
     named = agreement_table({"good": CONSISTENT}, ["judge"])  # a key named "judge" keeps its name
     assert named["judge"].tolist() == ["good"]
     assert table["pairs in both orders"].tolist() == [120, 120] and table["contexts"].tolist() == [8, 8]
@@ -52,5 +52,5 @@ def test_a_whole_run_judge_is_screened_with_its_contexts_as_comparison_sets() ->
     assert whole_run_words(judged)["good"].startswith("passes the judge screen: its two orders agree on 100% [63%, 100%]")
     table = whole_run_table(judged)
     assert table.index.tolist() == ["good", "bad"]
-    assert table["outcome"].tolist() == ["passes", "fails: answers by position"]
+    assert table["outcome"].tolist() == ["passes", "fails: not shown to read the texts"]
     assert table["orders agree (%, 95% interval)"].iloc[0] == "100% [63%, 100%]"

@@ -458,3 +458,21 @@ def test_a_bootstraps_monte_carlo_error_enters_the_verdict_and_holms_count() -> 
     assert many["verdict"].tolist() == ["supported", "supported"]
     with pytest.raises(ValueError, match="registered"):
         analysis.claim_rows(table, "x", "value", "low", "high", resamples=50)
+
+
+def test_a_flag_is_an_open_row_counted_at_holms_strictest_step() -> None:
+    """A row resolved on its own interval that Holm's correction over its claim's rows leaves open is
+    listed with the rows not resolved, its documents counted at alpha 0.05 / k (k: the claim's rows)."""
+    from nlgjudge.stats.claims import units_needed_from_interval
+
+    table = pd.DataFrame({"value": [0.30, 0.04, 0.04, 0.30], "low": [0.20, 0.004, 0.004, 0.20], "high": [0.40, 0.076, 0.076, 0.40],
+                          "n": [40, 40, 40, 40]}, index=pd.MultiIndex.from_tuples([("d", "a"), ("d", "b"), ("d", "c"), ("d", "e")]))
+    rows = analysis.claim_rows(table, "own above others", "value", "low", "high", registered="narcissism.excess")
+    # b and c: supported on their own intervals (p about 0.03), not after Holm over the 4 rows (0.05 / 2 at their step)
+    assert rows.loc[1, "verdict"] == rows.loc[2, "verdict"] == "supported"
+    assert analysis.row_verdict_cells(rows)[1].startswith("not resolved (a flag")
+    needed = analysis.documents_needed_table(rows, horizon=100)
+    assert needed["row"].tolist() == ["d / b", "d / c"]
+    expected = units_needed_from_interval(rows.loc[1, "effect_at"], 0.004, 0.076, 40, threshold=rows.loc[1, "needed_threshold"],
+                                          alpha=0.05 / 4)
+    assert needed.loc[0, "documents needed"] == str(expected) and "a flag: at alpha 0.05 / 4" in needed.loc[0, "method"]

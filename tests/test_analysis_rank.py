@@ -184,3 +184,36 @@ def test_a_neighbour_whose_interval_end_lies_within_the_resamples_error_of_zero_
     # a low end clear of the band (0.3 t above 0, the band is 3 x t / sqrt(998) = 0.095 t) is supported
     replicates = np.column_stack([t * 1.3 + noise, np.zeros(500)])
     assert _adjacent(["a", "b"], {"a": 0, "b": 1}, np.array([t * 1.3, 0.0]), replicates, n_units, 0.95).iloc[0]["verdict"] == "supported"
+
+
+def _two_pairs(p_first: float, p_second: float, n_boot: int, n_units: int = 30):
+    """Three systems a > b > c whose two neighbouring gaps (1.0 each) have bootstrap SEs giving
+    the two-sided p-values asked for, on ``n_boot`` resamples."""
+    from scipy import stats
+
+    from nlgjudge.analysis.rank import _adjacent
+
+    def resampled(p: float, seed: int) -> np.ndarray:
+        z = np.random.default_rng(seed).normal(size=n_boot)
+        return (z - z.mean()) / z.std(ddof=1) / stats.t.isf(p / 2, n_units - 1)
+
+    c = np.zeros(n_boot)
+    b = c + 1 + resampled(p_second, 2)
+    a = b + 1 + resampled(p_first, 1)
+    return _adjacent(["a", "b", "c"], {"a": 0, "b": 1, "c": 2}, np.array([2.0, 1.0, 0.0]), np.stack([a, b, c], axis=1),
+                     n_units, 0.95)
+
+
+def test_a_pair_at_holms_boundary_within_the_resamples_error_is_borderline_never_decided() -> None:
+    from nlgjudge.analysis.rank import HOLM_BORDERLINE
+
+    clear = _two_pairs(0.002, 0.004, n_boot=400)
+    assert clear["resolved_after_holm"].all() and (clear["verdict"] == "supported").all()
+    # p = 0.024 against Holm's first step 0.025: the resamples' Monte Carlo error of the SE could put it on
+    # either side, so the pair is borderline (and the second, read after it, too), not resolved either way
+    edge = _two_pairs(0.024, 0.030, n_boot=400)
+    assert (edge["row_verdict"] == "supported").all() and not edge["resolved_after_holm"].any()
+    assert edge["verdict"].tolist() == [f"not resolved ({HOLM_BORDERLINE})"] * 2
+    # far past the step on every draw: an ordinary flag
+    flag = _two_pairs(0.040, 0.042, n_boot=4000)
+    assert flag["verdict"].str.contains("a flag").all()

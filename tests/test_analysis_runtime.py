@@ -126,8 +126,8 @@ def test_a_change_on_too_few_contexts_is_flagged_not_counted(tiny_dataset, synth
                         "n_contexts": [30, 30, 30], "excludes_zero": [True, False, True], "too_few": [False, False, False]})
     # the third row's own interval excludes 0 (p just under 0.05), but not after Holm over the three rows: a flag
     words = rt.resolved_words(two)
-    assert words[:2] == ["yes", "no"]
-    assert words[2] == "no (a flag: excludes 0 on its own interval, not after Holm's correction over the 3 rows)"
+    assert words[:2] == ["detected", "not detected"]
+    assert words[2] == "not detected (a flag: excludes 0 on its own interval, not after Holm's correction over the 3 rows)"
 
 
 # ---- section 5: the scoring readings and the paper's claim under both runtimes ----------------------

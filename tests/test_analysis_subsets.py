@@ -336,6 +336,23 @@ def test_the_per_dataset_sentences_count_after_holm_within_each_finding() -> Non
     assert said["n_not_resolved"] == "2 (1 before Holm's correction)" and "1 more is a flag" in said["needed"]
 
 
+def test_the_answer_table_reads_each_finding_per_dataset_after_holm() -> None:
+    from nlgjudge.analysis.subsets import ANSWER_FINDINGS, answer_table
+
+    rows = pd.DataFrame({"dataset": ["d1", "d2", "d3"], "comparison": ["no_repeat_minus_random"] * 3, "finding": ["1"] * 3,
+                         "claim": ["c"] * 3, "estimate": [1.0, -1.0, 0.1], "low": [0.5, -1.9, -1.0], "high": [1.5, -0.1, 1.2],
+                         "n": [30, 30, 16], "verdict": ["supported", "contradicted", "not resolved"], "reason": ["r"] * 3,
+                         "p_value": [0.0001, 0.04, 0.8]})
+    table = answer_table(rows)
+    assert list(table.index) == list(ANSWER_FINDINGS.values()) and list(table.columns) == ["d1", "d2", "d3"]
+    first = table.loc[ANSWER_FINDINGS["no_repeat_minus_random"]]
+    assert first["d1"] == "1.0 [0.5, 1.5], supported (n = 30)"
+    # the same words as the sentences: a flag after Holm's correction over the datasets is named as one
+    assert first["d2"].startswith("-1.0 [-1.9, -0.1], not resolved (a flag: contradicted")
+    assert first["d3"] == "0.1 [-1.0, 1.2], not resolved (n = 16)"
+    assert (table.loc[ANSWER_FINDINGS["debias_gain_small_budgets"]] == "not computed").all()  # no rows: said so
+
+
 def _draw_frames(stacks: dict[str, tuple[list[int], list[float]]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """per-context and per-draw frames of one group: stack (a template) -> (its contexts, per-draw differences)."""
     context_rows, draw_rows = [], []

@@ -50,7 +50,7 @@ def test_a_prompt_file_with_its_fields(tmp_path: Path) -> None:
         ("{output_a} {output_b} {score}", r"unknown field \{score\}"),
         ("{output_a} {output_b} {", "literal braces"),
         ("{output_a} {output_b} {reference}", "--with-reference"),
-        ("  \n", "empty"),
+        ("  \n", "has no text"),
     ],
 )
 def test_bad_prompt_files_are_refused(tmp_path: Path, text: str, message: str) -> None:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nlgjudge.prose import glue_all, interval_text, listing, number
+from nlgjudge.prose import glue_all, interval_text, listing, number, short_id
 
 
 def test_numbers_and_listings_read_as_prose() -> None:
@@ -43,3 +43,10 @@ def test_numbers_that_round_to_zero_print_without_a_sign():
     assert interval_text(13.8, -0.04, 27.6, 1) == "13.8 [0.0, 27.6]"
     assert number(-0.04, 1) == "0.0" and number(-0.04, 1, signed=True) == "0.0" and number(0.04, 1, signed=True) == "0.0"
     assert number(-0.06, 1) == "-0.1" and number(0.06, 1, signed=True) == "+0.1"
+
+
+def test_short_id_cuts_only_long_hex_runs() -> None:
+    assert short_id("dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2") == "dm-test-8764fb95\u2026"
+    assert short_id("032bd00214629a8af90f1817d1d611224bd6d3ed") == "032bd002\u2026"
+    assert short_id("webnlg-1234") == "webnlg-1234"  # short or non-hex ids stay whole
+    assert short_id("dialogue-0123456789a") == "dialogue-0123456789a"  # 11 hex digits: kept

@@ -200,3 +200,32 @@ def test_equivalence_units_needed_put_the_interval_inside_the_margin_with_the_st
     assert equivalence_units_needed(0.0, 5.0) == 2 and equivalence_units_needed(1e6, 1.0) is None
     with pytest.raises(ValueError, match="margin"):
         equivalence_units_needed(1.0, 0.0)
+
+
+def test_systems_needed_for_a_kendall_tau_follow_its_null_variance() -> None:
+    """tau = -0.5 against 0: sd0(n)^2 = 2 (2n + 5) / (9 n (n - 1)); 0.5 / sd0 first reaches
+    z(0.975) + z(0.8) = 2.8016 at n = 18 (at 17 it is 2.8011, just short)."""
+    import math
+
+    from nlgjudge.stats.claims import kendall_units_needed
+
+    def ratio(n: int) -> float:
+        return 0.5 / math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
+
+    assert ratio(17) < 2.8016 <= ratio(18)
+    assert kendall_units_needed(-0.5) == kendall_units_needed(0.5) == 18
+    assert kendall_units_needed(0.2) > kendall_units_needed(0.5)
+    assert kendall_units_needed(0.0) is None
+    with pytest.raises(ValueError, match="lies in"):
+        kendall_units_needed(1.5)
+
+
+def test_units_needed_for_a_correlation_follow_fishers_z() -> None:
+    """r = 0.3 against 0: (2.8016 / atanh 0.3)^2 = 81.9; Spearman's 1.06 x that + 3 = 89.8 -> 90; Pearson's 84.9 -> 85."""
+    from nlgjudge.stats.claims import correlation_units_needed
+
+    assert correlation_units_needed(0.3) == correlation_units_needed(-0.3) == 90
+    assert correlation_units_needed(0.3, spearman=False) == 85
+    assert correlation_units_needed(0.0) is None
+    with pytest.raises(ValueError, match="lies in"):
+        correlation_units_needed(1.0)

@@ -22,7 +22,17 @@ def test_a_judge_that_always_answers_a_is_degenerate():
     result = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
     assert result.n_pairs == 10 * 28 and result.n_contexts == 10
     assert result.agreement == pytest.approx(0.5)  # every decision tied at tau: half agreement, as a coin's
-    assert result.degenerate and result.outcome == POSITION and "no better than chance" in degenerate_reason(result)
+    # half agreement in every context is what a coin gives: its interval is as wide as 10 coin flips'
+    # (never zero-width), so it reaches chance and the run does not show that the judge reads the texts
+    assert result.degenerate and result.outcome == NOT_SHOWN and "reaches chance" in degenerate_reason(result)
+    assert result.low < 0.25 and result.high > 0.75
+
+
+def test_a_judge_whose_two_orders_disagree_is_below_chance():
+    # the pair's parity decides both orders alike: each pair's two answers name different candidates
+    result = order_agreement(*_both_orders(10, 8, lambda s, i, j: 0.9 if (i + j) % 2 == 0 else 0.1))
+    assert result.agreement < 0.25 and result.high <= 0.5
+    assert result.outcome == POSITION and "at or below chance" in degenerate_reason(result)
 
 
 def test_a_judge_that_always_ties_is_degenerate():
@@ -97,7 +107,7 @@ def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not()
     assert words.endswith("over 8 contexts, above chance")
     always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
     assert outcome_words(always_a) == "fails the judge screen: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
-    assert outcome_words(always_a).endswith("no better than chance: it answers by position")
+    assert outcome_words(always_a).endswith("the interval reaches chance, so the run does not show that it reads the texts")
 
 
 def test_p_text_is_the_one_way_a_p_value_is_printed() -> None:

@@ -1,5 +1,7 @@
 """The small-sample interval of a mean, and its paired version, against known answers."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -125,3 +127,18 @@ def test_the_ends_of_a_bootstrap_interval_carry_the_monte_carlo_error_of_its_sta
     ends = [float(bootstrap_se_interval(np.array(0.0), rng.normal(size=(201, 1))[:, 0], 20)[1]) for _ in range(400)]
     half = float(np.mean(ends))
     assert np.std(ends, ddof=1) == pytest.approx(bootstrap_end_error(half, 201), rel=0.15)
+
+
+def test_the_same_share_in_every_unit_is_no_more_certain_than_as_many_coin_flips() -> None:
+    """A judge whose every decision ties agrees 0.5 in each of 10 contexts: the score interval of 10
+    units at 0.5, not the zero-width [0.5, 0.5] of a t interval over constant values."""
+    from scipy import stats
+
+    from nlgjudge.stats.intervals import share_interval
+
+    interval = share_interval([0.5] * 10)
+    q = stats.t.ppf(0.975, 9)
+    z2 = q ** 2 / 10
+    half = math.sqrt(z2 * 0.25 + z2 ** 2 / 4) / (1 + z2)  # Wilson at n = 10, p = 0.5
+    assert interval.mean == 0.5 and (interval.low, interval.high) == pytest.approx((0.5 - half, 0.5 + half))
+    assert interval.low < 0.25

@@ -20,6 +20,15 @@ def test_every_chapter_belongs_to_exactly_one_lesson() -> None:
     assert len(taught) == len(set(taught)), "a chapter is in two lessons"
 
 
+def test_every_page_of_the_book_has_its_place_in_the_course() -> None:
+    """A page in the table of contents is in a lesson or named among the pages outside them."""
+    toc = re.findall(r"file: book/(\w+)", (ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    taught = {c for lesson in teaching.LESSONS for c in lesson.chapters}
+    outside = teaching.page_markdown(ROOT).split("**Pages outside the lessons**", 1)[1]
+    placed = taught | set(re.findall(r"\{doc\}`(\w+)`", outside)) | {"teachers"}
+    assert set(toc) <= placed, sorted(set(toc) - placed)
+
+
 def test_the_teachers_page_is_current_and_in_the_book() -> None:
     page = (ROOT / "book" / "teachers.md").read_text(encoding="utf-8")
     assert page == teaching.page_markdown(ROOT), "run `make book` (it writes book/teachers.md)"

@@ -758,7 +758,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "contestants": list(CONTEST_CONTESTANTS),
             "n_articles": None,
             "budgets": [0.5, 0.25],
-            "n_boot": 500,
+            "n_boot": 4000,  # enough resamples that no neighbouring pair rides on their Monte Carlo error
             "seed": SEED,
             "resample_seed": SEED,
             "released_only": True,

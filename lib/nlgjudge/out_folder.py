@@ -12,11 +12,14 @@ their process is gone.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,12 +211,30 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
         finally:
             held[1] -= 1
         return
+    not_ours = (f"{option} {folder}: it holds a {LOCK_NAME} that nlgjudge rank did not write (a link, or a file "
+                "without a run's process id); this tool never writes through it: move or rename it, or pass "
+                f"{option} another folder")
     while True:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        created = True
+        try:  # never through a link, and never into a file an earlier run of ours did not leave
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            created = False
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+            except FileNotFoundError:
+                continue  # its holder removed it meanwhile: create it
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise UserInputError(not_ours) from None
+                raise UserInputError(f"{option} {folder}: cannot open the lock file {LOCK_NAME} there "
+                                     f"({_reason(error)}); pass {option} a folder you can write to") from None
         except OSError as error:
             raise UserInputError(f"{option} {folder}: cannot create the lock file {LOCK_NAME} there "
                                  f"({_reason(error)}); pass {option} a folder you can write to") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UserInputError(not_ours)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -225,6 +246,10 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
         except FileNotFoundError:
             same = False
         if same:
+            # a lock file left by a run that ended without removing it holds that run's process id
+            if not created and not re.fullmatch(rb"\d+\n?", os.pread(fd, 64, 0)):
+                os.close(fd)
+                raise UserInputError(not_ours)
             break
         os.close(fd)  # the holder before us removed the file after we opened it: lock the new one
     _HELD_LOCKS[path] = [fd, 1]

@@ -126,6 +126,12 @@ def listing(names: list[str], empty: str = "none") -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def short_id(identifier: str, keep: int = 8) -> str:
+    """A dataset's id as a reader sees it: a run of 12 or more hex digits (a CNN/DM article's hash) cut
+    to its first ``keep`` and an ellipsis; everything else kept (``dm-test-8764fb95…``)."""
+    return re.sub(r"[0-9a-f]{12,}", lambda m: m.group(0)[:keep] + "\u2026", identifier)
+
+
 def verdict_cell(verdict: str, reason: str) -> str:
     """A claim-rule verdict as a table cell: the word alone where the row's interval shows why,
     with the reason where it does not ("not tested: n = 2 < 3")."""

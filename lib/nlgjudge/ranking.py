@@ -50,7 +50,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +255,8 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     truncated = last[0].truncated if last else 0
     if truncated:
         notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
-                     f"judge's context window and were cut from the left (their oldest tokens, the start of the "
-                     "source, dropped); those judgments saw only part of the text")
+                     f"judge's context window and were cut from the left (their first tokens dropped: the prompt's "
+                     "opening and the start of the source, never the outputs); those judgments saw only part of the source")
     runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
     report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
                              budget=budget, planned=planned, possible=possible, extra_warnings=notes)
@@ -278,8 +278,11 @@ def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], promp
     from nlgjudge.studies.prompting import prompt_style
     from nlgjudge.studies.rank import ComparisonTooLongError, comparison_request
 
-    if getattr(judge, "truncate", False) or getattr(judge, "backend", "server") == "server" or not hasattr(judge, "window"):
+    if getattr(judge, "backend", "server") == "server" or not hasattr(judge, "window"):
         return
+    # Cut from the left (--truncate), a prompt loses its opening and the start of the source: it must
+    # still fit with the whole source gone, or the cut would reach the outputs being compared.
+    truncate = bool(getattr(judge, "truncate", False))
     style = prompt_style(judge.handle, "auto")
     picks = [(plan, i, j) for plan in plans for i, j in plan.judged_pairs()]
     requests = [comparison_request(plan, i, j, prompt, style, systems) for plan, i, j in picks]
@@ -290,14 +293,23 @@ def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], promp
     limit = judge.window(model)
     if limit is None:
         return
+    plan, i, j = picks[todo[0]]  # the prompt's own words, with no text in it: too long, no text is to blame
+    # (each text one character: a prompt refuses an empty one)
+    bare = comparison_request(replace(plan, source=".", reference="." if plan.reference is not None else None,
+                                      texts={**plan.texts, i: ".", j: "."}), i, j, prompt, style, systems)
+    words = len(encode_prompt(tokenizer, bare.prompt, bare.response_prefix))
+    if words >= limit:
+        raise UserInputError(f"the prompt alone (its words, with every text left out) is {words} tokens, as many as "
+                             f"{judge.handle.name}'s context window of {limit} or more: shorten the prompt file")
     for k in todo:
-        request = requests[k]
+        plan, i, j = picks[k]
+        request = requests[k] if not truncate else comparison_request(replace(plan, source="."), i, j, prompt, style, systems)
         extra = max(len(label) for label in encode_labels(tokenizer, request.labels, request.label_end))
         length = len(encode_prompt(tokenizer, request.prompt, request.response_prefix))
         if length + extra > limit:
-            plan, i, j = picks[k]
+            said = "even with its whole source cut, the prompt" if truncate else "prompt"
             raise ComparisonTooLongError(plan.context_id, systems[i], systems[j], (
-                f"prompt of {length} tokens + {extra} continuation tokens exceeds the context window of {limit} "
+                f"{said} of {length} tokens + {extra} continuation tokens exceeds the context window of {limit} "
                 f"tokens for {judge.handle.name}"))
 
 
@@ -306,11 +318,12 @@ def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
     first = row_place(frame, error.context_id, error.first)
     second = row_place(frame, error.context_id, error.second).rsplit(", ", 1)[-1]
     detail = error.detail.split(";")[0]
-    fix = "pass --truncate to cut such prompts from the left (counted in report.md)"
-    if getattr(judge, "truncate", False):
-        fix = "even cut from the left it does not fit: shorten the texts"
+    if getattr(judge, "truncate", False):  # the cut would reach the outputs: no cut can make it fair
+        return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
+                f"{detail}; --truncate cuts only the source, so shorten these outputs (or the prompt file's words)")
     return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
-            f"{detail}; shorten that context's source or outputs, or {fix}")
+            f"{detail}; shorten that context's source or outputs (or the prompt file's words), or pass --truncate to "
+            "cut such prompts from the left (counted in report.md)")
 
 
 def judge_runtime(backend: str | None, server_url: str | None = None, server_tokenizer: str | None = None,
@@ -331,12 +344,15 @@ def judge_runtime(backend: str | None, server_url: str | None = None, server_tok
         backend = "server"
     if backend == "server":
         from nlgjudge.engine.server import ServerError
-        from nlgjudge.engine.server.client import base_url
+        from nlgjudge.engine.server.client import URL_ENV, base_url
 
         try:
             base_url(server_url)  # a missing or malformed URL fails here, before anything is read
         except ServerError as error:
-            raise UserInputError(f"{option('server_url')}: {error}") from None
+            # name where the URL came from: the option, or the environment variable it defaults to
+            from_env = not server_url and os.environ.get(URL_ENV, "").strip()
+            where = f"${URL_ENV} (the default of {option('server_url')})" if from_env else option("server_url")
+            raise UserInputError(f"{where}: {error}") from None
         from nlgjudge.engine.server.runtime import check_identity
 
         try:
@@ -637,7 +653,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif not served_prompts_known(args.model, args.server_tokenizer):
                 what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
                 raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
-                                     f"and chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}, "
+                                     f"and chat template; pass --server-tokenizer one of "
+                                 f"{', '.join(n for n, m in PACKAGED_MODELS.items() if m.kind == 'causal')}, "
                                      "or, with --model a packaged name, a local folder with its tokenizer or a hub id")
             else:
                 tokenizer_packaged = args.server_tokenizer in PACKAGED_MODELS
@@ -666,7 +683,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ServerError, ValueError, ImportError,
             OSError, RecursionError, MemoryError) as error:
         _remove_created(created)
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        # every line of the message, joined: a cut after the first line could drop the reason and the fix
+        message = " ".join(line.strip() for line in str(error).splitlines() if line.strip()) or type(error).__name__
         if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
             message = (f"the disk is full: cannot write {error.filename or 'a file'} ({error.strerror}); free some space, "
                        "or pass --out a folder on another disk (set NLGJUDGE_OUTPUT_CACHE for the output cache)")

@@ -24,7 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed, units_needed_from_interval
+from scipy.stats import norm
+
+from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed, equivalence_units_needed, units_needed_from_interval
 from nlgjudge.stats.degenerate import MIN_CONTEXTS, MINIMUM
 
 if TYPE_CHECKING:  # the register reads frames duck-typed: it imports no pandas at run time
@@ -203,18 +205,25 @@ def contexts_needed_for(claim_id: str, sd: float, alpha: float = 0.05) -> int | 
     not by the observed effect: post-hoc power at the observed effect adds nothing to the interval.
     ``alpha``: the test's level (a row read in a family of k: 0.05 / k, Holm's strictest step)."""
     spec = claim(claim_id)
+    if spec.margin is not None:  # an equivalence claim: two one-sided tests, power split between the band's ends
+        return equivalence_units_needed(sd, spec.margin, alpha=alpha)
     return contexts_needed(spec.effect_target(), sd, threshold=spec.threshold, alpha=alpha)
 
 
-def units_needed_for(claim_id: str, low: float, high: float, n: int) -> float:
+def units_needed_for(claim_id: str, low: float, high: float, n: int, alpha: float = 0.05) -> float:
     """Units that would tell the registered minimal effect of interest of ``claim_id`` from its threshold
     with 80% power, reading the per-unit spread back from this interval (its standard error scaled as
     1/sqrt(n), :func:`~nlgjudge.stats.claims.units_needed_from_interval`). NaN when out of reach or
-    when there is no interval. Never at the observed effect: post-hoc power adds nothing to the interval."""
+    when there is no interval. Never at the observed effect: post-hoc power adds nothing to the interval.
+    ``alpha``: the test's level (a flag in a family of k: 0.05 / k, Holm's strictest step)."""
     if not (math.isfinite(low) and math.isfinite(high)) or n < 2:
         return float("nan")
     spec = claim(claim_id)
-    needed = units_needed_from_interval(spec.effect_target(), low, high, n, threshold=spec.threshold)
+    if spec.margin is not None:  # an equivalence claim: the interval's SE as a per-unit spread, two one-sided tests
+        se = (high - low) / (2.0 * float(norm.ppf(0.975)))
+        needed = equivalence_units_needed(se * math.sqrt(n), spec.margin, alpha=alpha)
+    else:
+        needed = units_needed_from_interval(spec.effect_target(), low, high, n, threshold=spec.threshold, alpha=alpha)
     return float("nan") if needed is None else float(needed)
 
 
@@ -229,11 +238,14 @@ def already_enough(needed: float | None, n: int) -> bool:
 
 
 def needed_cell(needed: float | None, n: int) -> str:
-    """A "contexts needed" cell: the design size, "out of reach", or :data:`ALREADY_ENOUGH`'s words
-    with the size beside them when the run has at least that many units."""
+    """A "contexts needed" cell: the design size, "out of reach", or, when the run already has at least
+    that many units, "none more" with the size and the run's units beside it."""
     if needed is None or not math.isfinite(float(needed)):
         return "out of reach"
-    return f"{int(needed)}, {ALREADY_ENOUGH}" if float(needed) <= n else str(int(needed))
+    if float(needed) <= n:
+        return (f"none more ({int(needed)} would do; this run has {n}): what is left open is smaller than "
+                "the smallest effect that matters")
+    return str(int(needed))
 
 
 #: How :func:`flag_needed_cell` counts, in words for the chapters (beside the contexts-needed method).
@@ -283,6 +295,10 @@ def _effect_text(spec: Claim) -> str:
     return f"{band}; minimal effect {spec.minimal_effect:g}: {spec.effect_reason}"
 
 
+#: The pages outside the chapters that the register may name in ``[no_claims]``, with their titles.
+STATIC_PAGE_TITLES = {"gpu": "Running the chapters on a GPU"}
+
+
 def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str:
     """The register as the book's page: one section per chapter of ``titles`` (name -> title, in the
     book's order), one table row per claim."""
@@ -292,9 +308,9 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "",
         ":::{admonition} The answer",
         ":class: tip",
-        "**Bottom line.** Every verdict in this book answers a claim written down here before its data was",
-        "read, with the size of effect that matters and the family it is corrected in; a rule changed later",
-        "is marked as amended, with its date and what it was before.",
+        "**Bottom line.** Every verdict in this book answers a claim written down here, with the size of",
+        "effect that matters and the family it is corrected in; a rule changed after its data was read is",
+        "marked amended, with its date and former wording.",
         "",
         "**Question.** What does each chapter test, and by which rule?",
         "",
@@ -325,7 +341,9 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         lines += ["**Secondary readings**, declared here as the claims are, each drawing no claim (a reading of several rows is corrected over them):", ""]
         lines += [f"- {_html(text)}." for text in reg.secondary.values()]
         lines += [""]
-    for chapter, title in titles.items():
+    # a page outside the chapters that makes no claim (the GPU page) is listed after them, by its title
+    pages = {**titles, **{page: title for page, title in STATIC_PAGE_TITLES.items() if page in reg.no_claims}}
+    for chapter, title in pages.items():
         lines += [f"## {title}", ""]
         if chapter in reg.no_claims:
             lines += [f"No claim: {reg.no_claims[chapter]}. Its page says so in plain words. See {{doc}}`{chapter}`.", ""]

@@ -124,6 +124,11 @@ def page_markdown(root: Path) -> str:
         "defines every statistical term where a chapter first uses it. Every chapter opens with its answer in",
         "plain words, so a lesson can start from the answer and work back to the evidence.",
         "",
+        "**Pages outside the lessons**: {doc}`gpu` is for a reader who wants the papers' scale, on a GPU or",
+        "behind an inference server; it fits after lesson 4, which asks whether the runtime that computes a",
+        "chapter's numbers changes them, and it assigns nothing. The {doc}`glossary` and the {doc}`references`",
+        "are for looking things up.",
+        "",
     ]
     return "\n".join(lines)
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from nlgjudge.analysis.judges import degenerate_judges
-from nlgjudge.stats.multiplicity import count_words, holm_rejections, paired_t_p_value
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, paired_t_p_value, share_p_value
 from nlgjudge.analysis.frames import SET_KEYS, comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.stats import (
@@ -52,7 +52,7 @@ from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.correlation import within_strata_correlation_test
-from nlgjudge.stats.intervals import mean_interval, paired_difference_interval
+from nlgjudge.stats.intervals import mean_interval, paired_difference_interval, share_interval
 
 
 def fit_threshold(matrices: Mapping[str, np.ndarray]) -> DebiasThreshold:
@@ -230,8 +230,8 @@ def debiasing_gain_intervals(
 ) -> pd.DataFrame:
     """How sure is each comparison set's P(A) and its debiasing change? The contexts are the units.
 
-    Per comparison set: P(A) as the mean of its contexts' P(A) with the t interval over contexts
-    (:func:`nlgjudge.stats.intervals.mean_interval`; equal to :func:`bias_table`'s pooled P(A) when
+    Per comparison set: P(A) as the mean of its contexts' P(A) with the share's interval over contexts
+    (:func:`nlgjudge.stats.intervals.share_interval`: the t interval, bounded and exact at an end; equal to :func:`bias_table`'s pooled P(A) when
     every context makes the same number of comparisons), and the change in Spearman x100 that
     debiasing with ``scope`` makes, as the mean over the usable contexts of (debiased - plain) with
     its paired t interval (:func:`~nlgjudge.stats.intervals.paired_difference_interval`; its mean is
@@ -242,7 +242,7 @@ def debiasing_gain_intervals(
     rows = []
     for (model, dataset, template, aspect), matrices, plain, debiased in _plain_and_debiased(comparisons, datasets, scope):
         per_context_p_a = [float(np.nanmean(hard_decisions(m))) for m in matrices.values()]
-        p_a = mean_interval(per_context_p_a, confidence, bounds=(0.0, 1.0))  # a share
+        p_a = share_interval(per_context_p_a, confidence)  # a share: never zero-width at an end (glossary: interval)
         gain = paired_difference_interval(100.0 * debiased.per_context, 100.0 * plain.per_context, confidence)
         rows.append({
             "model": model, "dataset": dataset, "template": template, "aspect": aspect, "threshold": scope,
@@ -250,7 +250,7 @@ def debiasing_gain_intervals(
             "spearman_gain": gain.mean, "gain_low": gain.low, "gain_high": gain.high,
             "gain_excludes_zero": gain.excludes_zero, "n_contexts": gain.n, "small_n": gain.small,
             # the tests behind the two intervals, for counts over a family of sets (Holm)
-            "p_a_p_value": paired_t_p_value(per_context_p_a, 0.5),
+            "p_a_p_value": share_p_value(per_context_p_a, 0.5),
             "gain_p_value": paired_t_p_value(100.0 * (debiased.per_context - plain.per_context)),
         })
     return pd.DataFrame(rows)
@@ -469,6 +469,10 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
                   f"permutation p = {test.p_value:.3f}") if test.n_strata else "no within-dataset test possible"
         sentence = (f"'the more biased sets gain more': Spearman between |P(A) - 0.5| and the Spearman gain {described} "
                     f"(sets share contexts: a description); {within}: {verdict.verdict}")
+        if verdict.verdict == NOT_RESOLVED:  # at the plan's smallest effect that matters, never the observed one
+            effect = registered_claim(RELATION_CLAIM_ID).minimal_effect
+            sentence += (f"; about {correlation_units_needed(effect)} sets would give an 80% chance to detect a correlation "
+                         f"of {effect:.1f}, the smallest that matters (this run has {test.n})")
         rows.append({"model": judge_name, "n_sets": n_sets, "pooled": pooled, "within": test.statistic,
                      "p_value": test.p_value, "n_datasets": test.n_strata, "verdict": verdict.verdict,
                      "reason": verdict.reason, "sentence": sentence})
@@ -503,7 +507,7 @@ def threshold_scope_gains(scores: pd.DataFrame, gains: Mapping[str, pd.DataFrame
 
 
 # Fewer contexts than this and a claim is "not tested": the claim rule's one minimum (stats.claims).
-from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM  # noqa: E402
+from nlgjudge.stats.claims import MIN_CONTEXTS_FOR_A_CLAIM, correlation_units_needed  # noqa: E402
 
 
 def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: pd.DataFrame) -> dict[str, str]:

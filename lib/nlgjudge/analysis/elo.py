@@ -37,6 +37,7 @@ from nlgjudge.stats.claims import (
     SUPPORTED,
     ClaimVerdict,
     PairEvidence,
+    kendall_units_needed,
     ordering_verdict,
 )
 from nlgjudge.register import claim as registered_claim
@@ -792,7 +793,11 @@ def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:
     parts = []
     for r in open_rows.itertuples(index=False):
         if getattr(r, "key", None) in OVER_SYSTEMS:
-            parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it, more systems could.")
+            spec = registered_claim(CLAIM_IDS[r.key])
+            systems = kendall_units_needed(spec.effect_target() - spec.threshold)
+            parts.append(f"\"{r.claim}\" is tested over the {r.n} systems: more articles cannot settle it; about {systems} "
+                         f"systems would give an 80% chance to detect the smallest effect that matters (tau = "
+                         f"{spec.effect_target():+.1f}).")
             continue
         if r.articles_needed != r.articles_needed:
             parts.append(f"\"{r.claim}\" is out of reach.")

@@ -125,7 +125,7 @@ def _claim_row(claim_id: str, judge: str, attack: str, values: np.ndarray, gate:
     from nlgjudge.stats.intervals import MeanInterval, mean_interval
 
     spec = claim(claim_id)
-    interval = share_interval(values) if share else mean_interval(values, bounds=(-1.0, 1.0))
+    interval = share_interval(values) if share else mean_interval(values, bounds=(-1.0, 1.0), cap_at_units=True)
     if sides is not None and interval.n >= 2 and np.ptp(values) == 0:
         minuend, subtrahend = share_interval(sides[0]), share_interval(sides[1])
         interval = MeanInterval(interval.mean, max(-1.0, minuend.low - subtrahend.high), min(1.0, minuend.high - subtrahend.low),

@@ -46,6 +46,7 @@ from nlgjudge.stats.claims import (
 )
 from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, family_p
 from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import contexts_needed_for, units_needed_for
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.normalisation import min_max_normalise
 from nlgjudge.stats.self_bias import self_bias_bootstrap, self_bias_difference_bootstrap, self_preference_bootstrap
@@ -552,7 +553,7 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
 
 #: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
 CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value",
-                 "p_family"]
+                 "p_family", "effect_at", "needed_threshold"]
 #: How a row's "documents needed" is counted: from its per-document values (a paired t power
 #: calculation) or from its interval, whatever made it (the standard error scaled as 1/sqrt(n)).
 FROM_VALUES, FROM_INTERVAL = "paired t", "from the interval"
@@ -635,21 +636,25 @@ def claim_rows(
         if verdict.verdict == NOT_RESOLVED:
             if spec is not None and per_document:
                 values = np.asarray(row[per_document], dtype=float)
-                needed = contexts_needed(effect_at, float(np.std(values, ddof=1)), threshold=target) if values.size >= 2 else None
+                # the register sizes the claim (an equivalence claim by two one-sided tests)
+                needed = contexts_needed_for(spec.id, float(np.std(values, ddof=1))) if values.size >= 2 else None
                 method = FROM_VALUES
             elif spec is not None:
-                needed, method = units_needed_from_interval(effect_at, lo, hi, units, threshold=target), FROM_INTERVAL
+                found = units_needed_for(spec.id, lo, hi, units)
+                needed, method = (None if not np.isfinite(found) else int(found)), FROM_INTERVAL
             elif per_document:
                 needed, method = contexts_needed_from_values(row[per_document], threshold=target), FROM_VALUES
             else:
                 needed, method = units_needed_from_interval(estimate, lo, hi, units, threshold=target), FROM_INTERVAL
+        needed_threshold = target  # what a design size is counted against (a flag's too, in documents_needed_table)
         if spec is not None and verdict.tested and spec.margin is not None:
             target = min((spec.threshold - spec.margin, spec.threshold + spec.margin), key=lambda end: abs(estimate - end))
         rows.append({"claim": claim, "row": _label(index), "estimate": estimate, "low": lo, "high": hi, "n": units,
                      "verdict": verdict.verdict, "reason": verdict.reason, "documents needed": needed, "method": method,
                      "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan,
                      "p_family": (p_within_error(estimate, lo, hi, units, target, 0.0, se_error, MONTE_CARLO_Z)[0]
-                                  if verdict.tested else np.nan)})
+                                  if verdict.tested else np.nan),
+                     "effect_at": effect_at, "needed_threshold": needed_threshold})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
@@ -770,10 +775,25 @@ def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int 
     beyond :data:`nlgjudge.stats.claims.MAX_UNITS` or at a zero effect), how many more that is,
     and whether it lies "within" ``horizon`` documents (the paper's scale: 500 documents a dataset;
     a mapping gives it per claim, e.g. a benchmark's own size, or per dataset, e.g. the dataset's own
-    size where it has fewer than 500 documents)."""
-    open_rows = rows[rows["verdict"] == NOT_RESOLVED]
+    size where it has fewer than 500 documents). A flag (a row resolved on its own interval that does not
+    survive Holm's correction over its claim's k rows) is open too: its documents are counted from its
+    interval at alpha 0.05 / k, Holm's strictest step."""
+    open_rows = []
+    for _, part in rows.groupby("claim", sort=False):
+        after = (family_verdicts(part["verdict"].tolist(), family_p(part)) if "p_value" in part.columns
+                 else part["verdict"].tolist())
+        for row, kept in zip(part.to_dict("records"), after, strict=True):
+            if row["verdict"] == NOT_RESOLVED:
+                open_rows.append(row)
+            elif (kept == NOT_RESOLVED and row["verdict"] != NOT_RESOLVED and np.isfinite(row.get("effect_at", np.nan))
+                  and row["effect_at"] != row["needed_threshold"]):  # a registered claim's minimal effect to count at
+                k = len(part)
+                row["documents needed"] = units_needed_from_interval(
+                    row["effect_at"], row["low"], row["high"], int(row["n"]), threshold=row["needed_threshold"], alpha=0.05 / k)
+                row["method"] = f"{FROM_INTERVAL}, a flag: at alpha 0.05 / {k}"
+                open_rows.append(row)
     out = []
-    for row in open_rows.to_dict("records"):
+    for row in open_rows:
         needed = row["documents needed"]
         missing = needed is None or needed != needed  # None, or NaN once pandas has seen a None
         # per claim, else per dataset (a row is named "<dataset> / <evaluator>"), else the paper's 500

@@ -31,11 +31,12 @@ from scipy import stats as scipy_stats
 from nlgjudge.safety import markdown_text
 from nlgjudge.analysis.judges import whole_run_agreement
 from nlgjudge.stats.degenerate import degenerate_reason, outcome_words
-from nlgjudge.stats.multiplicity import holm_rejections
+from nlgjudge.stats.multiplicity import holm_rejections, p_within_error
 from nlgjudge.prose import verdict_after_holm
 from nlgjudge.analysis.people import people_ranking, ranking_correlation
 from nlgjudge.stats import bradley_terry_from_wins, debias_threshold
 from nlgjudge.stats.bias import threshold_decisions_values
+from nlgjudge.register import MONTE_CARLO_Z
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.claims import NOT_RESOLVED, SUPPORTED
 from nlgjudge.stats.intervals import BOOTSTRAP_SE_METHOD, SMALL_N, bootstrap_end_error, bootstrap_se_interval
@@ -201,30 +202,51 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
         mc_se = bootstrap_end_error(float(high) - float(gap), int(np.isfinite(resampled).sum()))
         verdict = registered_verdict("rank.neighbours", float(gap), float(low), float(high), n_units, degenerate=gate,
                                      monte_carlo_se=mc_se)
+        # the p-values Holm's correction reads: the largest and smallest that resamples within three Monte
+        # Carlo errors of the bootstrap SE could give (the estimate is the full data's, no draw moves it)
+        se_error = mc_se / float(scipy_stats.t.ppf((1 + confidence) / 2, max(n_units - 1, 1)))
+        p_high, p_low = p_within_error(float(gap), float(low), float(high), n_units, 0.0, 0.0, se_error, MONTE_CARLO_Z,
+                                       confidence)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
                      "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
-                     "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})
-    frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value"])
-    # The neighbouring pairs are one family of questions: Holm's correction (the book's one rule).
-    frame["resolved_after_holm"] = frame["resolved"] & holm_rejections(frame["p_value"].to_numpy(float))
+                     "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence),
+                     "p_high": p_high, "p_low": p_low})
+    frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value",
+                                        "p_high", "p_low"])
+    # The neighbouring pairs are one family of questions: Holm's correction (the book's one rule), each
+    # pair read at the largest p its resamples' Monte Carlo error allows, so no count hangs on the seed;
+    # a pair kept only at its smallest p is borderline: the resamples, not the data, would decide it.
+    surely = holm_rejections(frame["p_high"].fillna(1.0).to_numpy(float))
+    maybe = holm_rejections(frame["p_low"].fillna(1.0).to_numpy(float))
+    frame["resolved_after_holm"] = frame["resolved"] & surely
+    borderline = frame["resolved"] & maybe & ~surely
     # ``verdict`` is the family's (what the leaderboard claims); a pair its own interval resolves but
     # the correction does not is a flag, said in words; ``row_verdict`` keeps the pair's own.
     frame["row_verdict"] = frame["verdict"]
-    frame["verdict"] = [verdict_after_holm(own, NOT_RESOLVED) if own == SUPPORTED and not kept else own
-                        for own, kept in zip(frame["row_verdict"], frame["resolved_after_holm"], strict=True)]
+    frame["verdict"] = [(f"{NOT_RESOLVED} ({HOLM_BORDERLINE})" if edge else verdict_after_holm(own, NOT_RESOLVED))
+                        if own == SUPPORTED and not kept else own
+                        for own, kept, edge in zip(frame["row_verdict"], frame["resolved_after_holm"], borderline, strict=True)]
     # what more contexts would settle a pair left open: at the register's minimal effect, never the observed one
-    frame["contexts_needed"] = [_contexts_needed(low, high, n_units) if str(v).startswith(NOT_RESOLVED) else np.nan
-                                for v, low, high in zip(frame["verdict"], frame["ci_low"], frame["ci_high"], strict=True)]
+    # (a flag, resolved on its own interval but not after Holm's correction, at Holm's strictest step 0.05 / k)
+    frame["contexts_needed"] = [_contexts_needed(low, high, n_units, 0.05 / len(frame) if own == SUPPORTED else 0.05)
+                                if str(v).startswith(NOT_RESOLVED) else np.nan
+                                for v, own, low, high in zip(frame["verdict"], frame["row_verdict"], frame["ci_low"],
+                                                             frame["ci_high"], strict=True)]
     return frame[["higher", "lower", "verdict", "difference", "ci_low", "ci_high", "p_value", "contexts_needed", "row_verdict",
                   "resolved", "resolved_after_holm"]]
 
 
-def _contexts_needed(low: float, high: float, n_units: int) -> float:
+#: A pair that Holm's correction keeps at the smallest p its resamples allow, and not at the largest.
+HOLM_BORDERLINE = ("borderline: Holm's correction keeps it on some resamples' draws and not on others; "
+                   "more resamples (--bootstrap) settle it")
+
+
+def _contexts_needed(low: float, high: float, n_units: int, alpha: float = 0.05) -> float:
     """Contexts for the pair's interval to leave 0 with 80% power if the true difference were the
     register's minimal effect (:func:`nlgjudge.register.units_needed_for`; NaN: out of reach)."""
     from nlgjudge.register import units_needed_for
 
-    return units_needed_for("rank.neighbours", low, high, n_units)
+    return units_needed_for("rank.neighbours", low, high, n_units, alpha=alpha)
 
 
 def _interval_p_value(estimate: float, low: float, high: float, n_units: int, confidence: float) -> float:

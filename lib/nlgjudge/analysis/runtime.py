@@ -695,14 +695,15 @@ def missing_datasets(paired: PairedRuntimes, expected: list[str]) -> list[str]:
 
 
 def resolved_words(table: pd.DataFrame, kept: pd.Series | None = None) -> list[str]:
-    """The "changed, after Holm" column in words: "yes" (the paired interval excludes 0 and the row
-    survives Holm's correction over the table's rows, ``kept`` from :func:`changed_after_holm`),
-    "no", a flag where the row's own interval excludes 0 but the correction takes it back, or
+    """The "change detected, after Holm" column in words: "detected" (the paired interval excludes 0 and
+    the row survives Holm's correction over the table's rows, ``kept`` from :func:`changed_after_holm`),
+    "not detected" (which is not evidence of no change: no margin is declared for these rows), a flag
+    where the row's own interval excludes 0 but the correction takes it back, or
     "n < 3" (fewer than :data:`MIN_CONTEXTS_FOR_A_CLAIM` contexts: the interval is not read as
     evidence). Without ``kept`` the table is its own family."""
     if kept is None:
         kept = changed_after_holm([table])[0]
     tested = int((~table["too_few"].astype(bool)).sum())
-    flag = f"no ({flag_words('excludes 0', f'the {tested} rows')})"
-    return [f"n < {MIN_CONTEXTS_FOR_A_CLAIM}" if small else ("yes" if keep else (flag if excludes else "no"))
+    flag = f"not detected ({flag_words('excludes 0', f'the {tested} rows')})"
+    return [f"n < {MIN_CONTEXTS_FOR_A_CLAIM}" if small else ("detected" if keep else (flag if excludes else "not detected"))
             for small, excludes, keep in zip(table["too_few"], table["excludes_zero"], kept, strict=True)]

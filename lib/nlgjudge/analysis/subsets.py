@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -425,6 +426,38 @@ def prose_values(methods: pd.DataFrame, judge: str) -> dict[str, str]:
     return out
 
 
+def _dataset_cell(row: Any, after_holm: str) -> str:
+    """One dataset's reading of a §5.6 finding: estimate [95%], its verdict after Holm's correction over
+    the datasets (a flag named as one), a borderline mark, and n."""
+    from nlgjudge.prose import flag_words, interval_text
+
+    return (f"{interval_text(row.estimate, row.low, row.high, 1)}, {after_holm}"
+            + (f" ({flag_words(row.verdict)})" if after_holm != row.verdict else "")
+            + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})")
+
+
+#: The findings the answer box shows, each with the words its row carries there.
+ANSWER_FINDINGS = {
+    "no_repeat_minus_random": "1. no-repeat above random",
+    "no_repeat_minus_symmetric_equal_r": "2. symmetric about 1 point below no-repeat, same budget",
+    "debias_gain_small_budgets": "3. debiasing helps, budgets from N to a quarter of all",
+    "debias_gain_tiny_budgets": "ours: debiasing helps, fewer comparisons than candidates",
+}
+
+
+def answer_table(claims: pd.DataFrame) -> pd.DataFrame:
+    """The answer box's verdicts: one row per finding of :data:`ANSWER_FINDINGS`, one column per dataset,
+    each cell as :func:`claims_prose` words it (after Holm's correction over the datasets)."""
+    after_all = family_verdicts(claims)
+    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name="finding (the paper's number)"),
+                         columns=pd.Index(list(dict.fromkeys(claims["dataset"])), name=None), dtype=object)
+    for name, label in ANSWER_FINDINGS.items():
+        for row, after in zip(claims[claims["comparison"] == name].itertuples(),
+                              after_all[claims["comparison"] == name], strict=True):
+            table.loc[label, row.dataset] = _dataset_cell(row, after)
+    return table.fillna("not computed")
+
+
 def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.DataFrame) -> dict[str, str]:
     """The subsets chapter's sentences about §5.6's findings (display strings, for glue).
 
@@ -434,9 +467,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
     (the contexts each not-resolved claim would need), ``reached`` (in how many cells the
     strategy reaches the share, and where it does not, with both numbers).
     """
-    from nlgjudge.prose import flag_words, interval_text, listing, number
-
-    from nlgjudge.stats.multiplicity import count_words
+    from nlgjudge.prose import listing, number
 
     out: dict[str, str] = {}
     after_all = family_verdicts(claims)
@@ -444,11 +475,8 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         rows = claims[claims["comparison"] == name]
         after = after_all.loc[rows.index]
         family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
-        out[f"c_{name}"] = ("; ".join(
-            f"{row.dataset} {interval_text(row.estimate, row.low, row.high, 1)}, {a}"
-            + (f" ({flag_words(row.verdict)})" if a != row.verdict else "")
-            + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})"
-            for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
+        out[f"c_{name}"] = ("; ".join(f"{row.dataset} {_dataset_cell(row, a)}"
+                                      for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
             counts = family_counts(cells)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,7 +59,8 @@ class FieldNames:
 def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, with_reference: bool = False) -> pd.DataFrame:
     """Read and check a file of system outputs; returns the frame of :func:`check_user_outputs`."""
     file = Path(path).expanduser()
-    name = str(path)
+    # a name with a newline or another control character is shown quoted, so the message keeps its reason
+    name = repr(str(path)) if any(not ch.isprintable() for ch in str(path)) else str(path)
     _check_field_names(fields, with_reference)
     try:
         file.stat()
@@ -102,7 +104,9 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
         text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise UserInputError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start}); save the file as UTF-8") from None
-    for number, line in enumerate(text.splitlines(), 1):
+    # lines end at \n, \r\n or \r only: str.splitlines would also cut at U+2028, U+0085 and other
+    # characters that JSON strings may hold raw
+    for number, line in enumerate(re.split(r"\r\n|\r|\n", text), 1):
         if not line.strip():
             continue
         try:
@@ -118,6 +122,9 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
                 f"{name}, line {number}: not valid JSON ({error.msg}, column {error.colno}); "
                 "each line must be one JSON object such as {\"context_id\": ..., \"system\": ..., ...}"
             ) from None
+        except ValueError:  # Python's limit on integer digits (4300), the one other way json.loads fails
+            raise UserInputError(f"{name}, line {number}: a number with thousands of digits, too long to read as a "
+                                 "number; write it as text in quotes (an id is text: \"context_id\": \"...\")") from None
         if not isinstance(value, dict):
             raise UserInputError(
                 f"{name}, line {number}: a JSON {type(value).__name__}, not an object; each line must be one JSON object"

@@ -15,14 +15,16 @@ from nlgjudge.plotting.style import CORRELATION_CMAP, PALETTE, require_columns, 
 
 def drawable(text: str) -> str:
     """``text`` with every character the figures' fonts cannot draw (an emoji in a system's name)
-    written as its code point, ``<U+1F600>``: a legible label instead of a box, and no glyph warning."""
+    written as its code point, ``<U+1F600>``: a legible label instead of a box, and no glyph warning;
+    and every ``$`` escaped, so that a name such as ``$x^{$`` is drawn as written, never parsed as a
+    formula (which would fail the run after the judging)."""
     from matplotlib import font_manager
 
     families = plt.rcParams["font.family"]
     charmaps = [font_manager.get_font(font_manager.findfont(font_manager.FontProperties(family=[family]))).get_charmap()
                 for family in ([families] if isinstance(families, str) else families)]
-    return "".join(ch if ch.isspace() or any(ord(ch) in charmap for charmap in charmaps) else f"<U+{ord(ch):04X}>"
-                   for ch in text)
+    return "".join("\\$" if ch == "$" else ch if ch.isspace() or any(ord(ch) in charmap for charmap in charmaps)
+                   else f"<U+{ord(ch):04X}>" for ch in text)
 
 
 def win_matrix(win_rates: pd.DataFrame, order: list[str] | None = None, title: str | None = None) -> Figure:

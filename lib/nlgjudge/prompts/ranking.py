@@ -129,12 +129,18 @@ def template_fields(text: str, name: str) -> set[str]:
 def prompt_from_file(path: str | Path, *, noun: str = "summary", with_reference: bool = False) -> RankPrompt:
     """A :class:`RankPrompt` from a user's prompt file."""
     file = Path(path)
+    shown = repr(str(path)) if any(not ch.isprintable() for ch in str(path)) else str(path)  # a newline in a name, seen
+    if not file.exists():
+        raise PromptFileError(f"{shown}: no such prompt file; pass a text file with {{output_a}} and {{output_b}}")
     if not file.is_file():
-        raise PromptFileError(f"{path}: no such prompt file; pass a text file with {{output_a}} and {{output_b}}")
+        raise PromptFileError(f"{shown}: not a regular file (a folder, device or pipe); pass a text file with "
+                              "{output_a} and {output_b}")
     try:
-        text = file.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (as some editors write) is read as nothing, never sent to the judge
+        text = file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise PromptFileError(f"{path}: not UTF-8 text; save the prompt file as UTF-8") from None
+        raise PromptFileError(f"{shown}: not UTF-8 text; save the prompt file as UTF-8") from None
     if not text.strip():
-        raise PromptFileError(f"{path}: the prompt file is empty")
+        raise PromptFileError(f"{shown}: the prompt file has no text" + (" (only spaces and line breaks)" if text else "")
+                              + "; write a prompt with {output_a} and {output_b}")
     return RankPrompt(noun=noun, with_reference=with_reference, template=text.rstrip("\n"), template_name=str(path))

@@ -310,6 +310,37 @@ def equivalence_units_needed(
     return None
 
 
+def kendall_units_needed(effect: float, *, power: float = POWER, alpha: float = ALPHA, max_n: int = MAX_UNITS) -> int | None:
+    """How many ranked units (systems) a two-sided test of Kendall's tau = 0 needs to detect a true tau
+    of ``effect`` with ``power``: the smallest n with ``|effect| / sd0(n) >= z(1 - alpha/2) + z(power)``,
+    by the normal approximation to tau's null distribution, ``sd0(n)^2 = 2 (2n + 5) / (9 n (n - 1))``
+    (the exact permutation test over the systems needs about as many). None beyond ``max_n`` or at 0."""
+    if not math.isfinite(effect) or not -1.0 <= effect <= 1.0:
+        raise ValueError(f"a Kendall's tau lies in [-1, 1]; got {effect}")
+    if effect == 0:
+        return None
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    for n in range(3, max_n + 1):
+        if abs(effect) / math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1))) >= z:
+            return n
+    return None
+
+
+def correlation_units_needed(effect: float, *, spearman: bool = True, power: float = POWER, alpha: float = ALPHA,
+                             max_n: int = MAX_UNITS) -> int | None:
+    """How many units a two-sided test of a correlation of 0 needs to detect a true correlation of
+    ``effect`` with ``power``, by Fisher's z: ``n = c (z(1 - alpha/2) + z(power))^2 / atanh(effect)^2 + 3``,
+    with ``c = 1.06`` for Spearman's (Fieller, Hartley and Pearson's variance) and 1 for Pearson's.
+    None at 0 or beyond ``max_n``."""
+    if not math.isfinite(effect) or not -1.0 < effect < 1.0:
+        raise ValueError(f"a correlation to detect lies in (-1, 1); got {effect}")
+    if effect == 0:
+        return None
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    n = math.ceil((1.06 if spearman else 1.0) * (z / math.atanh(abs(effect))) ** 2 + 3)
+    return None if n > max_n else n
+
+
 def contexts_needed_from_values(values: Sequence[float] | np.ndarray, *, threshold: float = 0.0, **kwargs: float) -> int | None:
     """:func:`contexts_needed` at the mean and standard deviation (n - 1) of per-context ``values``."""
     x = np.asarray(values, dtype=float)

@@ -137,7 +137,7 @@ def degenerate_reason(result: OrderAgreement) -> str | None:
                 f"and the screen needs {MIN_CONTEXTS}")
     said = f"its two orders agree on {result.interval_text} of pairs per context after debiasing, over {result.n_contexts} contexts"
     if outcome == POSITION:
-        return f"degenerate judge: {said}, no better than chance: it answers by position"
+        return f"degenerate judge: {said}, at or below chance: its decisions follow position more than the texts"
     return f"degenerate judge: {said}; the interval reaches chance, so the run does not show that it reads the texts"
 
 

@@ -11,6 +11,7 @@ a count of signs is not).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,6 +133,14 @@ def share_interval(values: ArrayLike, confidence: float = 0.95) -> MeanInterval:
     in n units bounds its mean at the stated confidence, as it would a coin's."""
     x = np.asarray(values, dtype=float)
     interval = mean_interval(x, confidence, bounds=(0.0, 1.0), cap_at_units=True)
+    if interval.n >= 2 and np.ptp(x) == 0.0 and 0.0 < x[0] < 1.0:
+        # the same share in every unit (a judge whose every decision ties agrees half the time in each
+        # context): no spread over units, but no more known than from as many coin flips either, so
+        # the score interval of n units at that share, never the zero-width t interval
+        quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, df=interval.n - 1))
+        p = float(x[0])
+        low, high = score_interval(p, math.sqrt(p * (1 - p) / interval.n), quantile, interval.n, 0.0, 1.0, cap_at_units=True)
+        return MeanInterval(interval.mean, float(low), float(high), interval.n, confidence, BOUNDED_METHOD)
     if interval.n < 2 or not (np.all(x == 0.0) or np.all(x == 1.0)):
         return interval
     successes = interval.n if x[0] == 1.0 else 0

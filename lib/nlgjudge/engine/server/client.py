@@ -11,6 +11,7 @@ as a bearer header, never logged or stored.
 
 from __future__ import annotations
 
+import base64
 import logging
 import math
 import os
@@ -83,9 +84,23 @@ def scrub(text: str) -> str:
     key = os.environ.get(API_KEY_ENV, "").strip()
     if len(key) >= 4:  # the key itself, however the server quoted it
         text = text.replace(key, "***")
-    if len(key) >= 2 * KEY_FRAGMENT:  # and any piece of it a server quoted (a "last 10 characters" is still a secret)
-        text = _mask_fragments(text, key)
+    if len(key) >= 2 * KEY_FRAGMENT:  # and any piece of it a server quoted (a "last 10 characters" is still a secret),
+        for form in _key_forms(key):  # in any case, reversed, or base64-encoded (which decodes to the key)
+            text = _mask_fragments(text, form)
     return text
+
+
+def _key_forms(key: str) -> list[str]:
+    """The forms in which a server may echo ``key``: as it is, reversed, and base64-encoded (standard and
+    URL-safe) at each of the three byte alignments a longer encoded text may put it at (the characters
+    that depend only on the key's own bytes)."""
+    raw = key.encode("utf-8", "surrogateescape")
+    forms = [key, key[::-1]]
+    for shift in range(3):
+        encoded = base64.b64encode(bytes(shift) + raw).decode("ascii")
+        stable = encoded[(4 if shift else 0):len(encoded) - 4]  # the first and last groups mix in other bytes
+        forms += [stable, stable.replace("+", "-").replace("/", "_")]
+    return [form for form in forms if len(form) >= KEY_FRAGMENT]
 
 
 #: The shortest run of an API key's characters that :func:`scrub` hides when a server quotes a piece of it.
@@ -93,13 +108,17 @@ KEY_FRAGMENT = 6
 
 
 def _mask_fragments(text: str, key: str) -> str:
-    """``text`` with every run of at least :data:`KEY_FRAGMENT` consecutive characters of ``key`` replaced by ``***``."""
-    pieces = {key[i:i + KEY_FRAGMENT] for i in range(len(key) - KEY_FRAGMENT + 1)}
+    """``text`` with every run of at least :data:`KEY_FRAGMENT` consecutive characters of ``key`` replaced by
+    ``***``, in any case (a server may upper-case what it quotes)."""
+    folded_key, folded = key.casefold(), text.casefold()
+    if len(folded) != len(text) or len(folded_key) != len(key):  # a character whose case fold changes length
+        folded_key, folded = key, text
+    pieces = {folded_key[i:i + KEY_FRAGMENT] for i in range(len(folded_key) - KEY_FRAGMENT + 1)}
     out, i = [], 0
     while i < len(text):
-        if text[i:i + KEY_FRAGMENT] in pieces:
+        if folded[i:i + KEY_FRAGMENT] in pieces:
             j = i + KEY_FRAGMENT
-            while j < len(text) and text[i:j + 1] in key:
+            while j < len(text) and folded[i:j + 1] in folded_key:
                 j += 1
             out.append("***")
             i = j
@@ -139,6 +158,13 @@ def _looks_secret(segment: str) -> bool:
     if _NAMED_SECRET.search(segment):  # "key=...", "token:..." as a path segment, however short its value
         return True
     if len(segment) >= 32 and all(ch in "0123456789abcdefABCDEF" for ch in segment):
+        return True
+    # a run of 16+ hex digits inside a name ("tok_9f8e...") or a UUID: an issued token, not a route's word
+    if re.search(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Za-z])",
+                 segment):
+        return True
+    run = re.search(r"[0-9A-Fa-f]{16,}", segment)
+    if run and re.search(r"[0-9]", run.group(0)) and re.search(r"[A-Fa-f]", run.group(0)):
         return True
     if len(segment) < 20 or not re.fullmatch(r"[A-Za-z0-9_\-]+", segment):
         return False

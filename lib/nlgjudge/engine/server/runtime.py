@@ -254,7 +254,7 @@ def load_named_tokenizer(name: str, served: str) -> Any:
     if source is None:
         raise ServerError(
             f"no tokenizer for the served model {served!r}: pass server_tokenizer= a packaged model name "
-            f"({', '.join(PACKAGED_MODELS)}), a local folder with the model's tokenizer (e.g. the folder the "
+            f"({', '.join(n for n, m in PACKAGED_MODELS.items() if m.kind == 'causal')}), a local folder with the model's tokenizer (e.g. the folder the "
             "server serves) or a hub id, so prompts are built as on the in-process runtimes"
         )
     from transformers import AutoTokenizer
