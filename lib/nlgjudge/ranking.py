@@ -645,7 +645,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise UserInputError("--truncate is for a judge computed here: a server reads the prompt's text, not cut "
                                      "token ids; leave --truncate out and shorten the long contexts' sources or outputs")
             from nlgjudge.engine.server.runtime import served_prompts_known
-            from nlgjudge.models import PACKAGED_MODELS, resolve_model
+            from nlgjudge.models import PACKAGED_MODELS, judge_names, resolve_model
 
             if runtime["backend"] != "server":
                 _check_judge_kind(args.model, "--model")
@@ -653,8 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif not served_prompts_known(args.model, args.server_tokenizer):
                 what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
                 raise UserInputError(f"{what}: the prompts for a served judge are built with a packaged model's tokenizer "
-                                     f"and chat template; pass --server-tokenizer one of "
-                                 f"{', '.join(n for n, m in PACKAGED_MODELS.items() if m.kind == 'causal')}, "
+                                     f"and chat template; pass --server-tokenizer one of {judge_names()}, "
                                      "or, with --model a packaged name, a local folder with its tokenizer or a hub id")
             else:
                 tokenizer_packaged = args.server_tokenizer in PACKAGED_MODELS
@@ -734,11 +733,11 @@ def _check_sizes(args: argparse.Namespace) -> None:
 def _check_judge_kind(model: str, option: str) -> None:
     """Refuse a packaged encoder (e.g. ``minilm-l6``) as a judge before it is loaded: it has no
     language-model head to read the answer's label probabilities from."""
-    from nlgjudge.models import PACKAGED_MODELS
+    from nlgjudge.models import PACKAGED_MODELS, judge_names
 
     spec = PACKAGED_MODELS.get(model)
     if spec is not None and spec.kind == "encoder":
-        judges = ", ".join(name for name, other in PACKAGED_MODELS.items() if other.kind != "encoder")
+        judges = judge_names()
         raise UserInputError(f"{option} {model}: a sentence encoder, which cannot judge (it has no language-model head "
                              f"to answer with); pass a generative model, e.g. one of {judges}")
 

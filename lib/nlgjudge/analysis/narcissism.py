@@ -39,7 +39,6 @@ from nlgjudge.stats.claims import (
     SUPPORTED,
     ClaimVerdict,
     claim_verdict,
-    contexts_needed,
     contexts_needed_from_values,
     family_verdicts,
     units_needed_from_interval,

@@ -2,7 +2,7 @@
 
 from nlgjudge.models.errors import ChecksumMismatchError, MissingPackageError, ModelError, UnknownModelError
 from nlgjudge.models.handle import ModelHandle, list_packaged_models, resolve_model
-from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, gguf_path, model_title
+from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, gguf_path, judge_names, model_title
 
 __all__ = [
     "PACKAGED_MODELS",
@@ -13,6 +13,7 @@ __all__ = [
     "PackagedModel",
     "UnknownModelError",
     "gguf_path",
+    "judge_names",
     "model_title",
     "list_packaged_models",
     "resolve_model",

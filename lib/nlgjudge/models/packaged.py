@@ -146,6 +146,12 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 }
 
 
+def judge_names() -> str:
+    """The packaged models that can judge (language models, not the sentence encoder), as one listing
+    for the messages that offer them."""
+    return ", ".join(name for name, spec in PACKAGED_MODELS.items() if spec.kind != "encoder")
+
+
 def model_title(model: str) -> str:
     """A model's name as a reader sees it: a packaged model's title without its format note
     ("Qwen2.5-Coder-1.5B-Instruct"); any other name (a hub id, a local folder) as given."""

@@ -159,9 +159,9 @@ def _run_study(argv: list[str]) -> int:
     else:
         handle = resolve_model(args.model)  # an unknown name fails now, before data and cache are read
         if handle.kind == "encoder":  # otherwise its prompts fail to build (or its tokenizer is sought online)
-            from nlgjudge.models import PACKAGED_MODELS
+            from nlgjudge.models import judge_names
 
-            judges = ", ".join(name for name, spec in PACKAGED_MODELS.items() if spec.kind != "encoder")
+            judges = judge_names()
             raise UsageError(f"--model {args.model}: a sentence encoder, which cannot judge (it has no language-model "
                              f"head to answer with); pass a generative model, e.g. one of {judges}")
     study = get_study(args.study)
@@ -234,7 +234,7 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
         return {"backend": args.backend}
     from nlgjudge.engine.server import ServerError
     from nlgjudge.engine.server.client import base_url
-    from nlgjudge.models import PACKAGED_MODELS
+    from nlgjudge.models import PACKAGED_MODELS, judge_names
 
     try:
         base_url(args.server_url)
@@ -245,13 +245,13 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, object]:
     prompt_model = PACKAGED_MODELS.get(args.server_tokenizer or args.model)
     if prompt_model is not None and prompt_model.kind == "encoder":  # no chat template: sought on the hub otherwise
         what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
-        judges = ", ".join(name for name, spec in PACKAGED_MODELS.items() if spec.kind != "encoder")
+        judges = judge_names()
         raise UsageError(f"{what}: a sentence encoder, which has no chat template to build a judge's prompts with; "
                          f"pass --server-tokenizer one of {judges}")
     if not served_prompts_known(args.model, args.server_tokenizer):
         what = f"--server-tokenizer {args.server_tokenizer}" if args.server_tokenizer else f"--model {args.model}"
         raise UsageError(f"{what}: the prompts for a served model are built with a packaged model's tokenizer and "
-                         f"chat template; pass --server-tokenizer one of {', '.join(PACKAGED_MODELS)}, or, with --model "
+                         f"chat template; pass --server-tokenizer one of {judge_names()}, or, with --model "
                          "a packaged name, a local folder with its tokenizer or a hub id")
     from nlgjudge.engine.server.runtime import check_identity
 

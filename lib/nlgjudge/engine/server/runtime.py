@@ -248,13 +248,13 @@ def load_named_tokenizer(name: str, served: str) -> Any:
     """A Hugging Face tokenizer from a local folder or hub id, or one line saying what to pass."""
     from pathlib import Path
 
-    from nlgjudge.models import PACKAGED_MODELS
+    from nlgjudge.models import judge_names
 
     source = tokenizer_source(name)
     if source is None:
         raise ServerError(
             f"no tokenizer for the served model {served!r}: pass server_tokenizer= a packaged model name "
-            f"({', '.join(n for n, m in PACKAGED_MODELS.items() if m.kind == 'causal')}), a local folder with the model's tokenizer (e.g. the folder the "
+            f"({judge_names()}), a local folder with the model's tokenizer (e.g. the folder the "
             "server serves) or a hub id, so prompts are built as on the in-process runtimes"
         )
     from transformers import AutoTokenizer
