@@ -13,23 +13,13 @@ import pandas as pd
 import pytest
 from engine_utils import tiny_handle
 from test_cli_hostile_rank import no_model  # noqa: F401 - the fixture: a model loaded is a failure
+from test_cli_hostile_round_two import GOOD, tiny_judge  # the same rows and judge as the second probe's tests
 
 from nlgjudge.cache import OutputCache
 from nlgjudge.cli import main as cli_main
 from nlgjudge.data.user_outputs import UserInputError
 from nlgjudge.engine import Judge
 from nlgjudge.out_folder import LOCK_NAME, out_lock
-
-GOOD = [
-    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {c} ."}
-    for c in range(3)
-    for s in ("alpha", "beta")
-]
-
-
-def tiny_judge(tmp_path: Path) -> Judge:
-    return Judge(tiny_handle("qwen2"), cache=OutputCache(tmp_path / "c.sqlite"), study="rank", progress=False)
-
 
 def _jsonl(path: Path, rows: list[dict[str, object]], **dumps: object) -> Path:
     path.write_text("".join(json.dumps(r, **dumps) + "\n" for r in rows), encoding="utf-8")  # type: ignore[arg-type]
