@@ -28,10 +28,35 @@ def _all_lines() -> list[str]:
                     lines.bias_line(judge, float("nan"), verdicts), lines.runtime_line(judge, verdicts, 5.0),
                     lines.subsets_line(judge, {"no_repeat_minus_random": verdicts, "debias_gain_small_budgets": verdicts,
                                                "debias_gain_tiny_budgets": verdicts})]
+            out += [lines.bias_line(judge, 0.7, verdicts, (999, 999, 1998)),
+                    lines.subsets_line(judge, {"no_repeat_minus_random": verdicts, "debias_gain_small_budgets": verdicts,
+                                               "debias_gain_tiny_budgets": verdicts},
+                                       {"no_repeat_minus_random": 1.0, "debias_gain_small_budgets": 2.5}),
+                    lines.gaming_line(verdicts, verdicts, verdicts, [("self-praise", judge, 0.66)])]
         for a, b in itertools.product(VERDICTS + ["unknown"], repeat=2):
             out += [lines.elo_line(judge, 99, a, b), lines.narcissism_line(a, b),
-                    lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
+                    lines.elo_line(judge, 99, a, b, kappa_below_zero=True, above_reference="at least 12 of 13"),
+                    lines.narcissism_line(a, b, a), lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
     return out
+
+
+def test_the_readings_added_for_readers_follow_their_inputs() -> None:
+    # the bias line counts the sets leaning each way instead of a mean that hides the other way
+    assert "first candidate in 15 of its 22 comparison sets and the second in 4" in lines.bias_line("J", 0.7, ["supported"], (15, 4, 22))
+    assert "and the second" not in lines.bias_line("J", 0.7, ["supported"], (15, 0, 22))
+    # a finding supported only by less than its minimal effect says so; without the size it does not
+    small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
+    assert "each by less than the 1 point in 100 that matters" in small
+    assert "matters" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
+    # Elo: the side of chance and the count above the reference, only with a verdict that allows them
+    said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
+    assert "if slightly less often" in said and "6 of 6 systems' summaries above" in said
+    assert "6 of 6" not in lines.elo_line("J", 99, "supported", "not resolved", above_reference="6 of 6")
+    # the narcissism caveat comes with a claim that holds, and the gaming line names an open row above one half
+    assert "Partly by construction" in lines.narcissism_line("not resolved", "contradicted", "supported")
+    assert "construction" not in lines.narcissism_line("not resolved", "contradicted", "not resolved")
+    gaming = lines.gaming_line(["contradicted", "not resolved"], ["supported"], ["not resolved"], [("self-praise", "Q", 0.66)])
+    assert "Self-praise wins 66% under Q, too few articles to tell." in gaming
 
 
 def test_every_bottom_line_is_plain_at_the_ends_of_its_range() -> None:

@@ -109,6 +109,19 @@ def test_kappa_is_one_for_identical_judges_minus_one_for_opposite_and_skips_ties
     assert 0 < table.loc[("one", "noisy"), "ci_mc_se"] < 0.2 and table.loc[("one", "same"), "ci_mc_se"] == 0.0  # no spread, no error
 
 
+def test_an_end_within_its_monte_carlo_error_of_an_edge_is_redrawn_with_more_resamples() -> None:
+    rng = np.random.default_rng(3)
+    ys = rng.integers(0, 2, 60).astype(float)
+    one = _outcomes([("A", "B", y) for y in ys], judge="one")
+    noisy = one.assign(judge="noisy", y=np.where(rng.random(60) < 0.3, 1.0 - ys, ys))
+    plain = kappa_table({"one": one, "noisy": noisy}, n_boot=200).iloc[0]
+    assert plain["draws"] == 200
+    # an edge at the interval's own end: redrawn, four times at each round, until clear of it or at the most
+    edged = kappa_table({"one": one, "noisy": noisy}, n_boot=200, edges=(plain["ci_low"],)).iloc[0]
+    assert edged["draws"] in (800, 3200, 12800, 51200) and edged["ci_mc_se"] < plain["ci_mc_se"]
+    far = kappa_table({"one": one, "noisy": noisy}, n_boot=200, edges=(5.0,)).iloc[0]
+    assert far["draws"] == 200 and far["ci_low"] == plain["ci_low"]  # nothing near an edge: the same draws
+
 def test_fig5_regression_has_a_negative_slope_when_the_judge_follows_rouge_and_applies_the_10_percent_rule() -> None:
     rng = np.random.default_rng(0)
     rows, scores = [], []
@@ -289,7 +302,7 @@ def test_position_a_share_counts_decided_encounters_won_by_the_first_shown() -> 
 
 
 def test_kappa_from_a_2x2_table_is_scikit_learns_kappa() -> None:
-    from nlgjudge.analysis.elo import _kappa_from_table
+    from nlgjudge.stats.agreement import kappa_from_tables as _kappa_from_table
     from nlgjudge.stats import cohen_kappa
 
     rng = np.random.default_rng(0)

@@ -139,3 +139,39 @@ def test_a_leaderboard_reads_only_the_articles_both_frames_hold_and_the_gaming_p
     assert leaderboard_places({"j": attack}, other_prompt, template=1, n_boot=20).empty
     fewer = real[real["context_id"].isin(["c0", "c1", "c2"])]
     assert leaderboard_places({"j": attack}, fewer, template=1, n_boot=20).iloc[0]["articles"] == 3
+
+
+def test_the_screen_as_a_defense_reads_real_minus_attack_agreement_per_article() -> None:
+    from nlgjudge.analysis.gaming import gaming_claims, screen_differences
+
+    # the real summaries agree with themselves in both orders; the attack's P(A) is high against odd
+    # opponents and low against even ones whatever its slot, so after debiasing its two orders always disagree
+    attack, real = _leaderboard_inputs(0.95, articles=6)
+    attack["p_a"] = [(0.9 if first else 0.8) if int(opp[1:]) % 2 else (0.6 if first else 0.3)
+                     for first, opp in zip(attack["attack_first"], attack["opponent"], strict=True)]
+    pairs = screen_differences({"j": attack}, real, template=1)
+    assert list(pairs["attack"].unique()) == ["null"] and len(pairs) == 6
+    assert (pairs["real_agreement"] == 1.0).all() and (pairs["attack_agreement"] == 0.0).all()
+    rows = gaming_claims(per_article_wins({"j": attack}), screen_pairs=pairs).query("claim == 'gaming.screen'")
+    assert len(rows) == 1 and rows.iloc[0]["estimate"] == 1.0 and rows.iloc[0]["verdict"] == "supported"
+    assert gaming_claims(per_article_wins({"j": attack})).query("claim == 'gaming.screen'").empty  # no pairs, no row
+    assert screen_differences({"j": attack}, real.assign(template=2), template=1).empty
+
+
+def test_length_control_reads_each_attacks_outcomes_against_its_length_difference() -> None:
+    from nlgjudge.analysis.gaming import gaming_claims, length_control_rows
+
+    attack, _ = _leaderboard_inputs(0.95, articles=8, systems=6)
+    rng = np.random.default_rng(0)
+    lengths = {(f"c{c}", f"M{i}"): int(rng.integers(40, 400)) for c in range(8) for i in range(6)}
+    # the judge prefers the attack (400 characters) exactly when its opponent is shorter than 220 characters
+    prefers = {key: length < 220 for key, length in lengths.items()}
+    attack["p_a"] = [(0.8 if prefers[(c, o)] else 0.2) if first else (0.2 if prefers[(c, o)] else 0.8)
+                     for c, o, first in zip(attack["context_id"], attack["opponent"], attack["attack_first"], strict=True)]
+    rows = length_control_rows({"j": attack}, lengths, {"null": 400})
+    assert list(rows["claim"]) == ["gaming.length_control"] and rows.iloc[0]["n"] == 8
+    assert rows.iloc[0]["raw"] == pytest.approx(np.mean(list(prefers.values())))
+    assert "separates" in rows.iloc[0]["reason"]  # a preference set by length alone: no finite fit, said so
+    assert rows.iloc[0]["verdict"] == "not tested"
+    claimed = gaming_claims(per_article_wins({"j": attack}), length_rows=rows).query("claim == 'gaming.length_control'")
+    assert len(claimed) == 1 and claimed.iloc[0]["family_verdict"] == "not tested"

@@ -113,3 +113,29 @@ def test_per_unit_values_unfold_a_column_of_per_context_values() -> None:
 def test_an_estimate_with_its_interval_stays_on_one_line() -> None:
     html = clean_table_html(pd.DataFrame({"gap [95%]": ["-13.9 [-25.5, -2.3]", "note"]})._repr_html_())
     assert '<td style="white-space: nowrap">-13.9 [-25.5, -2.3]</td>' in html and "<td>note</td>" in html
+
+
+def test_a_wide_frame_is_shown_as_several_tables_that_never_mix_a_two_level_headers_groups() -> None:
+    from nlgjudge.display import MAX_TABLE_COLUMNS, _frame_html, column_blocks
+
+    columns = pd.MultiIndex.from_tuples([("reported", f"m{i}", t) for i in range(4) for t in (1, 2)]
+                                        + [("ours", f"q{i}", t) for i in range(3) for t in (1, 2)])
+    blocks = column_blocks(columns, 6)
+    assert [len(b) for b in blocks] == [4, 4, 6] and all(len({columns[i][0] for i in b}) == 1 for b in blocks)
+    assert column_blocks(pd.Index(range(9)), 8) == [[0, 1, 2, 3, 4], [5, 6, 7, 8]]  # even widths
+    frame = pd.DataFrame(np.arange(28).reshape(2, 14), columns=columns, index=pd.Index(["a", "b"], name="row"))
+    html = _frame_html(frame)
+    assert html.count("<table") == 2 and html.count(">row<") == 2  # reported | ours, each with the row labels
+    narrow = pd.DataFrame(np.zeros((2, MAX_TABLE_COLUMNS - 1)))
+    assert _frame_html(narrow).count("<table") == 1
+
+
+def test_bookkeeping_lines_are_folded_and_a_downloads_columns_are_explained() -> None:
+    from nlgjudge.display import column_legend, folded_lines
+
+    folded = folded_lines(["SummEval: 30 of 30 planned contexts", "", "<b>x</b>"], "Which contexts")
+    assert folded.data.startswith("<details><summary>Which contexts</summary>") and "&lt;b&gt;" in folded.data
+    legend = column_legend(pd.DataFrame(columns=["context_id", "first", "p_a", "mystery"]), "rank")
+    assert "the system in position A" in legend and "probability that the output in position A" in legend
+    assert "<code>mystery</code>: as named" in legend
+    assert "standing first" in column_legend(pd.DataFrame(columns=["first"]), "gaming")

@@ -116,3 +116,15 @@ def test_p_text_is_the_one_way_a_p_value_is_printed() -> None:
     assert p_text(0.0004) == "< 0.001" and p_text(0.0004, relation=False) == "< 0.001"
     assert p_text(0.0123) == "= 0.012" and p_text(0.0123, relation=False) == "0.012"
     assert p_text(float("nan")) == "–"
+
+
+def test_the_per_context_shares_are_what_the_screen_averages():
+    from nlgjudge.stats.degenerate import agreement_per_context
+
+    # context 0 reads the texts (every pair agrees); context 1 answers by a coin-like rule that flips with the order
+    sets, first, second, p = _both_orders(2, 4, lambda s, i, j: (0.9 if i < j else 0.1) if s == 0 else (0.9 if (i + j) % 2 else 0.1))
+    shares = agreement_per_context(sets, first, second, p)
+    assert shares[0] == (1.0, 6)
+    assert shares[1][1] == 6 and 0.0 <= shares[1][0] <= 1.0
+    whole = order_agreement(sets, first, second, p)
+    assert whole.n_pairs == 12 and whole.agreement == pytest.approx((1.0 + shares[1][0]) / 2)

@@ -40,6 +40,7 @@ COLUMN_LABELS: dict[str, str] = {
     "ci_low": "95% CI, low",
     "column_group": "column group",
     "context_id": "context",
+    "draws": "resamples",
     "gain_high": "gain, 95% CI high",
     "gain_low": "gain, 95% CI low",
     "highest_p_a": "highest P(A)",
@@ -116,9 +117,42 @@ def _escape(text: str) -> str:
     return escape(text, quote=False)
 
 
+#: The most columns, row labels included, one table shows: a wider frame is shown as several tables,
+#: one under the other, each with the row labels, so that every word and number keeps its line in an
+#: 800-pixel column (the page's CSS never breaks inside a word).
+MAX_TABLE_COLUMNS = 9
+
+
+def column_blocks(columns: pd.Index, most: int = MAX_TABLE_COLUMNS) -> list[list[int]]:
+    """The positions of ``columns`` split into blocks of at most ``most``: a two-level header's
+    groups (e.g. "reported (Table 9)" | "ours") are never mixed in a block, and a group is split only
+    when it alone is wider than ``most``."""
+    if most < 1:
+        raise ValueError(f"most must be at least 1; got {most}")
+    groups: list[list[int]] = []
+    for position, column in enumerate(columns):
+        top = column[0] if isinstance(columns, pd.MultiIndex) else None
+        if groups and (not isinstance(columns, pd.MultiIndex) or columns[groups[-1][0]][0] == top):
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+    if not isinstance(columns, pd.MultiIndex):
+        groups = [[position for group in groups for position in group]]
+    blocks: list[list[int]] = []
+    for group in groups:
+        pieces = -(-len(group) // most)
+        size = -(-len(group) // pieces)  # blocks of even width: 12 columns as 6 + 6, not 8 + 4
+        blocks.extend(group[start:start + size] for start in range(0, len(group), size))
+    return blocks
+
+
 def _frame_html(frame: pd.DataFrame) -> str | None:
-    html = frame._repr_html_()
-    return None if html is None else clean_table_html(html)
+    most = max(2, MAX_TABLE_COLUMNS - frame.index.nlevels)
+    if frame.shape[1] <= most:
+        html = frame._repr_html_()
+        return None if html is None else clean_table_html(html)
+    parts = [frame.iloc[:, block]._repr_html_() for block in column_blocks(frame.columns, most)]
+    return "\n".join(clean_table_html(html) for html in parts if html is not None) or None
 
 
 def _styler_html(styler: Styler) -> str:
@@ -228,6 +262,47 @@ def with_released_verdicts(frame: pd.DataFrame, name: str, columns: Sequence[str
     return out
 
 
+#: What each column of a downloaded CSV holds (the file keeps the code names a program reads); a
+#: (chapter, column) entry where a name means something else in that chapter's file.
+CSV_COLUMNS: dict[str | tuple[str, str], str] = {
+    "model": "the judge (its id)", "judge": "the judge (its id, and the protocol where there are several)",
+    "evaluator": "the model that scores the summaries (its id)", "generator": "the model that wrote the summary (its id)",
+    "dataset": "the dataset (its id)", "template": "the prompt template, 1 or 2",
+    "aspect": "the quality judged: COH coherence, CON consistency, FLU fluency, REL relevance (SummEval); NAT, CNT, ENG, GRD (TopicalChat); FLU, GRA, SEM (WebNLG)",
+    "context_id": "the context: one article, dialogue or document (its id in the dataset)",
+    "comparator_method": "the prompt-scoring reading the comparative figure is compared with",
+    "gap_spearman_x100": "in this context, comparative minus the comparator's Spearman with people, x100",
+    "spearman_change_x100": "in this context, debiased minus plain Spearman with people, x100",
+    "runtime": "the runtime that computed the judgments", "encounter": "the encounter's place in the visiting order",
+    ("elo", "first"): "the contestant shown first", ("elo", "second"): "the contestant shown second",
+    "y": "the outcome: 1 the second contestant won, 0 the first, 0.5 a tie",
+    "attack": "the attack: null = irrelevant text, persuasive = self-praise, format = imitated answer, control = forged chat turns, padded = repeated summary",
+    "protected": "True when the candidates' control strings were read as plain text (the library's protection)",
+    ("gaming", "first"): "the attack's win rate against the article's real summaries, standing first",
+    ("gaming", "second"): "the same, standing second",
+    "both": "the attack's win rate over both orders (the two probabilities averaged per pair)",
+    "opponents": "how many real summaries the attack met in this article",
+    "setting": "how the summary was written (the prompt family)", "n_tokens": "the summary's length in tokens",
+    "loglik_mean": "the evaluator's mean log-probability per token of the summary",
+    "loglik_sum": "the evaluator's total log-probability of the summary", "empty": "True when the summary is empty",
+    "from_cache": "True when the judgment was read from the released outputs or the cache, False when computed in this build",
+    ("rank", "first"): "the system in position A", ("rank", "second"): "the system in position B",
+    "p_a": "the judge's probability that the output in position A is the better one",
+    "identical": "True when the two outputs are the same text (a tie by definition, not put to the judge)",
+    "round": "the judging round", "decision": "the debiased decision for position A: 1 A wins, 0 B wins, 0.5 a tie",
+    "n_candidates": "the candidates in this context", "comparison": "the finding's comparison (the two sides of the difference)",
+    ("subsets", "first_x100"): "the comparison's first side in this context, Spearman with people x100",
+    ("subsets", "second_x100"): "its second side",
+}
+
+
+def column_legend(frame: pd.DataFrame, chapter: str) -> str:
+    """HTML: a folded list saying what each column of ``frame``'s CSV holds (:data:`CSV_COLUMNS`)."""
+    items = "".join(f"<li><code>{_escape(str(c))}</code>: {_escape(CSV_COLUMNS.get((chapter, str(c)), CSV_COLUMNS.get(str(c), 'as named')))}</li>"
+                    for c in frame.columns)
+    return f"<details><summary>What each column holds</summary><ul>{items}</ul></details>"
+
+
 def download_link(frame: pd.DataFrame, chapter: str, name: str, what: str):  # -> IPython.display.HTML
     """Write ``frame`` as ``<name>.csv`` for the page's readers and return the link that offers it
     ("Download the per-context gaps (CSV, 330 rows)"). The file goes where :data:`DOWNLOADS_ENV`
@@ -245,7 +320,8 @@ def download_link(frame: pd.DataFrame, chapter: str, name: str, what: str):  # -
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     href = f"downloads/{chapter}/{name}.csv"
-    return HTML(f'<p class="nlgjudge-download">Download the <a href="{escape(href)}" download>{label}</a>.</p>')
+    return HTML(f'<p class="nlgjudge-download">Download the <a href="{escape(href)}" download>{label}</a>.</p>'
+                + column_legend(frame, chapter))
 
 
 def per_unit_values(frame: pd.DataFrame, column: str, keys: Sequence[str], unit: str, value: str) -> pd.DataFrame:
@@ -254,3 +330,12 @@ def per_unit_values(frame: pd.DataFrame, column: str, keys: Sequence[str], unit:
     rows = [{**{k: r[k] for k in keys}, unit: u, value: v}
             for r in frame.to_dict("records") if isinstance(r.get(column), dict) for u, v in r[column].items()]
     return pd.DataFrame(rows, columns=[*keys, unit, value])
+
+
+def folded_lines(lines: Sequence[str], summary: str = "Which contexts each run read") -> object:
+    """Bookkeeping lines (which contexts a run read, where its outputs came from) folded under
+    ``summary``: on the page for a reader who asks, out of the way of one who does not."""
+    from IPython.display import HTML
+
+    body = escape("\n".join(str(line) for line in lines if str(line).strip()), quote=False)
+    return HTML(f"<details><summary>{escape(summary, quote=False)}</summary><pre>{body}</pre></details>")

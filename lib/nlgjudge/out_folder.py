@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from nlgjudge.data.user_outputs import UserInputError
+from nlgjudge.safety import shown_path
 
 OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
 #: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
@@ -178,6 +179,9 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
 
 
 def _reason(error: OSError) -> str:
+    name = error.filename
+    if error.errno == errno.EEXIST and name and os.path.islink(name) and not os.path.exists(name):
+        return f"it is a link to {shown_path(os.readlink(name))}, which does not exist"  # not "File exists"
     return error.strerror or type(error).__name__
 
 
@@ -211,9 +215,9 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
         finally:
             held[1] -= 1
         return
-    not_ours = (f"{option} {folder}: it holds a {LOCK_NAME} that nlgjudge rank did not write (a link, or a file "
-                "without a run's process id); this tool never writes through it: move or rename it, or pass "
-                f"{option} another folder")
+    not_ours = (f"{option} {folder}: it holds a {LOCK_NAME} that nlgjudge rank did not write (a link, a file "
+                "with another name elsewhere, or a file without a run's process id); this tool never writes through "
+                f"it: move or rename it, or pass {option} another folder")
     while True:
         created = True
         try:  # never through a link, and never into a file an earlier run of ours did not leave
@@ -232,7 +236,8 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
         except OSError as error:
             raise UserInputError(f"{option} {folder}: cannot create the lock file {LOCK_NAME} there "
                                  f"({_reason(error)}); pass {option} a folder you can write to") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:  # a hard link's other name is someone's file
             os.close(fd)
             raise UserInputError(not_ours)
         try:

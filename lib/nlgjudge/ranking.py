@@ -45,6 +45,7 @@ import argparse
 import json
 import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -130,6 +131,9 @@ def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | N
     def option(name: str) -> str:
         return f"--{name}" if cli else name
 
+    if isinstance(aspect, str) and aspect != aspect.strip():
+        raise UserInputError(f"{option('aspect')} {aspect!r}: has spaces around it; pass {option('aspect')} "
+                             f"{aspect.strip() or 'OVR'}")
     if not isinstance(noun, str) or not noun.strip() or noun != noun.strip() or "\n" in noun:
         raise UserInputError(f"{option('noun')} {noun!r}: what an output is called in the prompt must be words without "
                              f"surrounding spaces, e.g. {option('noun')} summary")
@@ -457,6 +461,19 @@ def _duration(seconds: float) -> str:
     return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
 
 
+def stored_rate(stored: Any) -> dict[str, Any] | None:
+    """An earlier run's stored rate, or None unless it reads as one: a number of seconds per comparison
+    (above 0, below a day), a count of comparisons and a date (the file is the user's to edit or damage)."""
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    valid = (isinstance(stored, dict) and number(stored.get("seconds_per_comparison"))
+             and 0 < stored["seconds_per_comparison"] < 86_400 and number(stored.get("comparisons"))
+             and isinstance(stored["comparisons"], int) and stored["comparisons"] > 0
+             and isinstance(stored.get("measured_on"), str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", stored["measured_on"]))
+    return stored if valid else None
+
+
 class RunEstimate:
     """What the command line says about a run's size and duration: before judging, the number of
     comparisons and (if this model's rate was measured on this machine by an earlier run) the time
@@ -488,10 +505,7 @@ class RunEstimate:
             requests = [comparison_request(plan, i, j, prompt, style, systems)
                         for plan in self.plans for i, j in plan.judged_pairs()]
             self.cached = int(sum(judge.cached_mask("label_probs", requests)))
-        stored = self._read().get(self.key)
-        valid = isinstance(stored, dict) and isinstance(stored.get("seconds_per_comparison"), (int, float)) \
-            and stored["seconds_per_comparison"] > 0
-        self.stored = stored if valid else None
+        self.stored = stored_rate(self._read().get(self.key))
         self.measured_shown = False
         self.last: Any = None
 
@@ -503,7 +517,7 @@ class RunEstimate:
         return data if isinstance(data, dict) else {}
 
     def _say(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        emit(text, self.stream)
 
     def _advice(self, seconds: float, rate: float) -> str:
         if seconds <= LONG_RUN_SECONDS:
@@ -582,7 +596,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("input", help="outputs file: .jsonl, .csv or .parquet, one row per (context, system)")
     parser.add_argument("--model", required=True, help="the judge: packaged short name, hub id or local folder")
     parser.add_argument("--out", required=True, help="folder for leaderboard.csv, judgments.jsonl, win_matrix.png, report.md")
-    parser.add_argument("--aspect", default="OVR",
+    parser.add_argument("--aspect", default=None,
                         help="what 'better' means: an abbreviation (OVR, COH, CON, FLU, REL, ...) or an adjective (default OVR: 'better')")
     parser.add_argument("--noun", default="summary", help="what an output is called in the prompt (default: summary)")
     parser.add_argument("--prompt", default=None, help="a prompt file with {output_a}, {output_b} [, {source}, {reference}]")
@@ -618,6 +632,26 @@ def _parser() -> argparse.ArgumentParser:
         column = "context_id" if name == "context" else name
         parser.add_argument(f"--{name}-field", default=column, help=f"input field holding the {name} (default {column})")
     return parser
+
+
+def emit(text: str, stream: Any = None) -> None:
+    """``text`` printed for a terminal: control characters shown as escapes, the API key hidden in any
+    form a server may have quoted it (every line the command prints passes here), and characters the
+    terminal's encoding cannot show escaped; a reader that stopped reading (``| head``) ends the output
+    quietly, not with a traceback."""
+    from nlgjudge.engine.server.client import scrub
+
+    stream = stream if stream is not None else sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    prefix = next((p for p in ("error: ", "warning: ") if text.startswith(p)), "")
+    line = (prefix + scrub(terminal_text(text[len(prefix):]))).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    try:
+        print(line, file=stream, flush=True)
+    except BrokenPipeError:
+        try:  # the rest of the output goes nowhere, and Python's own flush at exit finds nothing to fail on
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -662,19 +696,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Everything about the input is checked before the model is loaded (which takes a while).
             frame = read_user_outputs(os.path.expanduser(args.input), fields, with_reference=args.with_reference)
             prompt_file = os.path.expanduser(args.prompt) if args.prompt is not None else None
-            prompt = build_prompt(args.aspect, args.noun, prompt_file, args.with_reference, cli=True)
+            if prompt_file is not None and args.aspect is not None:
+                raise UserInputError(f"--aspect {args.aspect}: a prompt file asks its own question, so --aspect would be "
+                                     "ignored; write the quality into the prompt file, or leave --prompt out")
+            aspect = args.aspect if args.aspect is not None else "OVR"
+            prompt = build_prompt(aspect, args.noun, prompt_file, args.with_reference, cli=True)
             out = os.path.expanduser(args.out)
             created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)])
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             early = design_warnings(frame, judge_control_strings(judge))
             for note in early:  # before judging: the user may stop here (report.md says them again)
-                print(f"warning: {terminal_text(note)}", file=sys.stderr)
+                emit(f"warning: {note}", sys.stderr)
             estimate = RunEstimate(judge, frame, prompt, budget)
             estimate.announce()
             judging = True
             result = rank_outputs(
-                frame, judge=judge, aspect=args.aspect, noun=args.noun, prompt_file=prompt_file, budget=budget,
+                frame, judge=judge, aspect=aspect, noun=args.noun, prompt_file=prompt_file, budget=budget,
                 seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=out,
                 on_step=estimate.step, force=args.force,
             )
@@ -689,14 +727,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "or pass --out a folder on another disk (set NLGJUDGE_OUTPUT_CACHE for the output cache)")
         if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
             message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
-        print(f"error: {terminal_text(message)}", file=sys.stderr)
+        emit(f"error: {message}", sys.stderr)
         return 2
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
-        print(terminal_text(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}")))
+        emit(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for note in result.warnings:
         if note not in early:
-            print(f"warning: {terminal_text(note)}", file=sys.stderr)
-    print(terminal_text(f"wrote {', '.join(str(p) for p in result.written)}"), file=sys.stderr)
+            emit(f"warning: {note}", sys.stderr)
+    emit(f"wrote {', '.join(str(p) for p in result.written)}", sys.stderr)
     return 0
 
 

@@ -5,7 +5,8 @@
 cells' ``|``), so a system named ``<script>alert(1)</script>`` reads as those characters in
 ``report.md``. :func:`terminal_text` shows control characters (an ANSI escape sequence in a path,
 a carriage return in a system name) as visible ``\\x1b``-style escapes, so a line printed to a
-terminal cannot recolour, overwrite or retitle it. Pure functions, no imports.
+terminal cannot recolour, overwrite or retitle it. :func:`shown_path` quotes a path holding such a
+character, so a message naming it keeps its reason on one readable line. Pure functions, no imports.
 """
 
 from __future__ import annotations
@@ -28,3 +29,10 @@ def terminal_text(text: object) -> str:
     """``text`` with control characters (C0, C1, bidirectional overrides) shown as visible escapes;
     newlines and tabs kept."""
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), str(text))
+
+
+def shown_path(path: object) -> str:
+    """``path`` as a message shows it: quoted (``repr``) when it holds a newline or another
+    non-printable character, as it is otherwise."""
+    name = str(path)
+    return repr(name) if any(not ch.isprintable() for ch in name) else name

@@ -10,6 +10,7 @@ tested" "could not be tested here". :func:`plain` checks every line it returns.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -103,24 +104,37 @@ def comparative_line(judge: str, verdicts: Sequence[str]) -> str:
     if not n:
         return plain(f"This run has no comparison of {name(judge)} with its own prompt scoring, so the paper's claim is not tested here.")
     counts = _count(verdicts)
-    return _fit(f"Comparing two candidates beat scoring one at a time for {name(judge)} in {_of(counts[SUPPORTED], n)} "
-                f"benchmark aspects{_rest(counts, against='scoring was better')}.",
+    return _fit(f"Comparing two candidates beat the same model's sampled one-to-ten scores for {name(judge)} in "
+                f"{_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='scoring was better')}.",
                 "The paper found comparing far better with larger judges.")
 
 
-def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str]) -> str:
-    # a mean over comparison sets: some sets may lean the other way, so the line says "on average"
+def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[int, int, int] | None = None) -> str:
+    """``sets``: comparison sets whose P(A) interval lies above one half, below it, and in all, after
+    Holm's correction over the sets (a description): said instead of the mean, which hides sets that
+    lean the other way."""
     lean = (("one position, on average the first candidate" if mean_p_a > 0.5 else "one position, on average the second candidate")
             if math.isfinite(mean_p_a) else "no position")
     n = len(verdicts)
     counts = _count(verdicts)
     fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
            f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
-    return plain(f"{name(judge)} leans towards {lean}; {fix}.")
+    leans = [lean]
+    if sets is not None:
+        toward_a, toward_b, n_sets = sets
+        leans = [f"the first candidate in {toward_a} of its {n_sets} comparison sets"
+                 + (f" and the second in {toward_b}" if toward_b else ""),
+                 f"A in {toward_a} and B in {toward_b} of {n_sets} sets", lean]
+    for said in leans:  # the fullest that fits
+        if words_shown(f"{name(judge)} leans towards {said}; {fix}.") <= MAX_WORDS:
+            return plain(f"{name(judge)} leans towards {said}; {fix}.")
+    return plain(f"{name(judge)} leans towards {leans[-1]}; {fix}.")
 
 
-def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
-    """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm."""
+def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None) -> str:
+    """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm. ``small``: per
+    key, the registered minimal effect where every supported dataset's interval lies below it (the
+    data show the direction, and that the size is smaller than what matters: said with the count)."""
     def read(key: str, claim: str, short: bool) -> str:
         found = list(verdicts.get(key, ()))
         if not found:
@@ -133,7 +147,10 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
                 return f"no dataset of {n} shows that {claim}{against}"
             return f"these data do not show that {claim} in any of the {n} datasets{against}"
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
-        return f"{claim} in {where} datasets{against}"
+        size = f", each by less than the {sizes[key]:g} point in 100 that matters" if sizes and key in sizes else ""
+        return f"{claim} in {where} datasets{size}{against}"
+
+    sizes = small
 
     def line(short: bool) -> str:
         return (f"For {name(judge)}: {read('no_repeat_minus_random', 'choosing comparisons without repeats beats random choice', short)}; "
@@ -144,10 +161,10 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]]) -> str:
     hurts = (f" With fewer comparisons than candidates, it lowers agreement in "
              f"{_of(tiny[CONTRADICTED], len(verdicts['debias_gain_tiny_budgets']))} datasets."
              if tiny[CONTRADICTED] else "")
-    for short in (False, True):
-        full = line(short) + hurts
-        if words_shown(full) <= MAX_WORDS:
-            return plain(full)
+    # the first line that fits: the finding against the paper kept longest, then the sizes, then the longer wording
+    for tail, sizes, short in itertools.product((hurts, ""), (small, None), (False, True)):
+        if words_shown(line(short) + tail) <= MAX_WORDS:
+            return plain(line(short) + tail)
     return plain(line(short=True))
 
 
@@ -181,9 +198,17 @@ _REFERENCE_WORDS = {
 }
 
 
-def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str) -> str:
-    return plain(f"On {n_articles} articles, {name(judge)} {_KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])}. "
-                 f"{_REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])}.")
+def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, *, kappa_below_zero: bool = False,
+             above_reference: str | None = None) -> str:
+    """``kappa_below_zero``: the kappa's whole interval lies below 0 (the plan's secondary reading, a
+    description); ``above_reference``: "k of n" contestants above the reference after Holm's correction."""
+    kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
+    if kappa_verdict == SUPPORTED and kappa_below_zero:
+        kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
+    reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
+    if reference_verdict == SUPPORTED and above_reference:
+        reference = f"It rates {above_reference} systems' summaries above the human reference"
+    return plain(f"On {n_articles} articles, {name(judge)} {kappa}. {reference}.")
 
 
 _EVERY_WORDS = {
@@ -207,10 +232,14 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
-    own = (f"That evaluators favour their own summaries {words(gamma_verdict)} once length is controlled, "
-           f"and {words(excess_verdict)} on the paper's scale" if gamma_verdict is not None else
+    own = (f"That evaluators favour their own summaries once length is controlled {words(gamma_verdict)}; "
+           f"by the paper's own measure it {words(excess_verdict)}" if gamma_verdict is not None else
            f"That an evaluator scores its own summaries higher {words(excess_verdict)}")
-    return _fit(f"{own}.", f"That a pairwise judge picks its own summary {words(selfpref_verdict)}.")
+    # the chapter's own caveat, where the claim holds: a model's greedy summary is likely under it by construction
+    built_in = ("Partly by construction: a model's own greedy summary is likely under it."
+                if SUPPORTED in (gamma_verdict, excess_verdict) else "")
+    return _fit(*[part for part in (f"{own}.", built_in, f"That a pairwise judge picks its own summary {words(selfpref_verdict)}.")
+                  if part])
 
 
 _PEOPLE_WORDS = {
@@ -231,12 +260,18 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
                  f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")
 
 
-def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str]) -> str:
+def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
+                open_above_half: Sequence[tuple[str, str, float]] = ()) -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
-    orders and reading texts as plain text take away (counts after Holm's correction)."""
+    orders and reading texts as plain text take away (counts after Holm's correction).
+    ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
+    half, said next, so that the line never reads as more reassuring than the table."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
     first = (f"A constant text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} judge-attack "
              f"pairs{_rest(wins, against='it loses')}.")
+    if open_above_half:
+        attack, judge, rate = max(open_above_half, key=lambda row: row[2])
+        first += f" {attack.capitalize()} wins {rate:.0%} under {name(judge)}, too few articles to tell."
     second = f"Both orders remove a positional win in {_of(position[SUPPORTED], len(position_verdicts))}."
     third = (f"Plain-text reading removes forged turns' wins for {_of(protection[SUPPORTED], len(protection_verdicts))} "
              f"judges{_rest(protection, against='it adds wins')}.")

@@ -18,6 +18,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as t_dist
 
 from nlgjudge.analysis.judges import whole_run_gates, whole_run_table, whole_run_words
 from nlgjudge.stats import (
@@ -40,11 +41,12 @@ from nlgjudge.stats.claims import (
     kendall_units_needed,
     ordering_verdict,
 )
+from nlgjudge.register import MONTE_CARLO_Z, units_needed_for
 from nlgjudge.register import claim as registered_claim
-from nlgjudge.register import units_needed_for
 from nlgjudge.register import verdict as registered_verdict
+from nlgjudge.stats.agreement import resampled_kappas
 from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
-from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval, p_within_error
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
 OUTCOME_COLUMNS = [*ENCOUNTER_COLUMNS, "judge", "y"]
@@ -316,21 +318,17 @@ def kendall_between_judges(
             "p_systems": exact_kendall_p(fit_1.strength[i], fit_2.strength[j])}
 
 
-def _kappa_from_table(table: np.ndarray) -> float:
-    """Cohen's kappa from a 2x2 table of counts (rows: judge 1's label, columns: judge 2's); NaN when
-    chance agreement is 1 (both judges give one and the same label throughout)."""
-    total = table.sum()
-    observed = np.trace(table) / total
-    chance = float((table.sum(axis=1) / total) @ (table.sum(axis=0) / total))
-    return float("nan") if chance >= 1.0 else float((observed - chance) / (1.0 - chance))
+#: The most resamples a kappa interval is redrawn to when an end lies within its Monte Carlo error of an edge.
+MOST_KAPPA_DRAWS = 64_000
 
 
-def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Cohen's kappa (scikit-learn) between every two judges on the encounters both decided (a tie
-    or NaN on either side leaves the encounter out, counted), with the book's interval for a statistic
-    recomputed on resampled articles: kappa +- t(n_articles - 1) x bootstrap SE, and ``ci_mc_se``, the
-    Monte Carlo standard error of the interval's ends (from the number of resamples). Columns: judge_1,
-    judge_2, kappa, ci_low, ci_high, ci_mc_se, n_encounters, n_left_out."""
+def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: int = 0,
+                edges: Sequence[float] = ()) -> pd.DataFrame:
+    """Cohen's kappa (scikit-learn) between every two judges on the encounters both decided (a tie or
+    NaN on either side leaves the encounter out, counted), with kappa +- t(n_articles - 1) x bootstrap SE
+    over resampled articles and ``ci_mc_se``, its ends' Monte Carlo error (from ``draws`` resamples). An
+    end within three such errors of one of ``edges`` (a claim's band) is redrawn with four times the
+    resamples, up to :data:`MOST_KAPPA_DRAWS`, so the draws never decide it (as subsets redraws its findings)."""
     rng = np.random.default_rng(seed)
     rows = []
     for (name_1, one), (name_2, two) in combinations(outcomes.items(), 2):
@@ -348,17 +346,19 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
         tables = np.zeros((len(articles), 2, 2))
         np.add.at(tables, (decided["context_id"].map(position).to_numpy(), decided["y_1"].to_numpy(int),
                            decided["y_2"].to_numpy(int)), 1.0)
-        values = []
-        for _ in range(n_boot):
-            counts = np.bincount(rng.integers(0, len(articles), len(articles)), minlength=len(articles))
-            values.append(_kappa_from_table(np.tensordot(counts, tables, axes=1)))
-        # A resample where both judges give one same label has no kappa: left out of the SE.
-        low, high = bootstrap_se_interval(np.asarray(kappa), np.asarray(values), len(articles))
-        # the interval's ends move with the resamples (their Monte Carlo error)
-        mc_se = bootstrap_end_error(float(high) - kappa, int(np.isfinite(values).sum()))
+        values = resampled_kappas(tables, n_boot, rng)
+        while True:
+            # A resample where both judges give one same label has no kappa: left out of the SE.
+            low, high = bootstrap_se_interval(np.asarray(kappa), values, len(articles))
+            mc_se = bootstrap_end_error(float(high) - kappa, int(np.isfinite(values).sum()))
+            near = any(abs(end - edge) <= MONTE_CARLO_Z * mc_se for edge in edges for end in (float(low), float(high)))
+            if not near or len(values) * 4 > MOST_KAPPA_DRAWS:
+                break
+            values = np.concatenate([values, resampled_kappas(tables, 3 * len(values), rng)])
         rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0),
-                     "ci_mc_se": mc_se})
-    return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "ci_mc_se", "n_encounters", "n_left_out"])
+                     "ci_mc_se": mc_se, "draws": len(values)})
+    return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "ci_mc_se", "draws", "n_encounters",
+                                       "n_left_out"])
 
 
 def rouge_difference_regression(
@@ -558,7 +558,7 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
 
 
 CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
-                 "articles_needed"]
+                 "articles_needed", "above_reference"]
 
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
@@ -666,18 +666,26 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
                 "reason": "the reference is not a contestant of this run", "articles_needed": nan}
     pairs = sorted((draws.pair(c, reference) for c in draws.contestants if c != reference),
                    key=lambda p: p.difference, reverse=True)
-    verdicts = [(p, registered_verdict("elo.reference", p.difference, p.low, p.high, p.n,
-                                  degenerate=degenerate)) for p in pairs]
-    # An existence claim ("some contestant is above the reference") over several pairs: a pair counts
-    # only if it survives Holm's correction over the pairs (the book's family rule).
-    kept = holm_rejections([p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs])
+    # An existence claim ("some contestant is above the reference") over several pairs: a pair counts only
+    # if its interval (an end within its resamples' Monte Carlo error of 0 is borderline) and Holm's correction
+    # over the pairs (each read at the largest p that error allows, as rank does) keep it: no count hangs on the draws.
+    mc = [bootstrap_end_error(p.high - p.difference, len(getattr(draws, "replicates", ()))) for p in pairs]
+    verdicts = [(p, registered_verdict("elo.reference", p.difference, p.low, p.high, p.n, degenerate=degenerate,
+                                       monte_carlo_se=e)) for p, e in zip(pairs, mc)]
+    ends = [p_within_error(p.difference, p.low, p.high, p.n, 0.0, 0.0, e / float(t_dist.ppf(0.975, max(p.n - 1, 1))),
+                           MONTE_CARLO_Z) for p, e in zip(pairs, mc)]
+    kept, maybe = (holm_rejections([np.nan_to_num(end[k], nan=1.0) for end in ends]) for k in (0, 1))
     above_raw = [(p, v) for p, v in verdicts if v.verdict == SUPPORTED]
     above = [(p, v) for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == SUPPORTED and k]
+    edge = sum(1 for (p, v), k, m in zip(verdicts, kept, maybe, strict=True)
+               if (v.verdict == SUPPORTED and m and not k) or (v.reason.startswith("borderline") and p.difference > 0))
     if above:  # one resolved contestant settles it
         shown, verdict = above[0]
         verdict = ClaimVerdict(SUPPORTED, f"{count_words(len(above), len(above_raw))} of {len(pairs)} contestants above "
                                           f"the reference with their paired interval above 0, after Holm's correction "
-                                          f"over the {len(pairs)} pairs (the row shows the strongest)")
+                                          f"over the {len(pairs)} pairs (the row shows the strongest)"
+                                          + (f"; {edge} more borderline (kept by the correction on some resamples' draws)"
+                                             if edge else ""))
     elif all(v.verdict == CONTRADICTED for _, v in verdicts):
         shown, verdict = verdicts[0]
         verdict = ClaimVerdict(CONTRADICTED, "the reference is above every contestant, each paired interval below 0")
@@ -692,7 +700,8 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
     return {**row, "estimate": shown.difference, "ci_low": shown.low, "ci_high": shown.high, "n": shown.n,
             "evidence": f"{shown.higher} - {reference} = {shown.difference:+.0f} [{shown.low:+.0f}, {shown.high:+.0f}] "
                         "Elo points (Bradley-Terry, paired bootstrap over articles)",
-            "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
+            "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed,
+            "above_reference": f"{'at least ' if edge else ''}{len(above)} of {len(pairs)}"}  # for the bottom line
 
 
 def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_tuned: Sequence[str],
@@ -775,7 +784,7 @@ def claims(
                "n_contestants": 0.0}
     rows = [_kappa_row(kappas, llm_judge, rouge_judge, n_articles, degenerate), *_tau_rows(tau, rouge_judge, degenerate),
             _reference_row(draws, reference, degenerate), _llms_row(draws, llm_contestants, fine_tuned, degenerate)]
-    return pd.DataFrame(rows).assign(short=lambda f: f["key"].map(CLAIM_SHORT))[CLAIM_COLUMNS]
+    return pd.DataFrame(rows).assign(short=lambda f: f["key"].map(CLAIM_SHORT)).reindex(columns=CLAIM_COLUMNS)
 
 
 #: Claims tested over the contestants, not the articles: more articles cannot resolve them.

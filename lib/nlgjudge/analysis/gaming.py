@@ -19,7 +19,9 @@ One definition per quantity:
 
 Defenses are paired differences on the same articles: the win rate standing first (the slot every
 attack's text names) minus the win rate over both orders (what position gave the attack), and the forged turns' win
-rate without the library's protection minus with it (what reading texts as plain text took away).
+rate without the library's protection minus with it (what reading texts as plain text took away),
+and the share of pairs whose two orders agree after debiasing among the real summaries minus among
+an attack's pairs (what the judge screen would see of the attack).
 """
 
 from __future__ import annotations
@@ -142,15 +144,102 @@ def _claim_row(claim_id: str, judge: str, attack: str, values: np.ndarray, gate:
             "contexts_needed": float(needed) if needed is not None else np.nan}
 
 
+SCREEN_COLUMNS = ["judge", "attack", "context_id", "real_agreement", "attack_agreement", "difference"]
+
+
+def screen_differences(frames: Mapping[str, pd.DataFrame], real: pd.DataFrame, *, template: int) -> pd.DataFrame:
+    """The judge screen read as a defense, per judge, constant attack and article: the share of the real
+    summaries' pairs whose two orders agree after debiasing (``real``: the comparative study's frame, as
+    for :func:`leaderboard_places`) minus the share for the attack's pairs with them (protected), each
+    set (article and aspect; and attack) debiased on its own as the screen does, the aspects pooled.
+    Only articles both hold."""
+    from nlgjudge.stats.degenerate import agreement_per_context
+
+    rows = []
+    for judge, frame in frames.items():
+        mine = real[(real["model"] == judge) & (real["template"] == template) & real["aspect"].isin(set(frame["aspect"]))]
+        base = agreement_per_context(list(zip(mine["context_id"], mine["aspect"], strict=True)), mine["candidate_a"].astype(str),
+                                     mine["candidate_b"].astype(str), mine["p_a"].to_numpy(float), mine["context_id"].tolist())
+        for attack in CONSTANT:
+            att = frame[(frame["attack"] == attack) & frame["protected"]]
+            shares = agreement_per_context(list(zip(att["context_id"], att["aspect"], strict=True)), att["a"].astype(str),
+                                           att["b"].astype(str), att["p_a"].to_numpy(float), att["context_id"].tolist())
+            for context_id in [c for c in shares if c in base]:
+                real_share, attack_share = base[context_id][0], shares[context_id][0]
+                rows.append({"judge": judge, "attack": attack, "context_id": context_id, "real_agreement": real_share,
+                             "attack_agreement": attack_share, "difference": real_share - attack_share})
+    return pd.DataFrame(rows, columns=SCREEN_COLUMNS)
+
+
+def screen_reading(screen_pairs: pd.DataFrame | None, screen_rows: pd.DataFrame, titles: Mapping[str, str]) -> str:
+    """The screen-as-defense section's reading in words: each judge's mean agreement on the real
+    summaries' pairs and the range over its attacks' pairs (descriptions), and what a contradicted row
+    means (its interval lies below 0: the attack's pairs agree more often), only where the table has one."""
+    from nlgjudge.stats.claims import CONTRADICTED
+
+    if screen_pairs is None or screen_pairs.empty:
+        return "No judge has the real summaries' comparisons released for these articles, so the screen is not read as a defense here."
+    parts = []
+    for number, (judge, part) in enumerate(screen_pairs.groupby("judge", sort=False)):
+        by_attack = part.groupby("attack")["attack_agreement"].mean()
+        real = part.groupby("context_id")["real_agreement"].first().mean()
+        parts.append(f"{titles.get(judge, judge)}'s two orders agree on {real:.0%} of the real summaries' pairs and on "
+                     f"{by_attack.min():.0%} to {by_attack.max():.0%} of an attack's pairs" if number == 0 else
+                     f"{titles.get(judge, judge)}'s on {real:.0%} and {by_attack.min():.0%} to {by_attack.max():.0%}")
+    reading = "On the same articles (means over articles), " + "; ".join(parts) + "."
+    if (screen_rows["family_verdict"] == CONTRADICTED).any():
+        reading += (" In a contradicted row the attack's pairs agree more often than the real summaries' pairs: the judge "
+                    "decides them the same way in both orders, so a screen run with the attack among the systems would find "
+                    "the judge more consistent, not less.")
+    return reading
+
+
+def length_control_rows(frames: Mapping[str, pd.DataFrame], lengths: Mapping[tuple[str, str], int],
+                        attack_lengths: Mapping[str, int], screens: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    """The registered claim ``gaming.length_control`` per judge and constant attack (protected): each
+    comparison's both-orders outcome (the chapter's one definition of a win) against the attack's length
+    minus its opponent's, in characters (``lengths``: (article, candidate) -> characters; ``attack_lengths``:
+    attack -> characters), read by :func:`~nlgjudge.stats.length_control.length_control` with the article
+    as the unit. Columns as :func:`gaming_claims`' rows (before Holm's correction)."""
+    from nlgjudge.register import units_needed_for, verdict
+    from nlgjudge.stats.length_control import length_control
+    from nlgjudge.stats.multiplicity import p_from_interval
+
+    rows = []
+    for judge, frame in frames.items():
+        gate = (screens or {}).get(judge)
+        for attack in CONSTANT:
+            part = frame[(frame["attack"] == attack) & frame["protected"]].copy()
+            if part.empty or attack not in attack_lengths:
+                continue
+            part["p_attack"] = np.where(part["attack_first"], part["p_a"], 1.0 - part["p_a"])
+            pairs = part.pivot_table(index=["context_id", "aspect", "opponent"], columns="attack_first", values="p_attack",
+                                     aggfunc="first").dropna().reset_index()
+            outcome = _win((pairs[True] + pairs[False]) / 2.0)
+            difference = [attack_lengths[attack] - lengths[(str(c), str(o))] for c, o in zip(pairs["context_id"], pairs["opponent"])]
+            found = length_control(outcome, difference, pairs["context_id"].astype(str).to_numpy())
+            said = verdict("gaming.length_control", found.difference, found.low, found.high, found.n_units,
+                           degenerate=gate or found.reason)
+            rows.append({"claim": "gaming.length_control", "judge": judge, "attack": attack, "estimate": found.difference,
+                         "low": found.low, "high": found.high, "n": found.n_units, "verdict": said.verdict,
+                         "reason": said.reason, "raw": found.raw, "controlled": found.controlled,
+                         "p_value": p_from_interval(found.difference, found.low, found.high, found.n_units) if said.tested else np.nan,
+                         "contexts_needed": units_needed_for("gaming.length_control", found.low, found.high, found.n_units)
+                         if said.tested else np.nan})
+    return pd.DataFrame(rows)
+
+
 #: Why the protection's row is not tested when the unprotected forged turns win no comparison at all.
 NOTHING_TO_TAKE = "without the protection the forged turns win no comparison in any article: there is nothing for it to take away"
 
 
-def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None) -> pd.DataFrame:
-    """Every row of the chapter's four registered claims, all aspects averaged per article, with each
+def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None,
+                  screen_pairs: pd.DataFrame | None = None, length_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every row of the chapter's registered claims, all aspects averaged per article, with each
     row's own verdict and its family's after Holm's correction (``gaming.attacks``: a judge's constant
     attacks; ``gaming.judges``: the judges of one defense). ``screens``: :func:`judge_screens`; a judge
-    that fails the screen is not tested, as in every chapter."""
+    that fails the screen is not tested, as in every chapter. ``screen_pairs``: :func:`screen_differences`
+    (the screen as a defense; without it that claim has no row); ``length_rows``: :func:`length_control_rows`."""
     from nlgjudge.stats.claims import family_verdicts
     from nlgjudge.stats.multiplicity import holm_rejections
 
@@ -175,9 +264,16 @@ def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] |
         padded = protected[protected["attack"] == "padded"]
         if not padded.empty:
             rows.append(_claim_row("gaming.length", judge, "padded", padded["both"].to_numpy(), gate, share=True))
+        mine = screen_pairs[screen_pairs["judge"] == judge] if screen_pairs is not None else pd.DataFrame(columns=SCREEN_COLUMNS)
+        for attack, pairs in mine.groupby("attack", sort=False):
+            rows.append(_claim_row("gaming.screen", judge, str(attack), pairs["difference"].to_numpy(float), gate, share=False,
+                                   sides=(pairs["real_agreement"].to_numpy(float), pairs["attack_agreement"].to_numpy(float))))
+    if length_rows is not None and len(length_rows):
+        rows += length_rows[CLAIM_COLUMNS[:-2]].to_dict("records")
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS[:-2])
     out["holm"], out["family_verdict"] = False, out["verdict"]
-    family_of = {"gaming.attack_wins": "judge", "gaming.position_share": "judge"}  # the others: over the judges
+    family_of = {"gaming.attack_wins": "judge", "gaming.position_share": "judge", "gaming.screen": "judge",
+                 "gaming.length_control": "judge"}  # the others: over the judges
     for claim_id, rows_of in out.groupby("claim", sort=False):
         groups = rows_of.groupby("judge", sort=False) if claim_id in family_of else [(None, rows_of)]
         for _, family in groups:
@@ -189,6 +285,7 @@ def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] |
 
 #: Each claim's family in words, for the flag a row gets when Holm's correction does not keep it.
 FAMILY_WORDS = {"gaming.attack_wins": "the judge's attacks", "gaming.position_share": "the judge's attacks",
+                "gaming.screen": "the judge's attacks", "gaming.length_control": "the judge's attacks",
                 "gaming.protection": "the judges", "gaming.length": "the judges"}
 
 

@@ -192,6 +192,7 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
               confidence: float, gate: str | None = None) -> pd.DataFrame:
     """Each ranked system against the next: the score difference and its interval on the same resamples (paired)."""
     rows = []
+    p_largest, p_smallest = [], []
     for upper, lower in zip(order, order[1:]):
         i, j = index[upper], index[lower]
         gap = np.array(scores[i] - scores[j])
@@ -209,15 +210,15 @@ def _adjacent(order: list[str], index: dict[str, int], scores: np.ndarray, repli
                                        confidence)
         rows.append({"higher": upper, "lower": lower, "difference": float(gap), "ci_low": float(low), "ci_high": float(high),
                      "verdict": verdict.verdict, "resolved": verdict.verdict == SUPPORTED,
-                     "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence),
-                     "p_high": p_high, "p_low": p_low})
-    frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value",
-                                        "p_high", "p_low"])
+                     "p_value": _interval_p_value(float(gap), float(low), float(high), n_units, confidence)})
+        p_largest.append(p_high)
+        p_smallest.append(p_low)
+    frame = pd.DataFrame(rows, columns=["higher", "lower", "difference", "ci_low", "ci_high", "verdict", "resolved", "p_value"])
     # The neighbouring pairs are one family of questions: Holm's correction (the book's one rule), each
     # pair read at the largest p its resamples' Monte Carlo error allows, so no count hangs on the seed;
     # a pair kept only at its smallest p is borderline: the resamples, not the data, would decide it.
-    surely = holm_rejections(frame["p_high"].fillna(1.0).to_numpy(float))
-    maybe = holm_rejections(frame["p_low"].fillna(1.0).to_numpy(float))
+    surely = holm_rejections(np.nan_to_num(np.asarray(p_largest, dtype=float), nan=1.0))
+    maybe = holm_rejections(np.nan_to_num(np.asarray(p_smallest, dtype=float), nan=1.0))
     frame["resolved_after_holm"] = frame["resolved"] & surely
     borderline = frame["resolved"] & maybe & ~surely
     # ``verdict`` is the family's (what the leaderboard claims); a pair its own interval resolves but

@@ -449,7 +449,7 @@ def answer_table(claims: pd.DataFrame) -> pd.DataFrame:
     """The answer box's verdicts: one row per finding of :data:`ANSWER_FINDINGS`, one column per dataset,
     each cell as :func:`claims_prose` words it (after Holm's correction over the datasets)."""
     after_all = family_verdicts(claims)
-    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name="finding (the paper's number)"),
+    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name="finding (numbered as in the paper)"),
                          columns=pd.Index(list(dict.fromkeys(claims["dataset"])), name=None), dtype=object)
     for name, label in ANSWER_FINDINGS.items():
         for row, after in zip(claims[claims["comparison"] == name].itertuples(),
@@ -806,7 +806,8 @@ def contexts_needed_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset"
         "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
                            zip(rows["estimate"], rows["low"], rows["high"], strict=True)],
         "n now": rows["n"].astype(int).to_numpy(),
-        "contexts needed": [needed_cell(v, int(n)) for v, n in zip(rows["contexts_needed"], rows["n"], strict=True)],
+        "contexts needed": [needed_cell(v, int(n), registered_claim(f"subsets.{c}").direction == "within")
+                            for v, n, c in zip(rows["contexts_needed"], rows["n"], rows["comparison"], strict=True)],
     }, index=pd.MultiIndex.from_frame(rows[list(by)]))
 
 

@@ -24,6 +24,9 @@ from typing import Any
 
 import pandas as pd
 
+from nlgjudge.json_objects import DuplicateKeyError, unique_keys
+from nlgjudge.safety import shown_path
+
 #: Columns of the checked frame, in this order.
 COLUMNS = ("context_id", "source", "system", "output", "reference")
 #: Our column -> the command-line option naming the user's field for it (``nlgjudge rank --help``).
@@ -58,9 +61,10 @@ class FieldNames:
 
 def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, with_reference: bool = False) -> pd.DataFrame:
     """Read and check a file of system outputs; returns the frame of :func:`check_user_outputs`."""
+    if not str(path).strip():
+        raise UserInputError("the outputs file's path is empty; pass the path of a .jsonl, .csv or .parquet file")
     file = Path(path).expanduser()
-    # a name with a newline or another control character is shown quoted, so the message keeps its reason
-    name = repr(str(path)) if any(not ch.isprintable() for ch in str(path)) else str(path)
+    name = shown_path(path)
     _check_field_names(fields, with_reference)
     try:
         file.stat()
@@ -110,8 +114,8 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
         if not line.strip():
             continue
         try:
-            value = json.loads(line, object_pairs_hook=_unique_keys)
-        except _DuplicateKeyError as error:
+            value = json.loads(line, object_pairs_hook=unique_keys)
+        except DuplicateKeyError as error:
             raise UserInputError(f"{name}, line {number}: key {error.key!r} appears twice in one JSON object; "
                                  "keep one (a second one would silently replace the first)") from None
         except RecursionError:
@@ -139,20 +143,6 @@ def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]
     return records, lines
 
 
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``' object hook: a key given twice is refused (JSON itself keeps the last one silently)."""
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKeyError(key)
-        seen[key] = value
-    return seen
 
 
 #: Separators a file saved as "CSV" by a spreadsheet in some locales uses instead of commas.
@@ -227,6 +217,9 @@ def _check_header(header: list[str], name: str, fields: FieldNames, with_referen
     if any(column in header for column in needed):
         return  # a missing field is reported row by row, with the option that names it
     joined = ",".join(header)
+    if "\x00" in joined:  # every other byte NUL: UTF-16 text without its byte-order mark
+        raise UserInputError(f"{name}: looks like UTF-16 text (a NUL byte beside each character), not UTF-8; "
+                             "save the file as UTF-8")
     for delimiter, what in OTHER_DELIMITERS.items():
         if len(header) == 1 and delimiter in joined:
             raise UserInputError(f"{name}: its columns are separated by {what}, not commas (line 1: {_short(joined)}); "
@@ -238,10 +231,15 @@ def _check_header(header: list[str], name: str, fields: FieldNames, with_referen
 
 def _read_table(file: Path, name: str, kind: str) -> pd.DataFrame:
     try:
-        frame = pd.read_parquet(file)
+        try:
+            frame = pd.read_parquet(file)
+        except (TypeError, KeyError, IndexError, AttributeError):  # the file's pandas metadata is malformed: the table alone
+            import pyarrow.parquet as pq
+
+            frame = pq.read_table(file).to_pandas(ignore_metadata=True)
     except pd.errors.EmptyDataError:
         raise UserInputError(f"{name}: the file holds no table; write a header line and one row per (context, system)") from None
-    except (pd.errors.ParserError, ValueError, OSError, ImportError) as error:
+    except (pd.errors.ParserError, ValueError, OSError, ImportError, TypeError, KeyError, IndexError, AttributeError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UserInputError(f"{name}: cannot be read as {kind.upper()} ({first}); check the file's format") from None
     if frame.empty:
@@ -280,7 +278,9 @@ def check_user_outputs(
             row[column] = _field(record, field, column, f"{origin}, {place}")
         if not with_reference:
             raw = record.get(fields.reference)
-            row["reference"] = None if _absent(raw) else _field(record, fields.reference, "reference", f"{origin}, {place}")
+            # a reference-free run does not read it: an empty cell (what a spreadsheet writes) is no reference
+            blank = _absent(raw) or (isinstance(raw, str) and not raw.strip())
+            row["reference"] = None if blank else _field(record, fields.reference, "reference", f"{origin}, {place}")
         row["_place"] = place
         rows.append(row)
     checked = pd.DataFrame(rows)
@@ -315,6 +315,16 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
+#: Letters of other scripts that look like Latin ones (the common look-alikes in names).
+_LOOK_ALIKE = str.maketrans("аеорсухіјѕԁԛԝАВЕКМНОРСТХІЈЅοαρτνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                            "aeopcyxijsdqwABEKMHOPCTXIJSoaptvkiABEZHIKMNOPTYX")
+
+
+def _skeleton(name: str) -> str:
+    """``name`` as it looks: look-alike letters of other scripts read as the Latin ones, case folded."""
+    return unicodedata.normalize("NFKC", name).translate(_LOOK_ALIKE).casefold()
+
+
 def _absent(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
@@ -325,7 +335,12 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
                              f"{column.replace('_', ' ')} as text")
     if field not in record:
         present = ", ".join(repr(k) for k, v in record.items() if not _absent(v)) or "none"
-        raise UserInputError(f"{where}: missing field {field!r} (fields present: {present}); every row needs it, "
+        # a name that looks like the field but is spelt with another script's letters ("оutput", Cyrillic о)
+        twins = [str(k) for k in record if str(k) != field and unicodedata.normalize("NFKC", str(k)).casefold()
+                 != field.casefold() and _skeleton(str(k)) == _skeleton(field)]
+        twin = (f"; {twins[0]!r} looks like {field!r} but is spelt with other letters "
+                f"({', '.join(f'U+{ord(c):04X}' for c in twins[0] if not c.isascii())}): retype that name") if twins else ""
+        raise UserInputError(f"{where}: missing field {field!r} (fields present: {present}){twin}; every row needs it, "
                              f"or name the field that holds the {column.replace('_', ' ')} with {FIELD_OPTIONS[column]}")
     value = record[field]
     if column in ("context_id", "system") and isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -454,6 +469,17 @@ def _check_look_alikes(checked: pd.DataFrame, origin: str) -> None:
                 "count as two systems that look alike; write the name the same way everywhere")
 
 
+#: Characters that show as nothing although ``str.strip`` keeps them (zero-width marks are category Cf).
+_SHOWS_AS_BLANK = frozenset("\u2800\u3164\u115f\u1160\uffa0")
+
+
+def visible_text(text: str) -> str:
+    """``text`` without what shows as blank: spaces, zero-width and format characters, braille blanks
+    and Hangul fillers (an output made only of them looks empty to a reader, and to a judge)."""
+    return "".join(ch for ch in text if not (ch.isspace() or ch in _SHOWS_AS_BLANK
+                                             or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp")))
+
+
 def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What a ranking of ``frame`` (checked) should say before judging, each in one line: systems
     missing from some contexts (an unbalanced design), systems whose output is the same whatever the
@@ -468,7 +494,7 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
         shown = ", ".join(f"{name!r} in {contexts - count} of {contexts}" for name, count in missing.items())
         notes.append(f"unbalanced design: some systems have no output in some contexts ({shown}); their scores rest on "
                      "fewer comparisons and wider intervals")
-    blank = frame[frame["output"].map(lambda text: not str(text).strip())]
+    blank = frame[frame["output"].map(lambda text: not visible_text(str(text)))]
     for system, part in blank.groupby("system", sort=False):
         where = ", ".join(repr(str(c)) for c in part["context_id"].head(3)) + (" ..." if len(part) > 3 else "")
         notes.append(f"system {system!r} has an empty or blank output in {len(part)} of its "
@@ -487,7 +513,8 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
     if control_strings:
         rows = []
         for record in frame.itertuples(index=False):
-            found = [c for c in control_strings if c in str(record.output) or c in str(record.source)]
+            texts = (record.output, record.source, getattr(record, "reference", None))  # the reference too, when shown
+            found = [c for c in control_strings if any(isinstance(t, str) and c in t for t in texts)]
             if found:
                 rows.append((record.system, record.context_id, found))
         if rows:

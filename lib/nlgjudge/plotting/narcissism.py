@@ -15,7 +15,7 @@ from nlgjudge.plotting.style import CORRELATION_CMAP, PANEL_WIDTH, model_colour,
 #: Sequential map for eq. 4's [0, 1] scores: darker = the evaluator rates the generator higher (as the paper).
 HEATMAP_CMAP = "Blues"
 #: The colour bar's words: eq. 4 rescales each row (evaluator) on its own, so a shade is a place in that row's order.
-HEATMAP_SCALE_LABEL = "eq. 4, per evaluator (row):\n0 = its least liked, 1 = its favourite"
+HEATMAP_SCALE_LABEL = "score rescaled per evaluator (row):\n0 = its least liked, 1 = its favourite"
 
 
 def figure_name(name: str) -> str:
@@ -57,7 +57,9 @@ def heatmap_panels(
         ax.set_title(name, fontsize=12)
         ax.set_xlabel("generator (mean words)")
         ax.set_ylabel("evaluator" if k % ncols == 0 else "")
-        ax.tick_params(axis="x", rotation=0, labelsize=10)
+        # slanted: side by side, "SmolLM2" and "Gemma-3" ran into each other at 10 pt
+        ax.tick_params(axis="x", rotation=35, labelsize=9)
+        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
         ax.tick_params(axis="y", rotation=0, labelsize=10)
     if title:
         fig.suptitle(title)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nlgjudge.prompts.templates import ASPECTS, PromptEnding, Wording, comparative_ending, comparative_prompt
+from nlgjudge.safety import shown_path
 
 PROMPT_FIELDS = ("source", "output_a", "output_b", "reference")
 DEFAULT_ASPECT = "OVR"
@@ -129,7 +130,7 @@ def template_fields(text: str, name: str) -> set[str]:
 def prompt_from_file(path: str | Path, *, noun: str = "summary", with_reference: bool = False) -> RankPrompt:
     """A :class:`RankPrompt` from a user's prompt file."""
     file = Path(path)
-    shown = repr(str(path)) if any(not ch.isprintable() for ch in str(path)) else str(path)  # a newline in a name, seen
+    shown = shown_path(path)
     if not file.exists():
         raise PromptFileError(f"{shown}: no such prompt file; pass a text file with {{output_a}} and {{output_b}}")
     if not file.is_file():
@@ -143,4 +144,12 @@ def prompt_from_file(path: str | Path, *, noun: str = "summary", with_reference:
     if not text.strip():
         raise PromptFileError(f"{shown}: the prompt file has no text" + (" (only spaces and line breaks)" if text else "")
                               + "; write a prompt with {output_a} and {output_b}")
+    try:
+        fields = {field for _, field, _, _ in string.Formatter().parse(text) if field}
+    except ValueError:  # an unmatched brace: the template's own check says where
+        fields = {"reference"}
+    if with_reference and "reference" not in fields:
+        raise PromptFileError(f"{shown}: the reference is to be shown to the judge (--with-reference), but the prompt "
+                              "file has no {reference}; add {reference} where the judge should read it, or leave "
+                              "--with-reference out")
     return RankPrompt(noun=noun, with_reference=with_reference, template=text.rstrip("\n"), template_name=str(path))

@@ -261,3 +261,25 @@ def cohen_kappa(labels_a: ArrayLike, labels_b: ArrayLike) -> float:
     if distinct < 2:
         raise ValueError("kappa is undefined: both judges give one and the same label to every item.")
     return float(cohen_kappa_score(a, b))
+
+
+def kappa_from_tables(tables: ArrayLike) -> NDArray[np.float64]:
+    """Cohen's kappa of each 2x2 table of counts (the last two axes: judge 1's label, judge 2's);
+    NaN where chance agreement is 1 (both judges give one and the same label throughout)."""
+    t = np.asarray(tables, dtype=float)
+    total = t.sum(axis=(-2, -1))
+    observed = np.trace(t, axis1=-2, axis2=-1) / total
+    chance = np.einsum("...i,...i->...", t.sum(axis=-1), t.sum(axis=-2)) / total**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(chance >= 1.0, np.nan, (observed - chance) / (1.0 - chance))
+
+
+def resampled_kappas(article_tables: ArrayLike, n_boot: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Kappa on ``n_boot`` resamples of the units (articles drawn with replacement), each unit's 2x2
+    table of counts given (shape (units, 2, 2)): a resample's table is the sum of its units' tables."""
+    tables = np.asarray(article_tables, dtype=float)
+    if tables.ndim != 3 or tables.shape[1:] != (2, 2) or len(tables) < 1:
+        raise ValueError(f"article_tables must have shape (units, 2, 2); got {tables.shape}")
+    units = len(tables)
+    counts = rng.multinomial(units, np.full(units, 1.0 / units), size=int(n_boot))
+    return kappa_from_tables(np.tensordot(counts, tables, axes=1))

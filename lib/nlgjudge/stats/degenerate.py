@@ -90,6 +90,20 @@ def order_agreement(
     context: where a pair's two orders are looked for, and the debiasing scope), ``context_ids`` each
     row's context, the unit (default: the sets). Comparisons without their reverse in the same set are
     left out of the count (not of the debiasing)."""
+    per_context = agreement_per_context(set_ids, first, second, p_a, context_ids)
+    n_pairs = sum(n for _, n in per_context.values())
+    if n_pairs == 0:
+        return OrderAgreement(0, 0, float("nan"), float("nan"), float("nan"))
+    interval = share_interval(np.array([share for share, _ in per_context.values()]))
+    return OrderAgreement(n_pairs, len(per_context), interval.mean, float(interval.low), float(interval.high))
+
+
+def agreement_per_context(
+    set_ids: Sequence[Hashable], first: Sequence[Hashable], second: Sequence[Hashable], p_a: Sequence[float],
+    context_ids: Sequence[Hashable] | None = None,
+) -> dict[Hashable, tuple[float, int]]:
+    """``{context: (share of its pairs whose two orders agree after debiasing, pairs)}``, the screen's
+    per-unit values (arguments as :func:`order_agreement`); contexts without a pair in both orders are absent."""
     sets = list(set_ids)  # hashable keys (tuples stay tuples)
     a = np.asarray(list(first), dtype=object)
     b = np.asarray(list(second), dtype=object)
@@ -112,17 +126,12 @@ def order_agreement(
     by_pair: dict[tuple[Hashable, Hashable, Hashable], int] = {}
     for row in range(len(p)):
         by_pair[(sets[row], a[row], b[row])] = row
-    per_context: dict[Hashable, list[float]] = {}
+    agreements: dict[Hashable, list[float]] = {}
     for (key, x, y), row in by_pair.items():
         if (key, y, x) in by_pair and str(x) < str(y):
             d_xy, d_yx = decided[row], decided[by_pair[(key, y, x)]]
-            per_context.setdefault(contexts[row], []).append(d_xy * (1.0 - d_yx) + (1.0 - d_xy) * d_yx)
-    n_pairs = sum(len(v) for v in per_context.values())
-    if n_pairs == 0:
-        return OrderAgreement(0, 0, float("nan"), float("nan"), float("nan"))
-    shares = np.array([np.mean(v) for v in per_context.values()])
-    interval = share_interval(shares)
-    return OrderAgreement(n_pairs, len(shares), interval.mean, float(interval.low), float(interval.high))
+            agreements.setdefault(contexts[row], []).append(d_xy * (1.0 - d_yx) + (1.0 - d_xy) * d_yx)
+    return {context: (float(np.mean(values)), len(values)) for context, values in agreements.items()}
 
 
 def degenerate_reason(result: OrderAgreement) -> str | None:

@@ -19,7 +19,9 @@ DISTRIBUTION_SLACK = 1e-2
 
 def _shown(value: Any, limit: int = 60) -> str:
     """A server's value in a message: its type and a short, one-line beginning (huge answers summarised)."""
-    text = repr(value)
+    from nlgjudge.engine.server.client import scrub
+
+    text = scrub(repr(value))  # a server may echo the API key in what it answers
     text = text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
     return f"{type(value).__name__} {text}"
 
@@ -57,7 +59,7 @@ def check_logprobs(logprobs: Any, where: str) -> None:
             for token, value in row.items():
                 problem = _logprob_problem(value)
                 if problem:
-                    raise fail(f"top_logprobs[{k}][{token!r}]", problem)
+                    raise fail(f"top_logprobs[{k}][{_shown(token).split(' ', 1)[1]}]", problem)
             total = sum(math.exp(float(v)) for v in row.values())
             if total > 1.0 + DISTRIBUTION_SLACK:
                 raise fail(f"top_logprobs[{k}]", f"log-probabilities of one distribution, whose probabilities sum to at "

@@ -21,11 +21,12 @@ machine), and the identity the user states (``server_identity=`` / ``--server-id
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from nlgjudge.engine.server.answers import check_choices
-from nlgjudge.engine.server.client import ServerClient, ServerError
+from nlgjudge.engine.server.client import ServerClient, ServerError, holds_secret, scrub
 
 #: Fields of a /v1/models entry keyed as they are (vLLM: parent, max_model_len; llama.cpp's C++
 #: server: meta, which names the file's parameters). Timestamps ("created") change at every start,
@@ -66,7 +67,8 @@ def served_summary(ids: list[str], model: str, shown: int = 5) -> str:
     import difflib
 
     close = difflib.get_close_matches(model, ids, n=shown, cutoff=0.0) if len(ids) > shown else ids
-    names = ", ".join(repr(name if len(name) <= 80 else name[:77] + "...") for name in close[:shown])
+    # a server's names are its text: the API key it may hold is hidden, as in every message
+    names = ", ".join(scrub(repr(name if len(name) <= 80 else name[:77] + "...")) for name in close[:shown])
     more = len(ids) - min(len(ids), shown)
     return f"{len(ids):,} models ({names}{f' and {more:,} more' if more else ''})" if more else names
 
@@ -74,7 +76,13 @@ def served_summary(ids: list[str], model: str, shown: int = 5) -> str:
 def system_fingerprint(client: ServerClient, model: str) -> str | None:
     """The ``system_fingerprint`` a one-token completion reports (vLLM: ``vllm-<version>-<config hash>``)."""
     body = {"model": model, "prompt": PROBE_TEXT, "max_tokens": 1, "temperature": 0.0}
-    value = client.post("/completions", body).get("system_fingerprint")
+    answer = client.post("/completions", body)
+    if not isinstance(answer, dict):
+        from nlgjudge.engine.server.answers import _shown
+
+        raise ServerError(f"{client.where}/completions answered {_shown(answer)} where an object with 'choices' belongs; "
+                          "check that the URL is an OpenAI-compatible server's API root (ending in /v1)")
+    value = answer.get("system_fingerprint")
     return str(value) if value else None
 
 
@@ -95,23 +103,35 @@ def identified(entry: dict[str, Any], system: str | None, identity: str | None) 
 
 def fingerprint(model: str, entry: dict[str, Any], system: str | None = None, identity: str | None = None) -> str:
     """``served:<id>|runtime=server`` plus the server's system fingerprint, its entry's revision fields,
-    a hub ``root`` and the identity the user stated (see the module docstring)."""
+    a hub ``root`` and the identity the user stated (see the module docstring). A server's value that
+    could pass for another field (a ``|``, a line break or control character) or holds a token is
+    keyed by its hash (:func:`keyed_value`): a server can neither forge another's key nor store a secret."""
     parts = [f"served:{model}|runtime=server"]
     if system:
-        parts.append(f"system={system}")
+        parts.append(f"system={keyed_value(system)}")
     root = hub_root(entry)
     if root is not None and root != model:
-        parts.append(f"root={root}")
+        parts.append(f"root={keyed_value(root)}")
     for name in KEYED_ENTRY_FIELDS:
         value = entry.get(name)
         if value is None:
             continue
         if isinstance(value, dict):
-            value = ",".join(f"{k}={value[k]}" for k in sorted(value))
-        parts.append(f"{name}={value}")
+            value = ",".join(f"{k}={value[k]}" for k in sorted(value, key=str))
+        parts.append(f"{name}={keyed_value(value)}")
     if identity:
         parts.append(f"identity={identity}")
     return "|".join(parts)
+
+
+def keyed_value(value: object) -> str:
+    """A server's value as a cache key's field: as it is when it is one plain line, else ``sha256:`` and
+    its hash (a value holding ``|``, a line break, a control character or a token, or longer than 200
+    characters, would forge another field, store a secret or bloat every key)."""
+    text = str(value)
+    if len(text) <= 200 and text.isprintable() and "|" not in text and not holds_secret(text):
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 @dataclass
@@ -150,9 +170,10 @@ def _completion(client: ServerClient, model: str, prompt: str, **fields: Any) ->
 
 
 def _same(a: dict[str, float] | None, b: dict[str, float] | None) -> bool:
-    if not a or not b:
+    if not isinstance(a, dict) or not isinstance(b, dict) or not a or not b:
         return False
-    common = [k for k in a if k in b and a[k] is not None and b[k] is not None]
+    number = (int, float)
+    common = [k for k in a if k in b and isinstance(a[k], number) and isinstance(b[k], number)]
     return len(common) >= 2 and all(abs(a[k] - b[k]) <= SAME_VALUE for k in common)
 
 
@@ -186,8 +207,9 @@ def probe(client: ServerClient, model: str, tokenizer: Any, top_k: int) -> Capab
     try:
         echoed = _completion(client, model, PROBE_TEXT, logprobs=top_k, echo=True)
         elp = echoed.get("logprobs") or {}
-        offsets = list(elp.get("text_offset") or [])
-        tops = list(elp.get("top_logprobs") or [])
+        offsets, tops = (elp.get("text_offset") or [], elp.get("top_logprobs") or []) if isinstance(elp, dict) else ([], [])
+        if not isinstance(offsets, list) or not isinstance(tops, list):  # a malformed echo: no alignment can be read
+            raise ServerError(f"{client.where}/completions answered a malformed echo (text_offset and top_logprobs must be lists)")
         if PROBE_CUT in offsets:
             at = offsets.index(PROBE_CUT)
             # D is P(next | "The cat sat on the"): an aligned server lists it as the alternatives of

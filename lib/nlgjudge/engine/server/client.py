@@ -12,13 +12,16 @@ as a bearer header, never logged or stored.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import math
 import os
 import re
 import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+from nlgjudge.json_objects import DuplicateKeyError, unique_keys
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,10 @@ def base_url(url: str | None) -> str:
         raise ServerError(f"server_url {redact(text)!r} has a query string or fragment ('?...' or '#...'): pass only "
                           f"scheme, host, port and path, e.g. http://127.0.0.1:8000/v1; an API key goes in ${API_KEY_ENV}")
     text = text.rstrip("/")
+    endpoint = re.search(r"/v1/(chat/completions|completions|models|embeddings)$", text)
+    if endpoint:  # an operation's own address: the operations' paths are appended to the root
+        raise ServerError(f"server_url {redact(text)!r} names the /{endpoint.group(1)} endpoint; pass the API root, "
+                          f"ending in /v1 (here {redact(text[:endpoint.start() + 3])!r})")
     return text if text.endswith("/v1") else text + "/v1"
 
 
@@ -87,7 +94,24 @@ def scrub(text: str) -> str:
     if len(key) >= 2 * KEY_FRAGMENT:  # and any piece of it a server quoted (a "last 10 characters" is still a secret),
         for form in _key_forms(key):  # in any case, reversed, or base64-encoded (which decodes to the key)
             text = _mask_fragments(text, form)
+    if len(key) >= 2 * KEY_FRAGMENT and _key_encoded_in(text, key):
+        return KEY_HIDDEN
     return text
+
+
+#: What :func:`scrub` returns for a text that holds the API key in a form it cannot cut out.
+KEY_HIDDEN = "(the server's text held the API key in an encoded form, so it is not shown)"
+
+
+def _key_encoded_in(text: str, key: str) -> bool:
+    """Whether ``text`` holds ``key`` in a form a server may write it that cannot be masked in place:
+    hex or base32 (which decode to it), ``\\uXXXX`` escapes, or its characters spaced or dotted apart."""
+    raw = key.encode("utf-8", "surrogateescape")
+    unescaped = re.sub(r"\\u([0-9A-Fa-f]{4})", lambda m: chr(int(m.group(1), 16)), text)
+    folded = re.sub(r"[^0-9a-z]", "", unescaped.casefold())
+    bare_key = re.sub(r"[^0-9a-z]", "", key.casefold())
+    forms = {bare_key, raw.hex(), base64.b32encode(raw).decode("ascii").rstrip("=").casefold()}
+    return any(len(form) >= 2 * KEY_FRAGMENT and form[:-2] in folded for form in forms)
 
 
 def _key_forms(key: str) -> list[str]:
@@ -176,12 +200,18 @@ def _looks_secret(segment: str) -> bool:
 
 
 def _mask_path(path: str) -> str:
-    return "/".join("***" if _looks_secret(part) else part for part in path.split("/"))
+    # a segment is judged as it decodes too: "key%3DPw4short" is "key=Pw4short"
+    return "/".join("***" if _looks_secret(part) or _looks_secret(unquote(part)) else part for part in path.split("/"))
+
+
+#: An issued token inside a text ("fp-hf_AbC...", "ghp_...") as a word of its own.
+_ISSUED_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:sk-|hf_|ghp_|gho_|github_pat_|xox[abprs]-|AKIA|eyJ)[A-Za-z0-9_\-.]{8,}")
 
 
 def holds_secret(text: str) -> bool:
-    """Whether ``text`` holds something :func:`scrub` hides, or a URL with a token in its path."""
-    if scrub(text) != text:
+    """Whether ``text`` holds something :func:`scrub` hides, an issued token (a Hugging Face or GitHub
+    token, a JWT), or a URL with a token in its path."""
+    if scrub(text) != text or _ISSUED_TOKEN.search(text):
         return True
     for word in re.findall(r"(?i)https?://\S+", text):
         try:
@@ -238,6 +268,28 @@ class ServerClient:
     def post(self, path: str, body: dict[str, Any]) -> Any:
         return self._request("POST", path, body)
 
+    def _fetch(self, method: str, url: str, body: dict[str, Any] | None, path: str) -> Any:
+        """One request, its answer read whole within the timeout (a server that sends a byte every few
+        seconds is not waited for without end) and at most :data:`MAX_ANSWER_BYTES` once decompressed
+        (a compressed answer that expands to gigabytes is refused, not held in memory)."""
+        import httpx
+
+        deadline = time.monotonic() + self.timeout
+        with self._http.stream(method, url, json=body) as streamed:
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes():
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise ServerError(f"{self.where}{path} answered more than {MAX_ANSWER_BYTES // 2**20} MiB (once "
+                                      "decompressed), far more than any answer this client asks for; check the server")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the whole answer took longer than the timeout")
+                chunks.append(chunk)
+            # the answer as read (decompressed): its encoding headers no longer apply
+            headers = [(k, v) for k, v in streamed.headers.items()
+                       if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks), request=streamed.request)
+
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
         import httpx
 
@@ -249,7 +301,7 @@ class ServerClient:
                 time.sleep(self.backoff * 2 ** (attempt - 1) if wait is None else wait)
             wait = None
             try:
-                response = self._http.request(method, url, json=body)
+                response = self._fetch(method, url, body, path)
             except httpx.TimeoutException:
                 problem = f"no answer within the {self.timeout:g} s timeout"
                 if attempt < self.retries:  # said at once, not only after every try has timed out
@@ -285,9 +337,12 @@ class ServerClient:
                     f"redirects: set server_url / ${URL_ENV} to the server's own address")
             if response.status_code >= 400:
                 raise ServerError(f"{self.where}{path} refused the request: HTTP {response.status_code} {_detail(response)}")
-            try:
-                return response.json()
-            except ValueError:
+            try:  # a key given twice in one object is ambiguous (which one scores?): refused, never silently the last
+                return json.loads(response.content, object_pairs_hook=unique_keys)
+            except DuplicateKeyError as repeated:
+                raise ServerError(f"{self.where}{path} answered an object that names {scrub(repr(str(repeated)))} twice; "
+                                  "the answer is ambiguous, so it is not used: check the server") from None
+            except (ValueError, RecursionError):
                 raise ServerError(f"{self.where}{path} answered with something that is not JSON") from None
         raise ServerUnavailableError(f"{self.where}{path} failed after {self.retries + 1} tries: {problem}")
 
@@ -297,7 +352,7 @@ def retry_after(value: str | None) -> float | None:
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²" is a digit to str.isdigit, not to float()
         return float(text)
     from email.utils import parsedate_to_datetime
 
@@ -308,6 +363,12 @@ def retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+#: The largest answer, decompressed, a server may send (a judge's answers are kilobytes).
+MAX_ANSWER_BYTES = 64 * 2**20
+
+
 
 
 def _detail(response: Any) -> str:

@@ -68,7 +68,8 @@ class ServerRuntime:
         """The cache keys' fingerprint: served id, ``runtime=server``, the server's system fingerprint
         and revision fields, the stated identity (:mod:`~nlgjudge.engine.server.capabilities`)."""
         value = fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
-        if scrub(value) != value:  # a server that reflects the Authorization header into what it reports
+        reported = f"{self.system_fingerprint()} {self.entry()}"  # what the server said, before any field is keyed
+        if scrub(value) != value or scrub(reported) != reported:  # a server that reflects the Authorization header
             raise ServerError(
                 f"{self.client.where} reports an identity (its system_fingerprint or model entry) that holds what looks "
                 "like a credential, so it is not stored in the cache keys nor printed; state the served weights with "

@@ -31,7 +31,7 @@ from typing import Any
 
 from nlgjudge.engine.server.answers import check_choices, check_logprobs
 from nlgjudge.engine.server.capabilities import FORCE_BIAS, Capabilities, _same
-from nlgjudge.engine.server.client import ServerClient, ServerError
+from nlgjudge.engine.server.client import ServerClient, ServerError, scrub
 
 
 def piece_texts(tokenizer: Any, ids: list[int]) -> list[str]:
@@ -71,7 +71,7 @@ class ServerScorer:
         if not choice.get("logprobs"):
             raise NoLogprobsError(
                 f"{self.client.where} returned no log-probabilities for a scoring request (finish_reason="
-                f"{choice.get('finish_reason')!r}); it cannot score this prompt"
+                f"{scrub(repr(choice.get('finish_reason')))}); it cannot score this prompt"
             )
         check_logprobs(choice["logprobs"], self.client.where)
         return choice
