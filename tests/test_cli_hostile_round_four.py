@@ -349,3 +349,11 @@ def test_control_strings_in_a_reference_are_named_too() -> None:
             for r in GOOD]
     notes = design_warnings(check_user_outputs(pd.DataFrame(rows), with_reference=True), ("<|im_end|>", "<|im_start|>"))
     assert any("hold the judge's control strings" in note for note in notes), notes
+
+
+def test_the_leaderboard_prints_the_users_names_as_they_are() -> None:
+    from nlgjudge.ranking import emit
+
+    shown = io.StringIO()
+    emit("sk-learn-baseline  0.412", shown, secrets=False)  # a system's name, not a key
+    assert shown.getvalue() == "sk-learn-baseline  0.412\n"

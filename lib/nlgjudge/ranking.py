@@ -634,17 +634,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit(text: str, stream: Any = None) -> None:
+def emit(text: str, stream: Any = None, *, secrets: bool = True) -> None:
     """``text`` printed for a terminal: control characters shown as escapes, the API key hidden in any
-    form a server may have quoted it (every line the command prints passes here), and characters the
-    terminal's encoding cannot show escaped; a reader that stopped reading (``| head``) ends the output
-    quietly, not with a traceback."""
+    form a server may have quoted it (every message the command prints passes here; ``secrets=False``
+    for the leaderboard, the user's own names, which a pattern for keys could mistake: "sk-learn"), and
+    characters the terminal's encoding cannot show escaped; a reader that stopped reading (``| head``)
+    ends the output quietly, not with a traceback."""
     from nlgjudge.engine.server.client import scrub
 
     stream = stream if stream is not None else sys.stdout
     encoding = getattr(stream, "encoding", None) or "utf-8"
     prefix = next((p for p in ("error: ", "warning: ") if text.startswith(p)), "")
-    line = (prefix + scrub(terminal_text(text[len(prefix):]))).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    body = terminal_text(text[len(prefix):])
+    line = (prefix + (scrub(body) if secrets else body)).encode(encoding, "backslashreplace").decode(encoding, "replace")
     try:
         print(line, file=stream, flush=True)
     except BrokenPipeError:
@@ -730,7 +732,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         emit(f"error: {message}", sys.stderr)
         return 2
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
-        emit(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        emit(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"), secrets=False)
     for note in result.warnings:
         if note not in early:
             emit(f"warning: {note}", sys.stderr)

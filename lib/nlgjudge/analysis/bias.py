@@ -268,7 +268,7 @@ def interval_counts(gain_intervals: pd.DataFrame, judge: str) -> dict[str, str]:
     return {
         "sets": str(len(mine)),
         "p_a_far": count_words(int(far.sum()), int(far_raw.sum())),
-        "toward_a": str(int((far & (mine["p_a"] > 0.5)).sum())), "toward_b": str(int((far & (mine["p_a"] < 0.5)).sum())),
+        "toward_a": str(int((far & (mine["p_a_low"] > 0.5)).sum())), "toward_b": str(int((far & (mine["p_a_high"] < 0.5)).sum())),
         "above": count_words(int((gain_kept & (mine["spearman_gain"] > 0)).sum()), int(above_raw.sum())),
         "below": count_words(int((gain_kept & (mine["spearman_gain"] < 0)).sum()), int(below_raw.sum())),
         "fewest": str(int(mine["n_contexts"].min())) if len(mine) else "0",
