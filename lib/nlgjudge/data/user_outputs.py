@@ -315,16 +315,6 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
-#: Letters of other scripts that look like Latin ones (the common look-alikes in names).
-_LOOK_ALIKE = str.maketrans("аеорсухіјѕԁԛԝАВЕКМНОРСТХІЈЅοαρτνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-                            "aeopcyxijsdqwABEKMHOPCTXIJSoaptvkiABEZHIKMNOPTYX")
-
-
-def _skeleton(name: str) -> str:
-    """``name`` as it looks: look-alike letters of other scripts read as the Latin ones, case folded."""
-    return unicodedata.normalize("NFKC", name).translate(_LOOK_ALIKE).casefold()
-
-
 def _absent(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 

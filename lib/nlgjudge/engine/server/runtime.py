@@ -61,12 +61,15 @@ class ServerRuntime:
         self._caps: Capabilities | None = None
         self._tokenizer: Any = None
         self._escape_warned = False
+        self._fingerprint: str | None = None  # computed once: every request key reads it
 
     # ---- what the server serves -----------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
         """The cache keys' fingerprint: served id, ``runtime=server``, the server's system fingerprint
         and revision fields, the stated identity (:mod:`~nlgjudge.engine.server.capabilities`)."""
+        if self._fingerprint is not None:
+            return self._fingerprint
         value = fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
         reported = f"{self.system_fingerprint()} {self.entry()}"  # what the server said, before any field is keyed
         if scrub(value) != value or scrub(reported) != reported:  # a server that reflects the Authorization header
@@ -74,6 +77,7 @@ class ServerRuntime:
                 f"{self.client.where} reports an identity (its system_fingerprint or model entry) that holds what looks "
                 "like a credential, so it is not stored in the cache keys nor printed; state the served weights with "
                 "--server-identity TEXT (server_identity=) and have the server stop echoing the key")
+        self._fingerprint = value
         return value
 
     def system_fingerprint(self) -> str | None:
