@@ -46,19 +46,23 @@ def test_fresh_sample_table_and_sentence_put_the_added_contexts_beside_every_con
                            "gap_high": 45.54, "n_paired": 4, "verdict": SUPPORTED, "reason": "interval above 0"}])
     fresh = fresh_sample.fresh_sample_claims(claim, ["c", "e"])  # 2 contexts: not tested
     chosen = fresh_sample.fresh_sample_claims(claim, ["a", "b"])
-    table = fresh_sample.fresh_sample_table(claim, fresh, chosen)
+    table = fresh_sample.fresh_sample_table(claim, fresh, chosen, registered=("m", "tiny", "FLU"))
     row = ("m", "tiny", "FLU", "expected")  # the index names the reading every gap is taken against
     assert table.index.get_level_values("contexts").tolist() == [
         fresh_sample.CHOSEN_ON, fresh_sample.ADDED_ONLY, fresh_sample.EVERY_CONTEXT]
     assert table.loc[(*row, fresh_sample.EVERY_CONTEXT), "gap [paired 95%]"] == "25.0 [4.5, 45.5]"
     assert table.loc[(*row, fresh_sample.ADDED_ONLY), "n"] == 2
-    assert table.loc[(*row, fresh_sample.ADDED_ONLY), "verdict"] == "not tested: n = 2 < 3"
+    assert table.loc[(*row, fresh_sample.ADDED_ONLY), fresh_sample.READING_COLUMN] == "not tested: n = 2 < 3"
+    # the readings that are not the registered claim say where their interval lies, without a verdict word
+    assert table.loc[(*row, fresh_sample.EVERY_CONTEXT), fresh_sample.READING_COLUMN] == "interval above 0"
+    assert "interval" in fresh_sample.fresh_sample_table(claim, fresh, chosen).loc[(*row, fresh_sample.ADDED_ONLY),
+                                                                                   fresh_sample.READING_COLUMN]
     assert table.loc[(*row, fresh_sample.CHOSEN_ON), "gap [paired 95%]"].startswith("15.0 [")  # mean of 10 and 20
     assert len(fresh_sample.fresh_sample_table(claim, fresh)) == 2  # without the chosen-on reading
     assert fresh_sample.claim_sentence(chosen, "m", "tiny", "COH") is None
     sentence = fresh_sample.fresh_sample_prose(claim, fresh, "m", "tiny", "FLU")
     assert sentence.startswith("35.0 [") and "over 2 contexts (not tested: n = 2 < 3) on the added contexts alone" in sentence
-    assert sentence.endswith("against 25.0 [4.5, 45.5] over 4 contexts (supported) on every context")
+    assert sentence.endswith("against 25.0 [4.5, 45.5] over 4 contexts (a description: interval above 0) on every context")
     assert fresh_sample.fresh_sample_prose(claim, None, "m", "tiny", "FLU").startswith("not read on this run")
     assert fresh_sample.fresh_sample_prose(claim, fresh, "m", "tiny", "COH").startswith("not read on this run")
 

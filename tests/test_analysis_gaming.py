@@ -175,3 +175,16 @@ def test_length_control_reads_each_attacks_outcomes_against_its_length_differenc
     assert rows.iloc[0]["verdict"] == "not tested"
     claimed = gaming_claims(per_article_wins({"j": attack}), length_rows=rows).query("claim == 'gaming.length_control'")
     assert len(claimed) == 1 and claimed.iloc[0]["family_verdict"] == "not tested"
+
+
+def test_the_judge_screen_reads_only_the_real_summaries_pairs() -> None:
+    from nlgjudge.analysis.gaming import NO_REAL_PAIRS, judge_screens, real_pairs
+
+    # the attack's pairs agree perfectly, the real summaries' never: the screen must see only the latter
+    attack, real = _leaderboard_inputs(0.95, articles=6)
+    consistent = real.assign(p_a=[0.9 if a < b else 0.1 for a, b in zip(real["candidate_a"], real["candidate_b"], strict=True)])
+    contrary = real.assign(p_a=0.9)  # always "A": after debiasing every decision ties, agreement one half
+    assert judge_screens(real_pairs({"j": attack}, consistent, template=1)) == {"j": None}
+    assert judge_screens(real_pairs({"j": attack}, contrary, template=1))["j"] is not None
+    assert judge_screens(real_pairs({"j": attack}, None, template=1)) == {"j": NO_REAL_PAIRS}
+    assert judge_screens(real_pairs({"j": attack}, consistent.assign(template=2), template=1)) == {"j": NO_REAL_PAIRS}

@@ -304,7 +304,7 @@ def test_the_contexts_needed_sentence_names_only_what_the_benchmark_can_give() -
     rows = pd.DataFrame({"dataset": ["summeval", "summeval", "topicalchat"], "claim": ["a", "b", "c"],
                          "contexts_needed": [31.0, 203.0, np.nan], "n": [16, 16, 30]})
     text = needed_words(rows)
-    assert text == ("within the benchmarks' sizes: summeval 'a' (31 contexts, now 16); 2 more would need more contexts "
+    assert text == ("within the benchmarks' sizes: SummEval 'a' (31 contexts, now 16); 2 more would need more contexts "
                     "than the benchmark has (the table lists them)")
     assert needed_words(rows.iloc[0:0]) == "none (every claim is resolved)"
 

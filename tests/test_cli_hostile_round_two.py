@@ -127,7 +127,7 @@ def test_a_constant_judge_gives_shared_ranks_and_its_zero_intervals_are_named() 
     from nlgjudge.studies.rank import JUDGMENT_COLUMNS
 
     systems = ["alpha", "beta", "gamma"]
-    rows = [(f"c{c}", systems[i], systems[j], 0.7, False, 1, False)
+    rows = [(f"c{c}", systems[i], systems[j], 0.7, False, 1, False, 1.0)
             for c in range(6) for i, j in permutations(range(3), 2)]
     analysis = analyse(pd.DataFrame(rows, columns=JUDGMENT_COLUMNS), systems, n_boot=50)
     assert list(analysis.leaderboard["rank"]) == [1, 1, 1]  # not 1, 2, 3 from differences of 1e-16

@@ -58,7 +58,7 @@ def make_result(n_contexts: int) -> RankResult:
     from nlgjudge.analysis.rank import analyse, pair_records, report_markdown
     from nlgjudge.studies.rank import JUDGMENT_COLUMNS
 
-    rows = [(f"c{c}", a, b, 0.2 + 0.6 * ((c + 2 * i + j) % 5) / 4, False, 1, False)
+    rows = [(f"c{c}", a, b, 0.2 + 0.6 * ((c + 2 * i + j) % 5) / 4, False, 1, False, 1.0)
             for c in range(n_contexts) for i, j in permutations(range(3), 2) for a, b in [(SYSTEMS[i], SYSTEMS[j])]]
     analysis = analyse(pd.DataFrame(rows, columns=JUDGMENT_COLUMNS), SYSTEMS, n_boot=20)
     report = report_markdown(analysis, judge="toy", runtime="none", prompt="p", budget=1.0, planned=len(rows), possible=len(rows))

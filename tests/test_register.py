@@ -173,7 +173,7 @@ def test_the_register_table_stacks_labelled_fields_in_a_narrow_window() -> None:
 def test_a_needed_cell_says_none_more_when_the_run_already_has_the_design_size() -> None:
     from nlgjudge.register import needed_cell
 
-    assert needed_cell(3, 12) == ("none more (3 would do; this run has 12): what is left open is smaller than the "
-                                  "smallest effect that matters")
+    assert needed_cell(3, 12) == ("design size met (3 would do; this run has 12): still open, but an effect as large as "
+                                  "the smallest that matters would likely have been found, so any effect left is smaller")
     assert needed_cell(40, 12) == "40"
     assert needed_cell(None, 12) == needed_cell(float("nan"), 12) == "out of reach"

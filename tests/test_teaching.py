@@ -59,3 +59,17 @@ def test_the_teachers_rerun_time_is_the_one_the_chapter_states(chapter: str) -> 
     notebook = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
     stated = glued_values(notebook).get("previous_build_time")
     assert stated and teaching.page_facts(ROOT, chapter)[1] == stated
+
+
+def test_every_lesson_assigns_an_exercise_its_chapters_have() -> None:
+    for lesson in teaching.LESSONS:
+        chapter, number = lesson.exercise
+        assert chapter in lesson.chapters and set(lesson.optional) <= set(lesson.chapters)
+        assert 1 <= number <= teaching.page_facts(ROOT, chapter)[2], (lesson.title, chapter, number)
+
+
+def test_reading_time_counts_the_tables_a_page_shows_but_not_folded_or_removed_ones() -> None:
+    table = {"data": {"text/html": "<style>td {x: y}</style><table><tr><td>four words in cells</td></tr></table>"}}
+    assert teaching._shown_words({"metadata": {"tags": ["hide-input"]}, "outputs": [table]}) == 4
+    assert teaching._shown_words({"metadata": {"tags": ["hide-output"]}, "outputs": [table]}) == 0
+    assert teaching._shown_words({"metadata": {"tags": ["remove-cell"]}, "outputs": [table]}) == 0

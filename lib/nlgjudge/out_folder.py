@@ -106,10 +106,11 @@ MIN_FREE_BYTES = 64 * 2**20
 
 
 def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bool = False,
-                inputs: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
+                inputs: Sequence[str | os.PathLike[str]] = (), cache_file: str | os.PathLike[str] | None = None) -> list[Path]:
     """Check the output folder before any work: refuse an empty name, a path through a file, or an
     output file's name taken by a folder, an input file where an output goes (even with ``force``),
-    and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
+    the output cache (``cache_file``) where an output goes (even with ``force``: a run would replace the
+    database it is writing its judgments to), and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
     wrote; ``force`` replaces such files); create it, and write and remove a test file there (writing
     is the only test that holds for every user: root ignores permission bits, an immutable folder or
     ``/proc`` refuses root too), and refuse a disk with less than :data:`MIN_FREE_BYTES` free. Returns the folders it created, for :func:`_remove_created` to take
@@ -128,6 +129,11 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
                                      f"or pass {option} another folder (the run writes its own {name})")
+            if cache_file is not None and (_same_file(target, Path(cache_file).expanduser())
+                                           or os.path.realpath(target) == os.path.realpath(Path(cache_file).expanduser())):
+                raise UserInputError(f"{option} {folder}: {name} there is the output cache the judgments are stored in "
+                                     f"({shown_path(cache_file)}), which a run never replaces; set NLGJUDGE_OUTPUT_CACHE to a "
+                                     f"file outside {folder}, or pass {option} another folder")
             for given in inputs:
                 if _same_file(target, Path(given).expanduser()):
                     raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "

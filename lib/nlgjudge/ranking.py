@@ -86,6 +86,8 @@ from nlgjudge.data.user_outputs import (
 
 #: A text cell starting with one of these is a formula to a spreadsheet (see :func:`neutralise_formulas`).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: Below this total probability on the answer labels a comparison is named: the judge would have said something else.
+LOW_LABEL_MASS = 0.1
 #: A run expected to take longer than this (from the measured rate) is told about ``--budget``.
 LONG_RUN_SECONDS = 15 * 60
 
@@ -208,7 +210,7 @@ def rank_outputs(
         frame = read_user_outputs(outputs, fields, with_reference=with_reference)
     prompt = build_prompt(aspect, noun, prompt_file, with_reference)
     inputs = [] if isinstance(outputs, pd.DataFrame) else [outputs]
-    created = prepare_out(out, "out", force=force, inputs=inputs) if out is not None else []
+    created = prepare_out(out, "out", force=force, inputs=inputs, cache_file=_cache_file(judge, cache)) if out is not None else []
     try:
         with out_lock(out, "out") if out is not None else nullcontext():
             return _rank_checked(frame, model, judge, prompt, budget, seed, cache, backend, server_url, server_tokenizer,
@@ -261,6 +263,12 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
         notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
                      f"judge's context window and were cut from the left (their first tokens dropped: the prompt's "
                      "opening and the start of the source, never the outputs); those judgments saw only part of the source")
+    low = judgments[judgments["label_mass"] < LOW_LABEL_MASS] if "label_mass" in judgments else judgments.iloc[:0]
+    if len(low):  # the labels were not what the judge would have said: their normalised share is a remainder
+        notes.append(f"answers off the labels: in {len(low)} of {int((~judgments['identical']).sum())} comparisons the judge "
+                     f"gave its answer labels together less than {LOW_LABEL_MASS:.0%} of its probability (the lowest "
+                     f"{judgments['label_mass'].min():.1e}), so it would have answered something else and p(A) is read from a "
+                     "small remainder; check the prompt, or use a judge that answers with the labels")
     runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
     report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
                              budget=budget, planned=planned, possible=possible, extra_warnings=notes)
@@ -387,12 +395,23 @@ def _family(handle: Any) -> str:
     return word
 
 
+def _cache_file(judge: Any, cache: Any) -> Any:
+    """The output cache's file a run will write to: the judge's, the one passed, or the configured one."""
+    from nlgjudge.config import output_cache_path
+
+    given = getattr(judge, "cache", None) if judge is not None else cache
+    if given is None:
+        return output_cache_path()
+    return getattr(given, "path", given) if isinstance(getattr(given, "path", given), (str, os.PathLike)) else None
+
+
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell that a spreadsheet would run as a formula (starting with
     ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with ``'``: a system named
-    ``=cmd|' /C calc'!A0`` is shown, not executed, when ``leaderboard.csv`` is opened."""
+    ``=cmd|' /C calc'!A0`` is shown, not executed, when ``leaderboard.csv`` is opened. A text that
+    already starts with ``'`` gets one more, so that two names never become one (``=x`` and ``'=x``)."""
     def safe(value: Any) -> Any:
-        return "'" + value if isinstance(value, str) and value[:1] in FORMULA_STARTS else value
+        return "'" + value if isinstance(value, str) and value[:1] in (*FORMULA_STARTS, "'") else value
 
     out = frame.copy()
     for column in out.columns:
@@ -413,6 +432,12 @@ def write_outputs(result: RankResult, folder: Path, *, force: bool = False) -> l
     folder.mkdir(parents=True, exist_ok=True)
     with out_lock(folder):
         foreign = foreign_files(folder)  # again: a file may have come while the judge worked
+        odd = [name for name in OUTPUT_FILES if (folder / name).is_symlink()
+               or ((folder / name).exists() and not (folder / name).is_file())]
+        if odd:  # a folder or link put there while judging: never removed or followed, whatever --force says
+            raise UserInputError(f"{folder}: {', '.join(odd)} appeared there while judging as a folder or link, which a run "
+                                 "never replaces, so nothing was written; the judgments are in the output cache: move it "
+                                 "away or run again with another --out, and none is judged twice")
         if foreign and not force:
             raise UserInputError(f"{folder}: {', '.join(foreign)} appeared there while judging and was not written by "
                                  "nlgjudge rank, so nothing was written; the judgments are in the output cache: run "
@@ -672,6 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with ExitStack() as held:
             _check_sizes(args)
+            _refuse_credentials(args)
             budget = _check_budget(args.budget)
             _check_seed(args.seed)
             _check_cache_folders()
@@ -704,7 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             aspect = args.aspect if args.aspect is not None else "OVR"
             prompt = build_prompt(aspect, args.noun, prompt_file, args.with_reference, cli=True)
             out = os.path.expanduser(args.out)
-            created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)])
+            created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)], cache_file=_cache_file(None, None))
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             early = design_warnings(frame, judge_control_strings(judge))
@@ -738,6 +764,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             emit(f"warning: {note}", sys.stderr)
     emit(f"wrote {', '.join(str(p) for p in result.written)}", sys.stderr)
     return 0
+
+
+def _refuse_credentials(args: Any) -> None:
+    """A text option that holds the API key (or another credential) would be written into report.md and
+    the cache keys: refused before anything is read, without showing it."""
+    from nlgjudge.engine.server.client import API_KEY_ENV, holds_secret
+
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out"):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and (holds_secret(value) or (len(key) >= 8 and key.casefold() in value.casefold())):
+            raise UserInputError(f"--{option.replace('_', '-')} holds what looks like the API key or another credential, "
+                                 "which would be written into the report and the cache; pass the value it is meant to have "
+                                 f"(the key goes only in {API_KEY_ENV})")
 
 
 #: Upper bounds of the size options: beyond them a run takes hours doing nothing useful.

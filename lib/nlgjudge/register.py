@@ -239,17 +239,17 @@ def already_enough(needed: float | None, n: int) -> bool:
 
 def needed_cell(needed: float | None, n: int, equivalence: bool = False) -> str:
     """A "contexts needed" cell: the design size, "out of reach", or, when the run already has at least
-    that many units, "none more" with the size and the run's units beside it. ``equivalence``: the
+    that many units, "design size met" with the size and the run's units beside it. ``equivalence``: the
     claim is a band (two one-sided tests), whose design size holds for a value at the band's centre;
     an interval left open at that size reaches past the band's edge, which more units settle only slowly."""
     if needed is None or not math.isfinite(float(needed)):
         return "out of reach"
     if float(needed) <= n and equivalence:
-        return (f"none more at the design size ({int(needed)} would do for a value at the band's centre; this run has "
-                f"{n}): the estimate lies near the band's edge, where more units settle it only slowly")
+        return (f"design size met ({int(needed)} would do for a value at the band's centre; this run has {n}): still "
+                "open because the estimate lies near the band's edge, where more units settle it only slowly")
     if float(needed) <= n:
-        return (f"none more ({int(needed)} would do; this run has {n}): what is left open is smaller than "
-                "the smallest effect that matters")
+        return (f"design size met ({int(needed)} would do; this run has {n}): still open, but an effect as large as the "
+                "smallest that matters would likely have been found, so any effect left is smaller")
     return str(int(needed))
 
 

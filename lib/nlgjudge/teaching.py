@@ -25,34 +25,56 @@ class Lesson:
     chapters: tuple[str, ...]
     teaches: str
     prerequisites: str
+    outcome: str  # what a student can do after it
+    exercise: tuple[str, int]  # the exercise to assign: (chapter, its number)
+    optional: tuple[str, ...] = ()  # chapters a shorter course can leave out
 
 
 LESSONS = (
     Lesson("What a judge is measured against", ("datasets", "worked"),
            "contexts, candidates and aspects; rank correlation within a context; ties and ceilings",
-           "Spearman's correlation; reading a box plot"),
+           "Spearman's correlation; reading a box plot",
+           "compute a judge's rank correlation with people on one context, and say why one context settles nothing",
+           ("worked", 1)),
     Lesson("Comparing versus scoring", ("comparative",),
            "a claim declared before its data; paired intervals over contexts; a family and Holm's correction; a fresh sample",
-           "the paired t interval; what a p-value is"),
+           "the paired t interval; what a p-value is",
+           "read a claims table: a paired interval, its verdict, and what Holm's correction does to a count",
+           ("comparative", 2)),
     Lesson("Position bias and its fix", ("bias", "subsets"),
            "a symmetric comparison set; one threshold that removes a lean; fewer comparisons at a fixed cost",
-           "lesson 2"),
+           "lesson 2",
+           "measure a judge's lean towards one position, remove it with one threshold, and compare two designs at equal cost",
+           ("bias", 1), optional=("subsets",)),
     Lesson("Equivalence: does the machine matter?", ("runtime",),
            "a difference tested as a difference; two one-sided tests against a margin",
-           "lesson 2"),
+           "lesson 2",
+           "test that two numbers are the same within a margin, and tell that apart from failing to find a difference",
+           ("runtime", 1), optional=("runtime",)),
     Lesson("Ratings of systems", ("elo",),
            "Elo as stochastic gradient ascent; Bradley-Terry with a bootstrap over articles; Cohen's kappa",
-           "logistic regression; the bootstrap"),
+           "logistic regression; the bootstrap",
+           "rate systems from pairwise outcomes with an interval, and measure two judges' agreement beyond chance",
+           ("elo", 2)),
     Lesson("Do evaluators favour themselves?", ("narcissism",),
            "likelihood-based evaluators; a claim about every evaluator; what one counterexample means",
-           "lesson 2; log-likelihood of a text"),
+           "lesson 2; log-likelihood of a text",
+           "state a claim about every evaluator, and say what one row against it means",
+           ("narcissism", 2)),
     Lesson("Doing it yourself", ("rank", "register"),
-           "ranking your own systems with intervals; reading an analysis plan before the data",
-           "lessons 2, 3 and 5"),
+           "ranking your own systems with intervals; reading an analysis plan before the data (the comparative chapter's rows)",
+           "lessons 2, 3 and 5",
+           "rank their own systems with intervals, and write a claim's plan before seeing its data",
+           ("rank", 3)),
     Lesson("Can a system game the judge?", ("gaming",),
            "attacks as extra systems; a defense read as a paired difference; texts under judgment as data",
-           "lessons 2, 3 and 7"),
+           "lessons 2, 3 and 7",
+           "test an attack on a judge as an extra system, and read a defense as a paired difference",
+           ("gaming", 2)),
 )
+
+#: The analysis plan is read in class as an excerpt: the rows of this chapter (lesson 2's).
+REGISTER_EXCERPT = "comparative"
 
 def _title(page: str) -> str:
     """A page's title as the book shows it: a chapter's, or the register page's."""
@@ -68,16 +90,41 @@ def _markdown_words(text: str) -> int:
     return len(re.findall(r"[A-Za-z0-9][\w'.-]*", text))
 
 
+def _shown_words(cell: dict) -> int:
+    """Words of what a code cell shows a reader (its tables and Markdown), not its code: a cell whose
+    output is removed or folded shows nothing until opened."""
+    tags = set(cell.get("metadata", {}).get("tags", []))
+    if tags & {"remove-cell", "remove-output", "hide-output"}:
+        return 0
+    words = 0
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        for kind in ("text/markdown", "text/html"):
+            text = data.get(kind)
+            if text is None:
+                continue
+            text = "".join(text) if isinstance(text, list) else str(text)
+            text = re.sub(r"(?s)<style.*?</style>|<[^>]+>", " ", text)
+            words += _markdown_words(text)
+            break
+    return words
+
+
 def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
-    """(minutes to read, rerun time in words, exercises) of one built page; register is a Markdown page."""
+    """(minutes to read, rerun time in words, exercises) of one built page: its prose and the tables it
+    shows; the register is read as an excerpt, the rows of :data:`REGISTER_EXCERPT`."""
     from nlgjudge.released import glued_values, previous_build_time
 
     if chapter == "register":
-        text = (root / "book" / "register.md").read_text(encoding="utf-8")
-        return max(1, math.ceil(_markdown_words(text) / WORDS_PER_MINUTE)), "none: no code", 0
+        from nlgjudge.register import register
+
+        rows = register().of_chapter(REGISTER_EXCERPT)
+        words = sum(_markdown_words(" ".join(str(v) for v in vars(c).values())) for c in rows)
+        return max(1, math.ceil(words / WORDS_PER_MINUTE)), "none: no code", 0
     notebook = json.loads((root / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
     markdown = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"]
-    words = sum(_markdown_words(m) for m in markdown)
+    words = sum(_markdown_words(m) for m in markdown) + sum(_shown_words(c) for c in notebook["cells"]
+                                                            if c["cell_type"] == "code")
     exercises = 0
     for text in markdown:
         if "## Exercises" in text:
@@ -88,7 +135,9 @@ def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
 
 
 def page_markdown(root: Path) -> str:
-    rows = []
+    from nlgjudge.prose import listing
+
+    rows, outcomes = [], []
     total_read = 0
     for number, lesson in enumerate(LESSONS, start=1):
         facts = [page_facts(root, c) for c in lesson.chapters]
@@ -97,7 +146,12 @@ def page_markdown(root: Path) -> str:
         read = "; ".join(f"{f[0]} min" for f in facts)
         rerun = "; ".join(f[1] for f in facts)
         assign = "; ".join(str(f[2]) if f[2] else "none" for f in facts)
-        rows.append(f"| {number}. {lesson.title} | {chapters} | {lesson.teaches} | {lesson.prerequisites} | {read} | {rerun} | {assign} |")
+        optional = ("" if not lesson.optional else " (optional in a shorter course)" if set(lesson.optional) == set(lesson.chapters)
+                    else f" (optional in a shorter course: {listing([_title(c) for c in lesson.optional])})")
+        rows.append(f"| {number}. {lesson.title} | {chapters}{optional} | {lesson.teaches} | {lesson.prerequisites} | {read} | {rerun} | {assign} |")
+        where, item = lesson.exercise
+        outcomes.append(f"{number}. *{lesson.title}*: a student can {lesson.outcome}. Assign exercise {item} of "
+                        f"{{doc}}`{_title(where)} <{where}>`.")
     n_lessons = len(LESSONS)
     lines = [
         "# For teachers",
@@ -110,7 +164,8 @@ def page_markdown(root: Path) -> str:
         "",
         "**How to use it.** Assign a lesson's chapters to read before class, and one of its exercises to rerun",
         "in class: each exercise gives the command, asks a question and folds its solution under it. Reading",
-        f"times assume {WORDS_PER_MINUTE} words a minute; rerun times are the chapters' last builds on the book's",
+        f"times count the prose and the tables a page shows at {WORDS_PER_MINUTE} words a minute (the analysis plan: the",
+        "rows of the comparative chapter, an excerpt); rerun times are the chapters' last builds on the book's",
         "machine, with the released outputs (a rerun that runs a model takes longer: `make bench` gives your",
         "machine's rate). The last column counts each chapter's exercises. Every rerun also reads the public",
         "datasets' human scores: the datasets chapter's section *Getting the data* says where to get them.",
@@ -119,6 +174,14 @@ def page_markdown(root: Path) -> str:
         "| lesson | chapters | what it teaches | before it | to read | to rerun | ex. |",
         "|---|---|---|---|---|---|---|",
         *rows,
+        "",
+        "**What each lesson teaches a student to do, and the exercise to assign** (each exercise's solution",
+        "gives this build's numbers):",
+        "",
+        *outcomes,
+        "",
+        "**Before lesson 1**: a session to set up, with the README's two commands (one builds the book, one runs",
+        "the tests) and the public data the datasets chapter's *Getting the data* names.",
         "",
         "**Prerequisites for the whole course**: Python enough to run `make` and read a table; the glossary",
         "defines every statistical term where a chapter first uses it. Every chapter opens with its answer in",

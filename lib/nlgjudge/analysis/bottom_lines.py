@@ -69,15 +69,16 @@ def _of(k: int, n: int) -> str:
     return f"{k} of {n}"
 
 
-def _rest(counts: Mapping[str, int], *, against: str) -> str:
-    """"worse in 1, these data cannot tell in 3 and 2 could not be tested" from the counts."""
+def _rest(counts: Mapping[str, int], *, against: str, untested_why: str = "") -> str:
+    """"worse in 1, these data cannot tell in 3 and 2 could not be tested" from the counts; ``untested_why``
+    the reason in words, where one reason holds for every row not tested."""
     parts = []
     if counts[CONTRADICTED]:
         parts.append(f"{against} in {counts[CONTRADICTED]}")
     if counts[NOT_RESOLVED]:
         parts.append(f"these data cannot tell in {counts[NOT_RESOLVED]}")
     if counts[NOT_TESTED]:
-        parts.append(f"{counts[NOT_TESTED]} could not be tested")
+        parts.append(f"{counts[NOT_TESTED]} could not be tested" + (f", {untested_why}" if untested_why else ""))
     if not parts:
         return ""
     return "; " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
@@ -119,16 +120,16 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
     counts = _count(verdicts)
     fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
            f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
-    leans = [lean]
-    if sets is not None:
+    leans = [f"leans towards {lean}"]
+    if sets is not None:  # "clearly": the set's interval excludes one half after Holm's correction, not its point estimate
         toward_a, toward_b, n_sets = sets
-        leans = [f"the first candidate in {toward_a} of its {n_sets} comparison sets"
+        leans = [f"clearly leans towards the first candidate in {toward_a} of its {n_sets} comparison sets"
                  + (f" and the second in {toward_b}" if toward_b else ""),
-                 f"A in {toward_a} and B in {toward_b} of {n_sets} sets", lean]
+                 f"clearly leans towards A in {toward_a} and B in {toward_b} of {n_sets} sets", *leans]
     for said in leans:  # the fullest that fits
-        if words_shown(f"{name(judge)} leans towards {said}; {fix}.") <= MAX_WORDS:
-            return plain(f"{name(judge)} leans towards {said}; {fix}.")
-    return plain(f"{name(judge)} leans towards {leans[-1]}; {fix}.")
+        if words_shown(f"{name(judge)} {said}; {fix}.") <= MAX_WORDS:
+            return plain(f"{name(judge)} {said}; {fix}.")
+    return plain(f"{name(judge)} {leans[-1]}; {fix}.")
 
 
 def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None) -> str:
@@ -153,12 +154,12 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mappi
     sizes = small
 
     def line(short: bool) -> str:
-        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'choosing comparisons without repeats beats random choice', short)}; "
+        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'comparisons without repeats beat random ones', short)}; "
                 f"{read('debias_gain_small_budgets', 'removing the position lean helps with few comparisons', short)}.")
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
-    hurts = (f" With fewer comparisons than candidates, it lowers agreement in "
+    hurts = (f" With fewer comparisons than candidates, removing the lean hurts in "
              f"{_of(tiny[CONTRADICTED], len(verdicts['debias_gain_tiny_budgets']))} datasets."
              if tiny[CONTRADICTED] else "")
     # the first line that fits: the finding against the paper kept longest, then the sizes, then the longer wording
@@ -226,17 +227,28 @@ def every_row_words(verdict: str, rows: str = "evaluator") -> str:
         verdict, _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED]))
 
 
+#: Whether evaluators score their own summaries higher than the other evaluators do, in plain words.
+_OWN_WORDS = {
+    SUPPORTED: "every evaluator tested scores its own summaries higher than the others do",
+    CONTRADICTED: "at least one evaluator tested does not score its own summaries higher than the others do",
+    NOT_RESOLVED: "these data cannot tell whether evaluators score their own summaries higher than the others do",
+    NOT_TESTED: "whether evaluators score their own summaries higher could not be tested here",
+}
+_OWN_SHORT = {SUPPORTED: "every evaluator does", CONTRADICTED: "at least one does not",
+              NOT_RESOLVED: "these data cannot tell", NOT_TESTED: "it could not be tested"}
+
+
 def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None) -> str:
     """``gamma_verdict``: the same claim controlling for length, said first where given (the
     length-controlled reading is the stricter one)."""
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
-    own = (f"That evaluators favour their own summaries once length is controlled {words(gamma_verdict)}; "
-           f"by the paper's own measure it {words(excess_verdict)}" if gamma_verdict is not None else
-           f"That an evaluator scores its own summaries higher {words(excess_verdict)}")
+    own = (f"Once summary length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}; "
+           f"on the paper's own measure, {_OWN_SHORT.get(excess_verdict, _OWN_SHORT[NOT_TESTED])}" if gamma_verdict is not None else
+           _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
     # the chapter's own caveat, where the claim holds: a model's greedy summary is likely under it by construction
-    built_in = ("Partly by construction: a model's own greedy summary is likely under it."
+    built_in = ("Part of this is built in: a model finds its own summary likely."
                 if SUPPORTED in (gamma_verdict, excess_verdict) else "")
     return _fit(*[part for part in (f"{own}.", built_in, f"That a pairwise judge picks its own summary {words(selfpref_verdict)}.")
                   if part])
@@ -261,14 +273,14 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
 
 
 def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
-                open_above_half: Sequence[tuple[str, str, float]] = ()) -> str:
+                open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "") -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
     orders and reading texts as plain text take away (counts after Holm's correction).
     ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
     half, said next, so that the line never reads as more reassuring than the table."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
     first = (f"A constant text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} judge-attack "
-             f"pairs{_rest(wins, against='it loses')}.")
+             f"pairs{_rest(wins, against='it loses', untested_why=untested_why)}.")
     if open_above_half:
         attack, judge, rate = max(open_above_half, key=lambda row: row[2])
         first += f" {attack.capitalize()} wins {rate:.0%} under {name(judge)}, too few articles to tell."

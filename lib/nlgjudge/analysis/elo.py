@@ -46,7 +46,7 @@ from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.agreement import resampled_kappas
 from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
-from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_from_interval, p_within_error
+from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_within_error
 
 ENCOUNTER_COLUMNS = ["encounter", "context_id", "first", "second"]
 OUTCOME_COLUMNS = [*ENCOUNTER_COLUMNS, "judge", "y"]
@@ -719,18 +719,15 @@ def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_
     verdict = ordering_verdict(pairs, min_n=registered_claim("elo.llms").min_units, degenerate=degenerate)
     weakest = min(pairs, key=lambda p: p.low)
     resolved = sum(p.low > 0 for p in pairs)
-    # Every pair must be resolved for the claim, so its verdict needs no correction; the count is
-    # given after Holm's correction over the pairs too, as every count of the book is.
-    kept = holm_rejections([p_from_interval(p.difference, p.low, p.high, p.n) for p in pairs])
-    resolved_holm = sum(bool(k) and p.low > 0 for p, k in zip(pairs, kept, strict=True))
+    # Every pair must be resolved for the claim (intersection-union): each on its own interval, no correction
     open_pairs = [p for p in pairs if p.low <= 0 <= p.high]
     needed = float("nan")
     if verdict.verdict == NOT_RESOLVED:
         counts = [_needed("llms", p.low, p.high, p.n) for p in open_pairs]
         needed = float("nan") if any(not np.isfinite(c) for c in counts) else max(counts)
     return {**row, "estimate": weakest.difference, "ci_low": weakest.low, "ci_high": weakest.high, "n": weakest.n,
-            "evidence": f"{count_words(resolved_holm, resolved)} of {len(pairs)} (LLM, fine-tuned) pairs resolved after Holm's "
-                        f"correction over the pairs; weakest: {weakest.higher} - "
+            "evidence": f"{resolved} of {len(pairs)} (LLM, fine-tuned) pairs resolved by their own paired intervals (the "
+                        f"claim needs every one, so no correction applies); weakest: {weakest.higher} - "
                         f"{weakest.lower} = {weakest.difference:+.0f} [{weakest.low:+.0f}, {weakest.high:+.0f}] Elo points",
             "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed}
 

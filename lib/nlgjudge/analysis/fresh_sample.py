@@ -76,13 +76,23 @@ def fresh_sample_claims(claim: pd.DataFrame, contexts: Sequence[str], confidence
 CHOSEN_ON, ADDED_ONLY, EVERY_CONTEXT = "chosen on", "added only", "every context"
 
 
+def interval_reading(low: float, high: float) -> str:
+    """Where a reading's interval lies against 0, in words without a verdict word: for the readings
+    beside a registered claim that are not claims themselves (the register's rule)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "no interval"
+    return "interval above 0" if low > 0 else "interval below 0" if high < 0 else "interval includes 0"
+
+
 def fresh_sample_table(claim: pd.DataFrame, fresh: pd.DataFrame, chosen: pd.DataFrame | None = None,
-                       decimals: int = 1) -> pd.DataFrame:
+                       decimals: int = 1, registered: tuple[str, str, str] | None = None) -> pd.DataFrame:
     """:func:`fresh_sample_claims` beside the claim on every context: per model, dataset and aspect,
     the gap with its paired 95% interval, n and the verdict on the contexts the claim was chosen on
     (``chosen``, :func:`fresh_sample_claims` on them; left out when None), on the added contexts
     alone and on every context, one row per reading (index level ``contexts``). The index names
-    the scoring reading every gap is taken against (the best on every context)."""
+    the scoring reading every gap is taken against. Only the registered claim, the added contexts
+    alone of ``registered`` (model, dataset, aspect), carries a verdict word; every other reading says
+    where its interval lies (:func:`interval_reading`), a description."""
     keys = ["model", "dataset", "aspect"]
     rows = fresh.set_index(keys)
     readings = {CHOSEN_ON: chosen, ADDED_ONLY: fresh, EVERY_CONTEXT: claim}
@@ -94,23 +104,31 @@ def fresh_sample_table(claim: pd.DataFrame, fresh: pd.DataFrame, chosen: pd.Data
         for label, frame in frames.items():
             r = frame.loc[key]
             index.append((*key, against[key], label))
+            claimed = label == ADDED_ONLY and tuple(key) == registered
             records.append({"gap [paired 95%]": interval_text(r["gap"], r["gap_low"], r["gap_high"], decimals),
-                            "n": int(r["n_paired"]), "verdict": verdict_cell(r["verdict"], r["reason"])})
+                            "n": int(r["n_paired"]),
+                            READING_COLUMN: verdict_cell(r["verdict"], r["reason"]) if claimed
+                            else interval_reading(r["gap_low"], r["gap_high"])})
     return pd.DataFrame.from_records(
         records, index=pd.MultiIndex.from_tuples(index, names=[*keys, "against scoring", "contexts"]),
-        columns=["gap [paired 95%]", "n", "verdict"])
+        columns=["gap [paired 95%]", "n", READING_COLUMN])
 
 
-def claim_sentence(frame: pd.DataFrame, model: str, dataset: str, aspect: str, decimals: int = 1) -> str | None:
+#: The last column of :func:`fresh_sample_table`: the verdict of the registered reading, where the others' intervals lie.
+READING_COLUMN = "verdict (the registered reading) or where the interval lies"
+
+
+def claim_sentence(frame: pd.DataFrame, model: str, dataset: str, aspect: str, decimals: int = 1,
+                   registered: bool = True) -> str | None:
     """The gap of ``model`` on ``dataset``/``aspect`` in ``frame`` (a claim table or
-    :func:`fresh_sample_claims`) with its interval, n and verdict, as a chapter says it; None
-    when the frame has no such row."""
+    :func:`fresh_sample_claims`) with its interval, n and verdict (``registered``) or where its interval
+    lies (a reading that is not the registered claim), as a chapter says it; None when the frame has no such row."""
     row = frame[(frame["model"] == model) & (frame["dataset"] == dataset) & (frame["aspect"] == aspect)]
     if row.empty:
         return None
     r = row.iloc[0]
-    return (f"{interval_text(r['gap'], r['gap_low'], r['gap_high'], decimals)} over {int(r['n_paired'])} "
-            f"contexts ({verdict_cell(r['verdict'], r['reason'])})")
+    said = verdict_cell(r["verdict"], r["reason"]) if registered else f"a description: {interval_reading(r['gap_low'], r['gap_high'])}"
+    return f"{interval_text(r['gap'], r['gap_low'], r['gap_high'], decimals)} over {int(r['n_paired'])} contexts ({said})"
 
 
 def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, dataset: str, aspect: str,
@@ -121,7 +139,8 @@ def fresh_sample_prose(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: s
     added = None if fresh is None else claim_sentence(fresh, model, dataset, aspect, decimals)
     if added is None:
         return f"not read on this run: it has no contexts added after the claim was chosen for {model} on {dataset} {aspect}"
-    return f"{added} on the added contexts alone, against {claim_sentence(claim, model, dataset, aspect, decimals)} on every context"
+    every = claim_sentence(claim, model, dataset, aspect, decimals, registered=False)
+    return f"{added} on the added contexts alone, against {every} on every context"
 
 
 def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, dataset: str, aspect: str,

@@ -107,14 +107,32 @@ CLAIM_COLUMNS = ["claim", "judge", "attack", "estimate", "low", "high", "n", "ve
                  "contexts_needed", "holm", "family_verdict"]
 
 
-def judge_screens(frames: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
-    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) on each judge's attack
-    comparisons: a pair's two orders within one article, aspect and reading; one debiasing threshold
-    per such set, as in every chapter. ``{judge: reason or None}``."""
+def real_pairs(frames: Mapping[str, pd.DataFrame], real: pd.DataFrame | None, *, template: int) -> dict[str, pd.DataFrame]:
+    """Each judge's comparisons of two real summaries on the attacked articles and aspects (``real``: the
+    comparative study's frame, the same prompt): the comparisons the judge screen reads, as in every
+    chapter; an attack's pairs never enter it. A judge without them maps to an empty frame."""
+    out = {}
+    for judge, frame in frames.items():
+        mine = (real[(real["model"] == judge) & (real["template"] == template) & real["aspect"].isin(set(frame["aspect"]))
+                     & real["context_id"].isin(set(frame["context_id"]))] if real is not None and len(real) else pd.DataFrame())
+        out[str(judge)] = mine
+    return out
+
+
+#: The screen's reason for a judge without the real summaries' comparisons of the attacked articles.
+NO_REAL_PAIRS = ("the judge screen reads the real summaries' pairs of these articles, and none is released for this judge, "
+                 "so its rows are not tested")
+
+
+def judge_screens(pairs: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
+    """The book's judge screen (:mod:`nlgjudge.stats.degenerate`) on each judge's :func:`real_pairs`: a
+    pair's two orders within one article and aspect, one debiasing threshold per such set, as in every
+    chapter. ``{judge: reason or None}``; a judge without real pairs gets :data:`NO_REAL_PAIRS`."""
     from nlgjudge.analysis.judges import degenerate_judges
 
-    sets = ["context_id", "aspect", "attack", "protected"]
-    return {str(k): v for k, v in degenerate_judges(dict(frames), sets, first="a", second="b", p_a="p_a").items()}
+    found = {str(k): v for k, v in degenerate_judges({k: f for k, f in pairs.items() if len(f)}, ["context_id", "aspect"],
+                                                     first="candidate_a", second="candidate_b", p_a="p_a").items()}
+    return {str(k): found.get(str(k), NO_REAL_PAIRS) for k in pairs}
 
 
 def _claim_row(claim_id: str, judge: str, attack: str, values: np.ndarray, gate: str | None, share: bool,

@@ -524,11 +524,11 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
         counts = {v: int((reading["family_verdict"] == v).sum()) for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)}
         raw = {v: int((reading["verdict"] == v).sum()) for v in (SUPPORTED, CONTRADICTED)}
         said = {v: count_words(counts[v], raw.get(v, counts[v])) for v in counts}
-        sentence = (f"The runtime leaves the gap of comparative over prompt scoring within ±{margin:g} points, the "
-                    f"claim's smallest effect that matters, in {said[SUPPORTED]} of the {len(claims)} rows: "
-                    f"supported there, contradicted in {said[CONTRADICTED]}, not resolved in {said[NOT_RESOLVED]} and "
-                    f"not tested in {said[NOT_TESTED]}, each by the paired interval of the change, after Holm's "
-                    "correction over the rows.")
+        untested = f" and not tested in {said[NOT_TESTED]}" if counts[NOT_TESTED] else ""
+        sentence = (f"The claim that the runtime leaves the gap of comparative over prompt scoring within ±{margin:g} points "
+                    f"(the claim's smallest effect that matters) is supported in {said[SUPPORTED]} of the {len(claims)} rows, "
+                    f"contradicted in {said[CONTRADICTED]} and not resolved in {said[NOT_RESOLVED]}{untested}, each row by "
+                    "the paired interval of the change, after Holm's correction over the rows.")
         if len(compared):
             sentence += (f" The two runtimes give the paper's claim the same verdict words in {len(compared) - len(differing)} "
                          f"of the {len(compared)} rows tested under both, a description.")
@@ -585,7 +585,7 @@ def summary_values(
               ) if sum(tested) else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
-                   "positional bias changes by more than its paired interval can resolve: no change is detected "
+                   "positional bias P(A), the share of decisions that go to position A, changes by more than its paired interval can resolve: no change is detected "
                    "here (which is not evidence of none: the intervals bound how large a change could hide)." + chance)
     else:
         verdict = (f"On these contexts {n_changed} comparative and {n_scoring_changed} prompt-scoring agreement(s) "
@@ -679,8 +679,8 @@ def lean_values(differences: pd.DataFrame, reference: str = REFERENCE, other: st
         side = f"{other} leans {sides.pop()} position A" if len(sides) == 1 else "the lean's side differs between datasets"
         small = (leaning["mean_difference"].abs() < leaning["median_abs"]).all() if "median_abs" in leaning else False
         size = ", smaller than the median shift of a single comparison there" if small else ""
-        text = (f"The mean shift of p(A) ({other} minus {reference}) excludes 0 {family} on {listing(shown)}: "
-                f"{side}{size}" + flag + ".")
+        text = (f"The mean shift of a single comparison's probability p(A) ({other} minus {reference}) excludes 0 {family} "
+                f"on {listing(shown)}: {side} in its probabilities{size}" + flag + ".")
     else:
         text = (f"No dataset's mean shift of p(A) ({other} minus {reference}) excludes 0 {family}: no systematic lean "
                 f"towards either position is detected{flag}.")

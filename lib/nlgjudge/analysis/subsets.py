@@ -33,6 +33,7 @@ from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS, placeholder_candid
 from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.register import claim as registered_claim
+from nlgjudge.reader_names import DATASET_NAMES
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
 from nlgjudge.register import MONTE_CARLO_Z, family_p
 from nlgjudge.register import verdict as registered_verdict
@@ -359,7 +360,7 @@ def ranking_methods_frame(comparisons: pd.DataFrame, datasets: Mapping[str, Judg
 
     Contexts with constant human scores are left out; a method that ties every candidate of a
     context scores 0 there. Long frame: model, dataset, template, aspect, method, spearman_x100,
-    n_contexts.
+    n_contexts, per_context (``{context: Spearman x100}``, 0 where a method tied every candidate, as the mean counts it).
     """
     methods = {
         "win ratio": lambda p: win_ratio(hard_decisions(p)),
@@ -372,6 +373,7 @@ def ranking_methods_frame(comparisons: pd.DataFrame, datasets: Mapping[str, Judg
         model, dataset, template, aspect = key
         probs = [m for _, stack, _ in groups.values() for m in stack]
         gold = [g for _, _, scores in groups.values() for g in scores]
+        ids = [c for context_ids, _, _ in groups.values() for c in context_ids]
         usable = [k for k, g in enumerate(gold) if np.ptp(g) > 0]
         if not usable:
             continue
@@ -379,7 +381,8 @@ def ranking_methods_frame(comparisons: pd.DataFrame, datasets: Mapping[str, Judg
             predictions = [score(probs[k]) for k in usable]
             corr = summary_level_correlation(predictions, [gold[k] for k in usable], "spearman", undefined="zero")
             rows.append({"model": model, "dataset": dataset, "template": template, "aspect": aspect,
-                         "method": method, "spearman_x100": corr.value_x100, "n_contexts": len(usable)})
+                         "method": method, "spearman_x100": corr.value_x100, "n_contexts": len(usable),
+                         "per_context": {ids[k]: 100.0 * float(np.nan_to_num(v)) for k, v in zip(usable, corr.per_context, strict=True)}})
     return pd.DataFrame(rows)
 
 
@@ -438,10 +441,10 @@ def _dataset_cell(row: Any, after_holm: str) -> str:
 
 #: The findings the answer box shows, each with the words its row carries there.
 ANSWER_FINDINGS = {
-    "no_repeat_minus_random": "1. no-repeat above random",
-    "no_repeat_minus_symmetric_equal_r": "2. symmetric about 1 point below no-repeat, same budget",
-    "debias_gain_small_budgets": "3. debiasing helps, budgets from N to a quarter of all",
-    "debias_gain_tiny_budgets": "ours: debiasing helps, fewer comparisons than candidates",
+    "no_repeat_minus_random": "1. no-repeat above random; no-repeat minus random",
+    "no_repeat_minus_symmetric_equal_r": "2. symmetric about 1 point below no-repeat, same budget; no-repeat minus symmetric, 0 to 2 claimed",
+    "debias_gain_small_budgets": "3. debiasing helps, budgets from N to a quarter of all; debiased minus plain",
+    "debias_gain_tiny_budgets": "ours: debiasing helps, fewer comparisons than candidates; debiased minus plain",
 }
 
 
@@ -475,7 +478,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         rows = claims[claims["comparison"] == name]
         after = after_all.loc[rows.index]
         family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
-        out[f"c_{name}"] = ("; ".join(f"{row.dataset} {_dataset_cell(row, a)}"
+        out[f"c_{name}"] = ("; ".join(f"{DATASET_NAMES.get(row.dataset, row.dataset)} {_dataset_cell(row, a)}"
                                       for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
@@ -495,7 +498,7 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
     misses = reached[~reached["reached"]]
     out["reached_count"] = f"{int(reached['reached'].sum())} of {len(reached)}"
     out["reached_misses"] = listing([
-        f"{row.dataset} {row.aspect} {'debiased' if row.debiased else 'plain'} ({number(row.at_fraction, 1)} of "
+        f"{DATASET_NAMES.get(row.dataset, row.dataset)} {row.aspect} {'debiased' if row.debiased else 'plain'} ({number(row.at_fraction, 1)} of "
         f"{number(row.full, 1)})" for row in misses.itertuples()], empty="none")
     return out
 
@@ -530,7 +533,7 @@ def needed_words(open_rows: pd.DataFrame) -> str:
         if already_enough(row.contexts_needed, int(row.n)):
             enough += 1
         elif np.isfinite(row.contexts_needed) and (size is None or row.contexts_needed <= size):
-            within.append(f"{row.dataset} '{row.claim}' ({int(row.contexts_needed)} contexts, now {row.n})")
+            within.append(f"{DATASET_NAMES.get(row.dataset, row.dataset)} '{row.claim}' ({int(row.contexts_needed)} contexts, now {row.n})")
         else:
             beyond += 1
     text = ("within the benchmarks' sizes: " + listing(within)) if within else "none within the benchmarks' sizes"

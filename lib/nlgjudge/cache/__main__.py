@@ -79,6 +79,9 @@ def _check_before(args: argparse.Namespace, cache: OutputCache) -> None:
     if cache.path.is_dir():  # for every command: a folder is never a cache file, whatever is in it
         raise CacheError(f"no output cache at {cache.path}: it is a folder, not a cache file; name the file with --db "
                          f"(e.g. --db {cache.path / 'outputs.sqlite'})")
+    if cache.path.exists() and not cache.path.is_file():  # a device, a named pipe or a socket is never a cache file
+        raise CacheError(f"no output cache at {cache.path}: it exists but is not a regular file (a device, a named pipe "
+                         "or a socket); name the cache file with --db")
     if args.command != "import" and not cache.path.is_file():
         raise CacheError(
             f"no output cache at {cache.path}: it does not exist (nothing has been computed or imported there); run a study, or "

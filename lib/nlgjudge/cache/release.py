@@ -328,12 +328,37 @@ def export_study(
         _recover(target.parent, target.name)
         if os.path.lexists(target) and not target.is_dir():
             raise FileExistsError(f"{target} exists and is not a folder; move it away or export elsewhere (--out)")
+        _refuse_foreign_files(target)
         if not drop_released:
             exported = {(record[0], record[4]) for record in records}
             _refuse_to_drop_released(target, exported=exported, study=study, db=cache.path)
         if not _folder_holds(target, files):
             _replace_folder(target, files)
     return [given / name for name in files]
+
+
+def _refuse_foreign_files(target: Path) -> None:
+    """An export replaces a folder's manifest and its ``.jsonl`` files: refuse a folder where they are
+    someone else's (a ``MANIFEST.json`` that is no release manifest, a ``.jsonl`` file it does not list),
+    rather than replace or drop a file this program did not write."""
+    if not target.is_dir():
+        return
+    manifest_path = target / MANIFEST_NAME
+    listed: set[str] = set()
+    if os.path.lexists(manifest_path):
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
+        except (OSError, ValueError, UnicodeDecodeError):
+            manifest = None
+        if (not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), list)
+                or manifest_path.is_symlink()):
+            raise FileExistsError(f"{manifest_path} is not a manifest of released outputs (nlgjudge writes its own there); "
+                                  "move it away or export elsewhere (--out)")
+        listed = {str(entry.get("file")) for entry in manifest["files"] if isinstance(entry, dict)}
+    others = sorted(path.name for path in target.glob("*.jsonl") if path.name not in listed)
+    if others:
+        raise FileExistsError(f"{target} holds {', '.join(others)}, which no release manifest there lists, and an export "
+                              "replaces the folder's .jsonl files; move them away or export elsewhere (--out)")
 
 
 def _refuse_to_drop_released(target: Path, *, exported: set[tuple[str, str]], study: str, db: Path) -> None:

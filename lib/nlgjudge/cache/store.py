@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import shutil
 import sqlite3
 import stat
 import threading
@@ -278,6 +279,10 @@ def _entry_to_row(entry: CacheEntry, position: int) -> Row:
     )
 
 
+#: Less free space than this beside the cache when SQLite fails, and the failure is named as a full disk.
+FULL_DISK_BYTES = 1 << 20
+
+
 class OutputCache:
     """Persistent, content-addressed store of model outputs (see the module docstring for the design).
 
@@ -500,6 +505,13 @@ class OutputCache:
     def _cache_error(self, error: sqlite3.Error) -> CacheError:
         """One clear line for an SQLite error: what is wrong with which file, and what to do."""
         text = str(error)
+        try:  # SQLite names a write cut short by a full disk "malformed": the free space says which it was
+            free: int | None = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            free = None
+        if free is not None and free < FULL_DISK_BYTES:
+            return CacheError(f"the disk holding {self.path} is full ({free // 1024} KiB free), so the output cache cannot be "
+                              f"written ({text}); free some space, or set NLGJUDGE_OUTPUT_CACHE (--db) to a file on another disk")
         if any(mark in text.lower() for mark in ("malformed", "not a database", "corrupt")):
             return CacheDamagedError(f"{self.path} is damaged ({text}); {damaged_advice(self.path)}.")
         return CacheError(

@@ -89,6 +89,8 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
     if file.stat().st_size == 0:
         raise UserInputError(f"{name}: the file is empty; it needs one row per (context, system) with the fields "
                              f"{', '.join(fields.required(with_reference).values())}")
+    if kind in ("jsonl", "csv"):
+        _refuse_compressed(file, name, kind)
     if kind == "jsonl":
         records, lines = _read_jsonl(file, name)
         frame = pd.DataFrame.from_records(records)
@@ -99,6 +101,21 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
         frame = _read_table(file, name, kind)
         where = [f"row {k + 1}" for k in range(len(frame))]
     return check_user_outputs(frame, fields, with_reference=with_reference, origin=name, where=where)
+
+
+#: The first bytes of compressed files, and how to unpack each.
+_COMPRESSED = {b"\x1f\x8b": ("gzip", "gunzip"), b"PK\x03\x04": ("zip", "unzip"), b"BZh": ("bzip2", "bunzip2"),
+               b"\xfd7zXZ": ("xz", "unxz"), b"\x28\xb5\x2f\xfd": ("zstd", "unzstd")}
+
+
+def _refuse_compressed(file: Path, name: str, kind: str) -> None:
+    """A compressed file named like text is named for what it is, not read as broken text."""
+    with file.open("rb") as stream:
+        head = stream.read(4)
+    for magic, (what, unpack) in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise UserInputError(f"{name}: is a {what}-compressed file, not {kind.upper()} text; unpack it first "
+                                 f"({unpack} {shown_path(file)}) and pass the unpacked file")
 
 
 def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
@@ -165,6 +182,9 @@ def _read_csv(file: Path, name: str, fields: FieldNames, with_reference: bool) -
             text = stream.read()
     except UnicodeDecodeError as error:
         raise UserInputError(f"{name}: not UTF-8 text ({error.reason} at byte {error.start}); save the file as UTF-8") from None
+    if re.match(r"sep=.?\r?\n", text, flags=re.IGNORECASE):
+        raise UserInputError(f"{name}: its first line {text.splitlines()[0]!r} is a hint spreadsheets write for themselves, "
+                             "not the header; delete that line (the header is the line after it)")
     if text.lstrip()[:1] in ("{", "["):
         raise UserInputError(f"{name}: holds JSON (its first line starts with {text.lstrip()[0]!r}), not CSV; "
                              "rename the file to .jsonl if it has one JSON object per line")
@@ -387,10 +407,17 @@ def _check_label(value: str, field: str, column: str, where: str) -> None:
                              f"name is a label in the leaderboard and the figure: use at most {MAX_NAME_LENGTH} characters")
 
 
+def _invisible(ch: str) -> bool:
+    """A character that shows as nothing: a format character (zero-width spaces, joiners, a byte-order
+    mark), a combining grapheme joiner, a variation selector, a Hangul filler or a braille blank."""
+    return (unicodedata.category(ch) == "Cf" or ch == "\u034f" or "\ufe00" <= ch <= "\ufe0f"
+            or "\U000e0100" <= ch <= "\U000e01ef" or ch in _SHOWS_AS_BLANK)
+
+
 def _shown_as(name: str) -> str:
     """What a reader sees of ``name``: Unicode-normalised (NFKC: an accent composed or not), without
-    invisible format characters (zero-width spaces, joiners, a byte-order mark) and surrounding spaces."""
-    visible = "".join(ch for ch in unicodedata.normalize("NFKC", name) if unicodedata.category(ch) != "Cf")
+    invisible characters (:func:`_invisible`) and surrounding spaces."""
+    visible = "".join(ch for ch in unicodedata.normalize("NFKC", name) if not _invisible(ch))
     return " ".join(visible.split())
 
 
@@ -401,6 +428,11 @@ def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
         names = list(dict.fromkeys(checked[column]))
         by_shown: dict[str, list[str]] = {}
         for value in names:
+            if not visible_text(_shown_as(value)):
+                place = checked["_place"][checked[column] == value].iloc[0]
+                raise UserInputError(f"{origin}, {place}: the {what} name {value!r} shows as blank (it holds only "
+                                     f"invisible or blank characters), so a reader could not tell which {what} it is; "
+                                     "give it a visible name")
             by_shown.setdefault(_shown_as(value), []).append(value)
         for variants in by_shown.values():
             if len(variants) > 1:
@@ -424,6 +456,10 @@ _LOOK_ALIKES = str.maketrans({
     "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
     "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # Armenian and Cherokee letters drawn like Latin ones
+    "օ": "o", "ս": "u", "հ": "h", "ո": "n", "ց": "g", "Օ": "O", "Ս": "U",
+    "Ꭺ": "A", "Ᏼ": "B", "Ꮯ": "C", "Ꭰ": "D", "Ꭼ": "E", "Ꮐ": "G", "Ꮋ": "H", "Ꭻ": "J", "Ꮶ": "K", "Ꮮ": "L",
+    "Ꮇ": "M", "Ꮲ": "P", "Ꭱ": "R", "Ꮪ": "S", "Ꭲ": "T", "Ꮩ": "V", "Ꮃ": "W", "Ꮓ": "Z",
 })
 
 
@@ -466,8 +502,10 @@ _SHOWS_AS_BLANK = frozenset("\u2800\u3164\u115f\u1160\uffa0")
 def visible_text(text: str) -> str:
     """``text`` without what shows as blank: spaces, zero-width and format characters, braille blanks
     and Hangul fillers (an output made only of them looks empty to a reader, and to a judge)."""
-    return "".join(ch for ch in text if not (ch.isspace() or ch in _SHOWS_AS_BLANK
-                                             or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp")))
+    shown = "".join(ch for ch in text if not (ch.isspace() or _invisible(ch)
+                                              or unicodedata.category(ch) in ("Cc", "Zs", "Zl", "Zp")))
+    # marks that combine with nothing (a text of accents alone) show no letter either
+    return shown if any(unicodedata.category(ch) not in ("Mn", "Me") for ch in shown) else ""
 
 
 def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = ()) -> list[str]:

@@ -52,7 +52,13 @@ def render_prompt(tokenizer: Any, prompt: Prompt, response_prefix: str = "") -> 
         raise EngineInputError(
             "this model's tokenizer has no chat template; pass the prompt as plain text instead"
         )
-    text = tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False, add_generation_prompt=True)
+    try:
+        text = tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False, add_generation_prompt=True)
+    except Exception as error:  # noqa: BLE001 - a template may refuse the prompt's roles (raise_exception), or fail to render
+        roles = ", ".join(str(m["role"]) for m in messages)
+        raise EngineInputError(f"the tokenizer's chat template refused this prompt (roles {roles}): "
+                               f"{type(error).__name__}: {str(error).strip()[:200]}; use a tokenizer whose template "
+                               "takes a system and a user message, or a packaged judge") from None
     # The template already wrote the special tokens (BOS, turn markers) as text.
     return text + response_prefix, False
 

@@ -212,10 +212,9 @@ def ordering_verdict(pairs: Sequence[PairEvidence], *, min_n: int = 3, degenerat
     open_pairs = [f"{p.higher} vs {p.lower}" for p, v in verdicts if v.verdict != SUPPORTED]
     if open_pairs:
         return ClaimVerdict(NOT_RESOLVED, "not resolved: " + ", ".join(open_pairs) + flag_text)
-    n_kept = int(sum(bool(k) for k in kept))
-    return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair{'s' if len(pairs) != 1 else ''} resolved by their paired intervals "
-                                  f"({n_kept} of {len(pairs)} after {family}; a claim about every pair needs each on its "
-                                  "own, so its verdict needs no correction)")
+    return ClaimVerdict(SUPPORTED, f"all {len(pairs)} pair{'s' if len(pairs) != 1 else ''} resolved by their own paired "
+                                  "intervals (a claim about every pair needs each on its own, so no correction applies to it; "
+                                  f"a pair against it would need {family})")
 
 
 def family_verdicts(verdicts: Sequence[str], p_values: Sequence[float]) -> list[str]:

@@ -34,7 +34,7 @@ from nlgjudge.prompts.ranking import RankPrompt
 from nlgjudge.studies.prompting import classify_request, prompt_style
 
 #: One row per comparison made (or tie recorded), in the order they were made.
-JUDGMENT_COLUMNS = ["context_id", "first", "second", "p_a", "identical", "round", "from_cache"]
+JUDGMENT_COLUMNS = ["context_id", "first", "second", "p_a", "identical", "round", "from_cache", "label_mass"]
 
 
 #: A step of judging (one call of the judge, one cache transaction) aims at most this many seconds
@@ -150,7 +150,7 @@ def judge_comparisons(
     style = prompt_style(judge.handle, style)
     rows: list[tuple[Any, ...]] = []
     for plan in plans:
-        rows += [(plan.context_id, systems[i], systems[j], 0.5, True, 0, True) for i, j in plan.identical_pairs()]
+        rows += [(plan.context_id, systems[i], systems[j], 0.5, True, 0, True, float("nan")) for i, j in plan.identical_pairs()]
     total = sum(counts.values())
     state = {"done": 0, "computed": 0, "seconds": 0.0, "truncated": 0}
     bar = None
@@ -200,7 +200,8 @@ def judge_comparisons(
             results += judge_step(picks[start:stop], requests[start:stop])
         values = [float(r.probs[0]) for r in results]
         for (plan, i, j), value, result in zip(picks, values, results, strict=True):
-            rows.append((plan.context_id, systems[i], systems[j], value, False, round_number, bool(result.from_cache)))
+            rows.append((plan.context_id, systems[i], systems[j], value, False, round_number, bool(result.from_cache),
+                         label_mass(result)))
         return values
 
     try:
@@ -216,6 +217,17 @@ def judge_comparisons(
         if bar is not None:
             bar.close()
     return pd.DataFrame(rows, columns=JUDGMENT_COLUMNS)
+
+
+def label_mass(result: Any) -> float:
+    """The probability the judge gave its answer labels together (before they are normalised to p(A)):
+    near 0, the judge would have answered something else. NaN where the result carries no log-probabilities."""
+    import numpy as np
+
+    logprobs = np.asarray(getattr(result, "logprobs", None) if getattr(result, "logprobs", None) is not None else [], dtype=float)
+    if not logprobs.size or not np.isfinite(logprobs).any():
+        return float("nan")
+    return float(min(1.0, np.exp(np.logaddexp.reduce(logprobs[np.isfinite(logprobs)]))))
 
 
 def _too_long(judge: Any, picks: list[tuple[ContextPlan, int, int]], requests: list[ClassifyRequest], systems: list[str],

@@ -30,6 +30,8 @@ def _logprob_problem(value: Any) -> str | None:
     """Why ``value`` is no log-probability (a real number <= 0, finite), or None when it is one."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"a number, got {_shown(value)}"
+    if isinstance(value, int) and abs(value) > 1e300:  # an integer beyond a float's range: no log-probability
+        return f"a finite number, got an integer of {value.bit_length()} bits"
     if math.isnan(value) or math.isinf(value):
         return f"a finite number, got {value!r}"
     if value > 1e-3:

@@ -216,7 +216,7 @@ def probe(client: ServerClient, model: str, tokenizer: Any, top_k: int) -> Capab
             # " mat" (position at); a server shifted by one lists it one position earlier.
             if at < len(tops) and _same(tops[at], top):
                 echo_shift = 0
-            elif at >= 1 and _same(tops[at - 1], top):
+            elif 1 <= at <= len(tops) and _same(tops[at - 1], top):
                 echo_shift = 1
     except ServerError as err:
         notes.append(f"echo refused: {err}")

@@ -12,12 +12,14 @@ as a bearer header, never logged or stored.
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import logging
 import math
 import os
 import re
 import time
+import unicodedata
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -74,8 +76,11 @@ def base_url(url: str | None) -> str:
 
 #: Secrets as servers quote them in error text: bearer tokens, OpenAI-style keys, key=value pairs.
 _SECRET_PATTERNS = (
-    re.compile(r"(?i)\b(bearer|basic)\s+[^\s,;'\")]+"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}"),
+    # a scheme word, then a credential: 8 characters or more with a digit, a symbol or an inner capital
+    # (so that "Basic LSTM" or "basic tier" stay words)
+    re.compile(r"\b((?i:bearer|basic))\s+(?=[^\s,;'\")]*(?:[0-9+/=_\-.]|(?<=[A-Za-z0-9])[A-Z]))[^\s,;'\")]{8,}"),
+    # an OpenAI-style key: issued keys carry digits, so a name such as "sk-learn-baseline" stays a name
+    re.compile(r"\bsk-(?=[A-Za-z0-9_\-*.]*[0-9])[A-Za-z0-9_\-*.]{8,}"),
     re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|token|password|passwd|secret)(\s*[=:]\s*)[^\s,;&'\")]+"),
     re.compile(r"(?i)(https?://)[^/\s@]+@"),
 )
@@ -105,13 +110,22 @@ KEY_HIDDEN = "(the server's text held the API key in an encoded form, so it is n
 
 def _key_encoded_in(text: str, key: str) -> bool:
     """Whether ``text`` holds ``key`` in a form a server may write it that cannot be masked in place:
-    hex or base32 (which decode to it), ``\\uXXXX`` escapes, or its characters spaced or dotted apart."""
+    hex (of its UTF-8 or UTF-16 bytes), base32 or ROT13 (which decode to it), ``\\uXXXX`` escapes, fullwidth
+    or other compatibility forms, its bytes as a list of numbers, or its characters spaced or dotted apart."""
     raw = key.encode("utf-8", "surrogateescape")
     unescaped = re.sub(r"\\u([0-9A-Fa-f]{4})", lambda m: chr(int(m.group(1), 16)), text)
+    unescaped = unicodedata.normalize("NFKC", unescaped)  # fullwidth "ｓｋ－..." reads as "sk-..."
     folded = re.sub(r"[^0-9a-z]", "", unescaped.casefold())
     bare_key = re.sub(r"[^0-9a-z]", "", key.casefold())
-    forms = {bare_key, raw.hex(), base64.b32encode(raw).decode("ascii").rstrip("=").casefold()}
-    return any(len(form) >= 2 * KEY_FRAGMENT and form[:-2] in folded for form in forms)
+    forms = {bare_key, codecs.encode(bare_key, "rot13"), raw.hex(), key.encode("utf-16-be", "surrogatepass").hex(),
+             key.encode("utf-16-le", "surrogatepass").hex(), base64.b32encode(raw).decode("ascii").rstrip("=").casefold()}
+    if any(len(form) >= 2 * KEY_FRAGMENT and form[:-2] in folded for form in forms):
+        return True
+    # the key's bytes written as numbers ("115, 107, 45, ..." or "0x73 0x6b ..."): read every number in order
+    numbers = [int(n, 16) if n[:2].lower() == "0x" else int(n) for n in re.findall(r"0[xX][0-9A-Fa-f]{1,2}|\d{1,3}", unescaped)]
+    wanted = list(raw[:-2])
+    return len(wanted) >= 2 * KEY_FRAGMENT and any(numbers[i:i + len(wanted)] == wanted for i, n in enumerate(numbers)
+                                                   if n == wanted[0])
 
 
 def _key_forms(key: str) -> list[str]:

@@ -11,8 +11,8 @@ that order whatever order the server answers in.
 
 from __future__ import annotations
 
+import json
 import logging
-
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -70,7 +70,7 @@ class ServerRuntime:
         and revision fields, the stated identity (:mod:`~nlgjudge.engine.server.capabilities`)."""
         if self._fingerprint is not None:
             return self._fingerprint
-        value = fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity)
+        value = fingerprint(self.model, self.entry(), self.system_fingerprint(), self.identity) + self._template_part()
         reported = f"{self.system_fingerprint()} {self.entry()}"  # what the server said, before any field is keyed
         if scrub(value) != value or scrub(reported) != reported:  # a server that reflects the Authorization header
             raise ServerError(
@@ -79,6 +79,19 @@ class ServerRuntime:
                 "--server-identity TEXT (server_identity=) and have the server stop echoing the key")
         self._fingerprint = value
         return value
+
+    def _template_part(self) -> str:
+        """A tokenizer from a folder or hub id renders the prompts with its own chat template, which is then
+        part of the computation: its hash goes into the keys (a packaged tokenizer's template is the package's)."""
+        from nlgjudge.models import PACKAGED_MODELS
+
+        if (self.tokenizer_name or self.model) in PACKAGED_MODELS:
+            return ""
+        import hashlib
+
+        template = getattr(self.tokenizer(), "chat_template", None)
+        text = template if isinstance(template, str) else json.dumps(template, sort_keys=True, default=str)
+        return f"|template=sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
     def system_fingerprint(self) -> str | None:
         self.entry()  # the model is served under this name (else one line) before anything else is asked
@@ -267,6 +280,7 @@ def load_named_tokenizer(name: str, served: str) -> Any:
     location = str(Path(name).expanduser()) if source == "folder" else name
     try:
         return AutoTokenizer.from_pretrained(location)
-    except (OSError, ValueError) as error:
+    except Exception as error:  # noqa: BLE001 - a damaged tokenizer file fails with KeyError, TypeError or a bare Exception
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ServerError(f"cannot load the tokenizer {name!r} ({source}): {first}") from None
+        raise ServerError(f"cannot load the tokenizer {name!r} ({source}): {type(error).__name__}: {first[:200]}; pass "
+                          "--server-tokenizer a folder with the served model's own tokenizer files, or a packaged name") from None

@@ -78,9 +78,14 @@ class ServerScorer:
 
     def _check_count(self, choice: dict[str, Any], expected: int) -> None:
         got = choice.get("_prompt_tokens")
-        if isinstance(got, int) and got != expected:
+        if got is None:  # the server does not report it
+            return
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer()):
+            raise ServerError(f"{self.client.where}/completions answered a malformed usage.prompt_tokens: expected a whole "
+                              f"number of tokens, got {scrub(repr(got))[:80]}")
+        if int(got) != expected:
             raise ServerError(
-                f"{self.client.where} read the prompt as {got} tokens where the in-process tokenizer reads {expected}: "
+                f"{self.client.where} read the prompt as {int(got)} tokens where the in-process tokenizer reads {expected}: "
                 "the same request would not be the same input (different tokenizer, template or BOS handling)"
             )
 
@@ -152,7 +157,7 @@ class ServerScorer:
         # aligned response, one position earlier on a shifted one.
         if start < len(tops) and _same(tops[start], head):
             shift = 0
-        elif _same(tops[start - 1], head):
+        elif 0 <= start - 1 < len(tops) and _same(tops[start - 1], head):
             shift = 1
         else:
             return [None] * len(texts)  # neither: every token is forced (or refused) instead
