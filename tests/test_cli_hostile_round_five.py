@@ -235,6 +235,18 @@ def test_the_api_key_given_as_an_option_value_is_refused_and_not_shown(
     assert not (tmp_path / "out").exists()
 
 
+def test_the_api_key_in_the_input_path_is_named_as_the_input_path_not_an_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlgjudge.cli import main as cli_main
+
+    monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", KEY)
+    status = cli_main(["rank", str(tmp_path / f"{KEY}.jsonl"), "--model", "smollm2-135m-instruct",
+                       "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and "the input file's path holds what looks like the API key" in err
+    assert "--input" not in err and KEY not in err
+
+
 def test_an_sqlite_failure_on_a_full_disk_is_named_as_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
     import sqlite3

@@ -402,7 +402,8 @@ def _cache_file(judge: Any, cache: Any) -> Any:
     given = getattr(judge, "cache", None) if judge is not None else cache
     if given is None:
         return output_cache_path()
-    return getattr(given, "path", given) if isinstance(getattr(given, "path", given), (str, os.PathLike)) else None
+    path = getattr(given, "path", given)
+    return path if isinstance(path, (str, os.PathLike)) else None
 
 
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
@@ -775,7 +776,8 @@ def _refuse_credentials(args: Any) -> None:
     for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out"):
         value = getattr(args, option, None)
         if isinstance(value, str) and (holds_secret(value) or (len(key) >= 8 and key.casefold() in value.casefold())):
-            raise UserInputError(f"--{option.replace('_', '-')} holds what looks like the API key or another credential, "
+            what = "the input file's path" if option == "input" else f"--{option.replace('_', '-')}"
+            raise UserInputError(f"{what} holds what looks like the API key or another credential, "
                                  "which would be written into the report and the cache; pass the value it is meant to have "
                                  f"(the key goes only in {API_KEY_ENV})")
 

@@ -175,7 +175,9 @@ def screen_differences(frames: Mapping[str, pd.DataFrame], real: pd.DataFrame, *
 
     rows = []
     for judge, frame in frames.items():
-        mine = real[(real["model"] == judge) & (real["template"] == template) & real["aspect"].isin(set(frame["aspect"]))]
+        mine = real_pairs({judge: frame}, real, template=template)[str(judge)]
+        if mine.empty:
+            continue
         base = agreement_per_context(list(zip(mine["context_id"], mine["aspect"], strict=True)), mine["candidate_a"].astype(str),
                                      mine["candidate_b"].astype(str), mine["p_a"].to_numpy(float), mine["context_id"].tolist())
         for attack in CONSTANT:

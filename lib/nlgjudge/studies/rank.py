@@ -222,9 +222,8 @@ def judge_comparisons(
 def label_mass(result: Any) -> float:
     """The probability the judge gave its answer labels together (before they are normalised to p(A)):
     near 0, the judge would have answered something else. NaN where the result carries no log-probabilities."""
-    import numpy as np
-
-    logprobs = np.asarray(getattr(result, "logprobs", None) if getattr(result, "logprobs", None) is not None else [], dtype=float)
+    given = getattr(result, "logprobs", None)
+    logprobs = np.asarray(given if given is not None else [], dtype=float)
     if not logprobs.size or not np.isfinite(logprobs).any():
         return float("nan")
     return float(min(1.0, np.exp(np.logaddexp.reduce(logprobs[np.isfinite(logprobs)]))))
