@@ -32,17 +32,20 @@ def _all_lines() -> list[str]:
                     lines.subsets_line(judge, {"no_repeat_minus_random": verdicts, "debias_gain_small_budgets": verdicts,
                                                "debias_gain_tiny_budgets": verdicts},
                                        {"no_repeat_minus_random": 1.0, "debias_gain_small_budgets": 2.5}),
-                    lines.gaming_line(verdicts, verdicts, verdicts, [("self-praise", judge, 0.66)])]
+                    lines.gaming_line(verdicts, verdicts, verdicts, [("self-praise", judge, 0.66)]),
+                    lines.gaming_line(verdicts, verdicts, verdicts, [("forged chat turns", judge, 0.66)],
+                                      untested_why="their judge answers by position", tries="small-judge")]
         for a, b in itertools.product(VERDICTS + ["unknown"], repeat=2):
             out += [lines.elo_line(judge, 99, a, b), lines.narcissism_line(a, b),
-                    lines.elo_line(judge, 99, a, b, kappa_below_zero=True, above_reference="at least 12 of 13"),
-                    lines.narcissism_line(a, b, a), lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
+                    lines.elo_line(judge, 99, a, b, kappa_below_zero=True, above_reference="12 of 13", above_point="13 of 13"),
+                    lines.narcissism_line(a, b, a), lines.narcissism_line(a, b, a, excess_rows=(11, 12)), lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
     return out
 
 
 def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     # the bias line counts the sets leaning each way instead of a mean that hides the other way
-    assert "first candidate in 15 of its 22 comparison sets and the second in 4" in lines.bias_line("J", 0.7, ["supported"], (15, 4, 22))
+    assert ("first candidate in 15 of its 22 pairings of a prompt with a question and the second in 4"
+            in lines.bias_line("J", 0.7, ["supported"], (15, 4, 22)))
     assert "and the second" not in lines.bias_line("J", 0.7, ["supported"], (15, 0, 22))
     # a finding supported only by less than its minimal effect says so; without the size it does not
     small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
@@ -53,10 +56,23 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "if slightly less often" in said and "6 of 6 systems' summaries above" in said
     assert "6 of 6" not in lines.elo_line("J", 99, "supported", "not resolved", above_reference="6 of 6")
     # the narcissism caveat comes with a claim that holds, and the gaming line names an open row above one half
-    assert "Part of this is built in" in lines.narcissism_line("not resolved", "contradicted", "supported")
+    assert "Part of it is built in" in lines.narcissism_line("not resolved", "contradicted", "supported")
     assert "built in" not in lines.narcissism_line("not resolved", "contradicted", "not resolved")
     gaming = lines.gaming_line(["contradicted", "not resolved"], ["supported"], ["not resolved"], [("self-praise", "Q", 0.66)])
-    assert "Self-praise wins 66% under Q, too few articles to tell." in gaming
+    assert "The text praising itself wins 66% under Q, too few articles to tell." in gaming
+    assert "small-judge tries" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
+    untested = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
+                                 [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge answers by position",
+                                 tries="small-judge")
+    assert "4 untested as their judge answers by position" in untested and "praising itself wins 66%" in untested
+    # Elo: by point estimate first, then how many clearly
+    both = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", above_point="6 of 6")
+    assert "It rates all 6 systems' summaries above the human reference by point estimate, 5 of them clearly." in both
+    assert "each of them clearly" in lines.elo_line("J", 99, "supported", "supported", above_reference="4 of 6", above_point="4 of 6")
+    # narcissism: an open claim about every evaluator says how many rows hold, never a bare "cannot tell"
+    rows = lines.narcissism_line("not resolved", "contradicted", "supported", excess_rows=(10, 12))
+    assert "only 10 of 12 evaluator-dataset pairs show it clearly" in rows and "built in" in rows
+    assert "these data cannot tell" in lines.narcissism_line("not resolved", "contradicted", "supported", excess_rows=(0, 12))
 
 
 def test_every_bottom_line_is_plain_at_the_ends_of_its_range() -> None:
@@ -82,7 +98,7 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "in 2 of 3 benchmark aspects; it moves it more in 1" in lines.runtime_line("J", ["supported", "supported", "contradicted"], 5.0)
     subsets = lines.subsets_line("J", {"no_repeat_minus_random": ["not resolved"] * 3,
                                        "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"]})
-    assert "these data do not show that comparisons without repeats beat random ones in any of the 3" in subsets
+    assert "these data do not show that pairs asked once beat random pairs in any of the 3" in subsets
     assert "helps with few comparisons in 1 of 3 datasets" in subsets
     # a finding against the paper is part of the bottom line
     hurts = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
@@ -127,7 +143,7 @@ def test_the_introduction_pastes_every_chapters_bottom_line_in_its_order() -> No
 def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
                              ["supported", "not resolved"])
-    assert line.startswith("A constant text beats real summaries in 4 of 8 judge-attack pairs; it loses in 4.")
+    assert line.startswith("One text for all articles beats real summaries in 4 of 8 judge tries; 4 lose.")
     assert "in 5 of 8" in line and "for 1 of 2 judges; these data cannot tell in 1" in line
     assert lines.plain(line) == line
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)

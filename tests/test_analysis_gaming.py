@@ -181,10 +181,61 @@ def test_the_judge_screen_reads_only_the_real_summaries_pairs() -> None:
     from nlgjudge.analysis.gaming import NO_REAL_PAIRS, judge_screens, real_pairs
 
     # the attack's pairs agree perfectly, the real summaries' never: the screen must see only the latter
-    attack, real = _leaderboard_inputs(0.95, articles=6)
+    attack, real = _leaderboard_inputs(0.95, articles=8)  # 8 all-agreeing articles: the exact bound clears 4-candidate chance
     consistent = real.assign(p_a=[0.9 if a < b else 0.1 for a, b in zip(real["candidate_a"], real["candidate_b"], strict=True)])
     contrary = real.assign(p_a=0.9)  # always "A": after debiasing every decision ties, agreement one half
     assert judge_screens(real_pairs({"j": attack}, consistent, template=1)) == {"j": None}
     assert judge_screens(real_pairs({"j": attack}, contrary, template=1))["j"] is not None
     assert judge_screens(real_pairs({"j": attack}, None, template=1)) == {"j": NO_REAL_PAIRS}
     assert judge_screens(real_pairs({"j": attack}, consistent.assign(template=2), template=1)) == {"j": NO_REAL_PAIRS}
+
+
+def test_the_reference_defense_reads_plain_minus_reference_win_rates_on_the_articles_both_hold() -> None:
+    from nlgjudge.analysis.gaming import gaming_claims, reference_rows
+
+    rows, shown = [], []
+    for c in range(6):  # the attack beats three of four summaries with the plain prompt; with the reference, fewer
+        for o in range(4):
+            for attack_first in (True, False):
+                p_plain = 0.8 if o < 3 else 0.2
+                rows.append({"context_id": f"c{c}", "aspect": "CON", "attack": "null", "protected": True, "opponent": f"M{o}",
+                             "attack_first": attack_first, "p_a": p_plain if attack_first else 1 - p_plain})
+                if c < 5:  # c5 has no reference-based judgments: not paired, not read
+                    win = o < (c % 3)
+                    p_attack = 0.7 if win else 0.3
+                    shown.append({"context_id": f"c{c}", "aspect": "CON", "attack": "null", "protected": True,
+                                  "opponent": f"M{o}", "attack_first": attack_first,
+                                  "p_a": p_attack if attack_first else 1 - p_attack})
+    plain = per_article_wins({"j": pd.DataFrame(rows)})
+    with_reference = per_article_wins({"j": pd.DataFrame(shown)})
+    found = reference_rows(plain, with_reference).iloc[0]
+    expected = 0.75 - np.array([0, 1, 2, 0, 1]) / 4.0
+    assert found["claim"] == "gaming.reference" and found["n"] == 5 and found["estimate"] == pytest.approx(expected.mean())
+    half = found["estimate"] - found["low"]
+    from scipy import stats
+
+    assert half == pytest.approx(stats.t.ppf(0.975, 4) * expected.std(ddof=1) / np.sqrt(5))
+    assert found["verdict"] == "supported"  # the whole interval above 0
+    # a judge that fails the screen is not tested, and the claim joins its own family in gaming_claims
+    gated = reference_rows(plain, with_reference, {"j": "degenerate judge: answers by position"}).iloc[0]
+    assert gated["verdict"] == "not tested"
+    claims = gaming_claims(plain, reference=reference_rows(plain, with_reference))
+    assert (claims["claim"] == "gaming.reference").sum() == 1
+
+
+def test_an_exploratory_claims_rows_are_said_as_leads_never_in_the_verdict_words() -> None:
+    from nlgjudge.analysis.gaming import claim_counts, claims_view, lead_words
+
+    claims = pd.DataFrame({"claim": ["gaming.screen", "gaming.screen", "gaming.attack_wins"], "judge": ["j", "j", "j"],
+                           "attack": ["null", "format", "null"], "estimate": [0.2, -0.1, 0.7], "low": [0.1, -0.2, 0.6],
+                           "high": [0.3, 0.05, 0.8], "n": [8, 8, 8], "verdict": ["supported", "not resolved", "supported"],
+                           "family_verdict": ["supported", "not resolved", "supported"],
+                           "reason": ["interval above 0", "interval contains 0", "interval above 0.5"],
+                           "contexts_needed": [np.nan, 30.0, np.nan]})
+    said = claim_counts(claims, "gaming.screen")
+    assert said.startswith("a lead for it in 1 of 2 rows") and "no lead in 1" in said
+    assert not any(w in said for w in ("supported", "contradicted", "not resolved"))
+    assert claim_counts(claims, "gaming.attack_wins").startswith("supported in 1 of 1 row")
+    view = claims_view(claims, {}, {})
+    assert view["verdict"].iloc[0].startswith("a lead for it") and view["verdict"].iloc[2].startswith("supported")
+    assert lead_words("not tested: too few articles") == "not tested: too few articles"

@@ -23,7 +23,7 @@ def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_r
     both = order_agreements({"torch, a": CONSISTENT, "llama.cpp, a": CONSISTENT})
     sentence = outcomes_sentence(both, "(runtime, dataset) runs")
     assert sentence == ("passes the judge screen in all 2 (runtime, dataset) runs: its two orders agree on 100% [63%, 100%], "
-                        "100% [63%, 100%] of pairs per context after debiasing, every interval above chance (50%; the lowest end 63%)")
+                        "100% [63%, 100%] of pairs per context after debiasing, every interval above its chance level (52%; the lowest end 63%)")
     mixed = outcomes_sentence(order_agreements({"x": CONSISTENT, "y": ALWAYS_A}))
     assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50% [18%, 82%]")
     assert mixed.endswith("; it passes in the other 1")

@@ -81,8 +81,11 @@ def test_two_close_systems_are_reported_unresolved() -> None:
     assert len(result.adjacent) == 1 and not result.adjacent["resolved"].iloc[0]
     assert any("order not resolved" in w for w in result.warnings)
     assert any("only 4 context(s)" in w for w in result.warnings)
-    strong = analyse(judgments(n_contexts=20, noise=0.1, systems=["low", "top"]), ["low", "top"], n_boot=200)
+    strong = analyse(judgments(n_contexts=20, noise=0.1, systems=["low", "mid", "top"]), ["low", "mid", "top"], n_boot=200)
     assert strong.adjacent["resolved"].all()
+    # two systems a context: debiasing makes each pair's two orders agree, so the screen cannot run at all
+    two = analyse(judgments(n_contexts=20, noise=0.1, systems=["low", "top"]), ["low", "top"], n_boot=200)
+    assert "in a context of three or more candidates" in two.judge_test and not two.adjacent["resolved"].any()
 
 
 def test_a_judge_that_ties_everything_is_called_degenerate() -> None:

@@ -139,3 +139,12 @@ def test_bookkeeping_lines_are_folded_and_a_downloads_columns_are_explained() ->
     assert "the system in position A" in legend and "probability that the output in position A" in legend
     assert "<code>mystery</code>: as named" in legend
     assert "standing first" in column_legend(pd.DataFrame(columns=["first"]), "gaming")
+
+
+def test_bookkeeping_lines_name_the_study_and_the_runtime_in_words() -> None:
+    from nlgjudge.display import folded_lines
+
+    folded = folded_lines(["selfpref, qags_cnndm, judge (llamacpp): 30 of 100 planned contexts have every output",
+                           "comparative, summeval, judge (torch): 6 of 6"]).data
+    assert "pairwise self-preference, qags_cnndm, judge (llama.cpp): 30 of 100" in folded
+    assert "comparisons, summeval, judge (PyTorch)" in folded and "selfpref" not in folded and "llamacpp" not in folded

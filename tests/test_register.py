@@ -177,3 +177,13 @@ def test_a_needed_cell_says_none_more_when_the_run_already_has_the_design_size()
                                   "the smallest that matters would likely have been found, so any effect left is smaller")
     assert needed_cell(40, 12) == "40"
     assert needed_cell(None, 12) == needed_cell(float("nan"), 12) == "out of reach"
+
+
+def test_a_directional_verdict_smaller_than_the_smallest_effect_that_matters_says_so() -> None:
+    spec = reg.claim("comparative.above_scoring")  # directional: above 0, the smallest effect 5 points
+    small = spec.minimal_effect / 4
+    said = reg.verdict(spec.id, spec.threshold + 2 * small, spec.threshold + small, spec.threshold + 3 * small, 30)
+    assert said.verdict == "supported" and "smaller than the smallest effect that matters" in said.reason
+    large = reg.verdict(spec.id, spec.threshold + 3 * spec.minimal_effect, spec.threshold + 2 * spec.minimal_effect,
+                        spec.threshold + 4 * spec.minimal_effect, 30)
+    assert large.verdict == "supported" and "smallest effect" not in large.reason

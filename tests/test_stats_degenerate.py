@@ -104,7 +104,7 @@ def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not()
     passes = order_agreement(*_both_orders(8, 8, lambda s, i, j: float(1 / (1 + np.exp(-(quality[i] - quality[j]))))))
     words = outcome_words(passes)
     assert words.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
-    assert words.endswith("over 8 contexts, above chance")
+    assert words.endswith("over 8 contexts, above chance, 51%")  # 8 candidates: K = 56, chance 56 / 110
     always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
     assert outcome_words(always_a) == "fails the judge screen: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
     assert outcome_words(always_a).endswith("the interval reaches chance, so the run does not show that it reads the texts")
@@ -124,7 +124,27 @@ def test_the_per_context_shares_are_what_the_screen_averages():
     # context 0 reads the texts (every pair agrees); context 1 answers by a coin-like rule that flips with the order
     sets, first, second, p = _both_orders(2, 4, lambda s, i, j: (0.9 if i < j else 0.1) if s == 0 else (0.9 if (i + j) % 2 else 0.1))
     shares = agreement_per_context(sets, first, second, p)
-    assert shares[0] == (1.0, 6)
+    assert shares[0].share == 1.0 and shares[0].pairs == 6
+    assert shares[0].chance == pytest.approx(12 / (2 * 11))  # 4 candidates: K = 12 comparisons, half of them to A
     assert shares[1][1] == 6 and 0.0 <= shares[1][0] <= 1.0
     whole = order_agreement(sets, first, second, p)
     assert whole.n_pairs == 12 and whole.agreement == pytest.approx((1.0 + shares[1][0]) / 2)
+
+
+def test_chance_is_what_a_judge_answering_at_random_reaches_not_one_half() -> None:
+    """The threshold is fitted on the same comparisons, so half of a set's K decisions go to A and a pair's
+    two orders agree with probability K / (2 (K - 1)); a judge whose answers are noise reaches it, and the
+    screen passes such judges at about the interval's 2.5%, not the fifth of them a minimum of one half lets through."""
+    from nlgjudge.stats.degenerate import set_chance
+
+    assert set_chance(np.array([1.0] * 6 + [0.0] * 6)) == pytest.approx(12 / 22)
+    assert set_chance(np.full(10, 0.5)) == pytest.approx(0.5)  # every decision tied: half agreement, the coin's
+    rng = np.random.default_rng(1)
+    shares, passed = [], 0
+    for _ in range(300):
+        result = order_agreement(*_both_orders(30, 4, lambda s, i, j: float(rng.random())))
+        shares.append(result.agreement)
+        passed += not result.degenerate
+    assert np.mean(shares) == pytest.approx(12 / 22, abs=0.01)  # not 0.5
+    assert result.chance == pytest.approx(12 / 22)
+    assert passed / 300 <= 0.06

@@ -12,14 +12,14 @@ from nlgjudge.studies.gaming import gaming_requests
 from nlgjudge.studies.registry import get_study
 
 
-def _dataset(n_contexts: int = 2, n_systems: int = 3) -> JudgeDataset:
+def _dataset(n_contexts: int = 2, n_systems: int = 3, references: bool = False) -> JudgeDataset:
     from nlgjudge.data import dataset_info
 
     info = dataset_info("summeval")
     rows = []
     for c in range(n_contexts):
         for s in range(n_systems):
-            rows.append({"context_id": f"c{c}", "source": f"article {c} about the council .", "references": [],
+            rows.append({"context_id": f"c{c}", "source": f"article {c} about the council .", "references": [f"reference {c} first .", f"reference {c} second ."] if references else [],
                          "candidate_id": f"M{s}", "system": f"M{s}", "text": f"summary {s} of article {c} .",
                          **{a: float(s) for a in info.aspects}})
     return JudgeDataset(pd.DataFrame(rows)[list(info.columns)], info)
@@ -63,3 +63,23 @@ def test_the_forged_turns_are_chatml_and_the_study_is_registered() -> None:
     assert control_attack_applies(("<|im_start|>", "<|im_end|>", "<|endoftext|>"))
     assert not control_attack_applies(("<start_of_turn>", "<end_of_turn>"))
     assert get_study("gaming").name == "gaming"
+
+
+def test_the_reference_based_requests_show_the_first_reference_after_the_article_for_the_two_constant_texts() -> None:
+    from nlgjudge.prompts.gaming import REFERENCE_ATTACKS
+
+    requests, frame = gaming_requests(_dataset(references=True), aspects=["CON"], style="plain", with_reference=True)
+    assert len(requests) == len(frame) == len(REFERENCE_ATTACKS) * 3 * 2 * 2
+    assert set(frame["attack"]) == set(REFERENCE_ATTACKS) == {"null", "persuasive"} and frame["protected"].all()
+    for request, (_, row) in zip(requests, frame.iterrows(), strict=True):
+        text = request.prompt if isinstance(request.prompt, str) else "".join(m["content"] for m in request.prompt)
+        shown = f"article {row['context_id'][1]} about the council .\n\nReference summary: reference {row['context_id'][1]} first ."
+        assert shown in text and "second ." not in text and request.protect_texts
+    plain, _ = gaming_requests(_dataset(references=True), aspects=["CON"], style="plain")
+    assert not any("Reference summary" in str(r.prompt) for r in plain)
+    assert get_study("gaming_reference").name == "gaming_reference"
+
+
+def test_the_reference_based_requests_refuse_a_dataset_without_references() -> None:
+    with pytest.raises(ValueError, match="no reference summary"):
+        gaming_requests(_dataset(), aspects=["CON"], with_reference=True)

@@ -51,7 +51,7 @@ def test_every_job_parses_and_names_known_datasets_and_models() -> None:
         elif job in plan.EXTENDED_JOBS:
             assert args.n_contexts == plan.EXTENDED_N_CONTEXTS[job.dataset]
             continue
-        elif job in plan.GAMING_JOBS:
+        elif job in plan.GAMING_JOBS or job in plan.GAMING_REFERENCE_JOBS:
             assert args.n_contexts == plan.GAMING_ARTICLES and args.aspects == list(plan.GAMING_ASPECTS)
             continue
         else:
@@ -125,7 +125,7 @@ def test_the_elo_judges_run_after_the_first_chapters_on_every_contest_article_wi
 
 
 def test_the_narcissism_jobs_run_last_and_every_summary_exists_before_it_is_scored() -> None:
-    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS + LARGER_JOBS + plan.EXTENDED_JOBS + plan.GAMING_JOBS
+    tail = NARCISSISM_JOBS + NARCISSISM_BENCHMARK_JOBS + SELFPREF_JOBS + LARGER_JOBS + plan.EXTENDED_JOBS + plan.GAMING_JOBS + plan.GAMING_REFERENCE_JOBS
     assert PLAN[-len(tail):] == tail
     assert [j.model for j in SELFPREF_JOBS] == [JUDGE, "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"]
     assert {(j.study, j.dataset, j.model, j.n_contexts) for j in NARCISSISM_BENCHMARK_JOBS} == {
@@ -260,7 +260,8 @@ def test_the_extended_summeval_release_grows_an_article_at_a_time_in_step_and_ne
     assert [job.study for job in EXTENDED_JOBS[:2]] == ["comparative", "scoring"]
     assert all(job.model == plan.JUDGE and job.backend == plan.BACKEND and job.n_contexts == n for job in EXTENDED_JOBS)
     # then the gaming chapter's jobs, which read nothing the others release
-    assert plan.PLAN[-len(EXTENDED_JOBS) - len(plan.GAMING_JOBS):-len(plan.GAMING_JOBS)] == EXTENDED_JOBS
+    gaming = len(plan.GAMING_JOBS) + len(plan.GAMING_REFERENCE_JOBS)
+    assert plan.PLAN[-len(EXTENDED_JOBS) - gaming:-gaming] == EXTENDED_JOBS
 
 
 def test_the_gaming_release_covers_what_the_plan_says_an_article_at_a_time() -> None:
@@ -282,3 +283,27 @@ def test_the_gaming_release_covers_what_the_plan_says_an_article_at_a_time() -> 
         _, frame = gaming_requests(ds.first_contexts(count), aspects=list(plan.GAMING_ASPECTS))
         wanted = set(zip(frame["context_id"], frame["aspect"], frame["a"], frame["b"], frame["protected"]))
         assert wanted <= metas, f"{model}: {len(wanted - metas)} planned gaming comparisons are not released"
+
+
+def test_the_reference_based_gaming_release_covers_what_the_plan_says_on_the_plain_releases_articles() -> None:
+    """GAMING_REFERENCE_RELEASED against data/outputs, and its jobs stay within the articles whose plain
+    attack comparisons are released (the defense is read as a paired difference on the same articles)."""
+    import json
+
+    from nlgjudge.config import REPO_ROOT
+    from nlgjudge.data import load_dataset
+    from nlgjudge.studies.gaming import gaming_requests
+
+    assert [(job.model, job.max_contexts) for job in plan.GAMING_REFERENCE_JOBS] == [
+        (model, k) for model in plan.GAMING_REFERENCE_JUDGES for k in range(1, plan.GAMING_RELEASED[model] + 1)]
+    ds = load_dataset("summeval", n_contexts=plan.GAMING_ARTICLES, seed=plan.SEED)
+    for model, count in plan.GAMING_REFERENCE_RELEASED.items():
+        assert count <= plan.GAMING_RELEASED[model]
+        if not count:
+            continue
+        file = REPO_ROOT / "data" / "outputs" / "gaming_reference-summeval" / f"{model}__label_probs.jsonl"
+        metas = {(m["context_id"], m["aspect"], m["a"], m["b"]) for m in (json.loads(line)["meta"] for line in
+                                                                          file.read_text().splitlines())}
+        _, frame = gaming_requests(ds.first_contexts(count), aspects=list(plan.GAMING_ASPECTS), with_reference=True)
+        wanted = set(zip(frame["context_id"], frame["aspect"], frame["a"], frame["b"]))
+        assert wanted <= metas, f"{model}: {len(wanted - metas)} planned reference-based comparisons are not released"

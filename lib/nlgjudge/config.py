@@ -58,6 +58,10 @@ def output_cache_path(default_name: str = "outputs.sqlite") -> Path:
     """
     value = os.environ.get(OUTPUT_CACHE_ENV)
     if value:
+        if value.strip() == ":memory:" or value.lower().startswith("file:"):  # SQLite's own names, no file on disk
+            raise ValueError(f"{OUTPUT_CACHE_ENV}={value[:80]!r} is an SQLite name, not a file: the output cache keeps "
+                             "the judgments between runs, so it must be a file on disk; set it to a path such as "
+                             "~/.cache/nlgjudge/outputs.sqlite")
         path = Path(value).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
         return path

@@ -335,10 +335,27 @@ def per_unit_values(frame: pd.DataFrame, column: str, keys: Sequence[str], unit:
     return pd.DataFrame(rows, columns=[*keys, unit, value])
 
 
+#: A study's and a runtime's name in the bookkeeping lines a reader sees (the lines carry the ids).
+_BOOKKEEPING_WORDS = {"selfpref": "pairwise self-preference", "generation": "summaries written",
+                      "likelihood": "likelihood scores", "comparative": "comparisons", "scoring": "prompt scores",
+                      "elo": "contest judgments", "gaming_reference": "attacks with the reference", "gaming": "attacks"}
+_RUNTIME_WORDS = {"(llamacpp)": "(llama.cpp)", "(torch)": "(PyTorch)", "(server)": "(a server)"}
+
+
+def _bookkeeping_line(line: str) -> str:
+    """A coverage line ("selfpref, qags_cnndm, <model> (llamacpp): ...") in reader words."""
+    study, sep, rest = line.partition(", ")
+    if sep and study in _BOOKKEEPING_WORDS:
+        line = f"{_BOOKKEEPING_WORDS[study]}, {rest}"
+    for word, said in _RUNTIME_WORDS.items():
+        line = line.replace(word, said)
+    return line
+
+
 def folded_lines(lines: Sequence[str], summary: str = "Which contexts each run read") -> object:
     """Bookkeeping lines (which contexts a run read, where its outputs came from) folded under
     ``summary``: on the page for a reader who asks, out of the way of one who does not."""
     from IPython.display import HTML
 
-    body = escape("\n".join(str(line) for line in lines if str(line).strip()), quote=False)
+    body = escape("\n".join(_bookkeeping_line(str(line)) for line in lines if str(line).strip()), quote=False)
     return HTML(f"<details><summary>{escape(summary, quote=False)}</summary><pre>{body}</pre></details>")

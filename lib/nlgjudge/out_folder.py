@@ -138,6 +138,13 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
                 if _same_file(target, Path(given).expanduser()):
                     raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
                                          f"run never replaces; pass {option} another folder")
+        if cache_file is not None:  # the run's own bookkeeping files are no place for the cache either
+            cache = os.path.realpath(Path(cache_file).expanduser())
+            for name in (LOCK_NAME, MANIFEST_NAME):
+                if cache == os.path.realpath(folder / name):
+                    raise UserInputError(f"{option} {folder}: the output cache ({shown_path(cache_file)}) is named like "
+                                         f"the run's own {'lock' if name == LOCK_NAME else 'list of its files'} there, "
+                                         f"{name}; set NLGJUDGE_OUTPUT_CACHE to a file outside {folder}")
         manifest = folder / MANIFEST_NAME
         if manifest.is_symlink() or (manifest.exists() and not _is_our_manifest(manifest)):
             # rank's own list of its files: a file by that name that rank did not write is a user's,

@@ -45,10 +45,8 @@ import argparse
 import json
 import errno
 import os
-import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
@@ -74,7 +72,7 @@ from nlgjudge.out_folder import (  # noqa: F401 - the output folder's names, as 
     prepare_out,
     written_by_rank,
 )
-from nlgjudge.safety import terminal_text
+from nlgjudge.safety import shown_path
 from nlgjudge.data.user_outputs import (
     FieldNames,
     UserInputError,
@@ -88,8 +86,6 @@ from nlgjudge.data.user_outputs import (
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Below this total probability on the answer labels a comparison is named: the judge would have said something else.
 LOW_LABEL_MASS = 0.1
-#: A run expected to take longer than this (from the measured rate) is told about ``--budget``.
-LONG_RUN_SECONDS = 15 * 60
 
 
 @dataclass(frozen=True)
@@ -468,145 +464,7 @@ def write_outputs(result: RankResult, folder: Path, *, force: bool = False) -> l
     return [folder / name for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv")]
 
 
-# --------------------------------------------------------------------------------------------
-# How long a run will take, from the rate measured on this machine
-
-
-def rates_path() -> Path:
-    """Where measured rates are kept: beside the output cache (one machine's cache, one machine's rates)."""
-    from nlgjudge.config import output_cache_path
-
-    return output_cache_path("outputs.sqlite").parent / "rank-rates.json"
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
-
-
-def stored_rate(stored: Any) -> dict[str, Any] | None:
-    """An earlier run's stored rate, or None unless it reads as one: a number of seconds per comparison
-    (above 0, below a day), a count of comparisons and a date (the file is the user's to edit or damage)."""
-    def number(value: Any) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-    valid = (isinstance(stored, dict) and number(stored.get("seconds_per_comparison"))
-             and 0 < stored["seconds_per_comparison"] < 86_400 and number(stored.get("comparisons"))
-             and isinstance(stored["comparisons"], int) and stored["comparisons"] > 0
-             and isinstance(stored.get("measured_on"), str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", stored["measured_on"]))
-    return stored if valid else None
-
-
-class RunEstimate:
-    """What the command line says about a run's size and duration: before judging, the number of
-    comparisons and (if this model's rate was measured on this machine by an earlier run) the time
-    they should take; once the first comparisons are made, the time the rest should take at the rate
-    measured on them. Over :data:`LONG_RUN_SECONDS` it suggests ``--budget``. The run's own rate is
-    stored at the end, for the next run's estimate."""
-
-    #: The rate of this run is reported once this many comparisons, or this many seconds, are measured.
-    MEASURE_COMPARISONS, MEASURE_SECONDS = 8, 5.0
-
-    def __init__(self, judge: Any, frame: pd.DataFrame, prompt: Any, budget: float, stream: Any = None) -> None:
-        import platform
-
-        from nlgjudge.studies.prompting import prompt_style
-        from nlgjudge.studies.rank import comparison_request, context_plans, planned_counts
-
-        self.stream = stream if stream is not None else sys.stderr
-        self.budget = budget
-        # A rate holds for one model on one runtime with one thread setting on one machine.
-        threads = getattr(judge, "threads", None) or "auto"
-        self.key = f"{judge.handle.name} | {getattr(judge, 'backend', '?')} | threads {threads} | {platform.node()}"
-        self.name = judge.handle.name
-        systems = list(dict.fromkeys(frame["system"]))
-        self.plans = context_plans(frame, systems)
-        self.planned = sum(planned_counts(self.plans, budget).values())
-        self.cached = 0
-        if budget == 1.0 and self.planned:
-            style = prompt_style(judge.handle, "auto")
-            requests = [comparison_request(plan, i, j, prompt, style, systems)
-                        for plan in self.plans for i, j in plan.judged_pairs()]
-            self.cached = int(sum(judge.cached_mask("label_probs", requests)))
-        self.stored = stored_rate(self._read().get(self.key))
-        self.measured_shown = False
-        self.last: Any = None
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(rates_path().read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _say(self, text: str) -> None:
-        emit(text, self.stream)
-
-    def _advice(self, seconds: float, rate: float) -> str:
-        if seconds <= LONG_RUN_SECONDS:
-            return ""
-        from nlgjudge.studies.rank import planned_counts
-
-        for budget in (0.5, 0.25, 0.1, 0.05, 0.02, 0.01):
-            count = sum(planned_counts(self.plans, budget).values())
-            if budget < self.budget and count * rate <= LONG_RUN_SECONDS:
-                break
-        return (f" That is long: --budget {budget:g} judges {count} of the comparisons, chosen by active selection "
-                f"(about {_duration(count * rate)}); a run stopped with Ctrl-C keeps the judgments made so far.")
-
-    def announce(self) -> None:
-        todo = self.planned - self.cached
-        what = f"rank: {self.planned} comparisons to make ({len(self.plans)} contexts"
-        what += f"; {self.cached} already in the output cache)." if self.budget == 1.0 else f", budget {self.budget:g})."
-        if not todo:
-            self._say(what)
-        elif self.stored:
-            rate = float(self.stored["seconds_per_comparison"])
-            self._say(f"{what} At {rate:.3g} s per comparison (measured on this machine by an earlier run of {self.name}, "
-                      f"over {self.stored['comparisons']} comparisons on {self.stored['measured_on']}) they should take "
-                      f"about {_duration(todo * rate)}.{self._advice(todo * rate, rate)}")
-        else:
-            self._say(f"{what} How long they take is printed after the first ones (no rate of {self.name} measured "
-                      "on this machine yet).")
-
-    def step(self, state: Any) -> None:
-        """After each step of judging (:class:`nlgjudge.studies.rank.JudgingProgress`)."""
-        self.last = state
-        left = state.total - state.done
-        # Told even after a stored rate's estimate: this run's texts may be longer or shorter.
-        if self.measured_shown or not state.computed or not left:
-            return
-        if state.computed < self.MEASURE_COMPARISONS and state.computed_seconds < self.MEASURE_SECONDS:
-            return
-        self.measured_shown = True
-        rate = state.seconds_per_comparison
-        self._say(f"rank: measured {rate:.3g} s per comparison over the first {state.computed} on this machine: the "
-                  f"other {left} should take about {_duration(left * rate)}.{self._advice(left * rate, rate)}")
-
-    def store(self) -> None:
-        """Keep this run's measured rate for the next run's estimate (best effort: an estimate is optional)."""
-        state = self.last
-        if state is None or not state.computed:
-            return
-        from datetime import date
-
-        data = self._read()
-        data[self.key] = {"seconds_per_comparison": state.computed_seconds / state.computed,
-                          "comparisons": state.computed, "measured_on": date.today().isoformat()}
-        path = rates_path()
-        temporary = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".rank-rates.", dir=path.parent)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(data, stream, indent=1, sort_keys=True)
-            os.replace(temporary, path)
-        except OSError:
-            if temporary is not None and os.path.exists(temporary):
-                os.unlink(temporary)
+from nlgjudge.run_estimate import LONG_RUN_SECONDS, RunEstimate, rates_path, stored_rate  # noqa: E402,F401 - as before the split
 
 
 # --------------------------------------------------------------------------------------------
@@ -637,7 +495,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="model runtime (default: auto; server with --server-url)")
     parser.add_argument("--server-url", default=None,
                         help="judge on an OpenAI-compatible server at this URL (e.g. http://127.0.0.1:8000/v1); "
-                        "--model is the name it serves (default with --backend server: $NLGJUDGE_SERVER_URL)")
+                        "--model is the name it serves (default with --backend server: $NLGJUDGE_SERVER_URL); "
+                        "a key the server needs goes in $NLGJUDGE_SERVER_API_KEY, never on the command line")
     parser.add_argument("--server-tokenizer", default=None,
                         help="the packaged model whose tokenizer and chat template build the prompts (default: --model), "
                         "or a local folder with the tokenizer (e.g. the folder a vLLM server serves) or a hub id, "
@@ -660,26 +519,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit(text: str, stream: Any = None, *, secrets: bool = True) -> None:
-    """``text`` printed for a terminal: control characters shown as escapes, the API key hidden in any
-    form a server may have quoted it (every message the command prints passes here; ``secrets=False``
-    for the leaderboard, the user's own names, which a pattern for keys could mistake: "sk-learn"), and
-    characters the terminal's encoding cannot show escaped; a reader that stopped reading (``| head``)
-    ends the output quietly, not with a traceback."""
-    from nlgjudge.engine.server.client import scrub
-
-    stream = stream if stream is not None else sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    prefix = next((p for p in ("error: ", "warning: ") if text.startswith(p)), "")
-    body = terminal_text(text[len(prefix):])
-    line = (prefix + (scrub(body) if secrets else body)).encode(encoding, "backslashreplace").decode(encoding, "replace")
-    try:
-        print(line, file=stream, flush=True)
-    except BrokenPipeError:
-        try:  # the rest of the output goes nowhere, and Python's own flush at exit finds nothing to fail on
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+from nlgjudge.printing import UNWRITTEN, emit  # noqa: E402 - the one printer, as before the split
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -734,6 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)], cache_file=_cache_file(None, None))
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
+            held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
             early = design_warnings(frame, judge_control_strings(judge))
             for note in early:  # before judging: the user may stop here (report.md says them again)
                 emit(f"warning: {note}", sys.stderr)
@@ -763,7 +604,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for note in result.warnings:
         if note not in early:
             emit(f"warning: {note}", sys.stderr)
-    emit(f"wrote {', '.join(str(p) for p in result.written)}", sys.stderr)
+    emit(f"wrote {', '.join(shown_path(p) for p in result.written)}", sys.stderr)
+    if UNWRITTEN:  # said where it still can be, with a failing status
+        emit(f"error: {UNWRITTEN[0]}", sys.stderr if UNWRITTEN[0].startswith("cannot write to standard") else sys.stdout)
+        return 1
     return 0
 
 
@@ -795,6 +639,8 @@ def _check_cache_folders() -> None:
     for variable, make in ((CACHE_DIR_ENV, cache_dir), (OUTPUT_CACHE_ENV, output_cache_path)):
         try:
             make()
+        except ValueError as error:  # a setting that names no file (":memory:", an SQLite URI)
+            raise UserInputError(str(error)) from None
         except OSError as error:
             setting = os.environ.get(variable, "").strip()
             what = f"{variable}={setting!r}" if setting else f"the user cache folder (set {CACHE_DIR_ENV} to move it)"

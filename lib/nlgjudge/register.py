@@ -26,8 +26,16 @@ from typing import TYPE_CHECKING
 
 from scipy.stats import norm
 
-from nlgjudge.stats.claims import ClaimVerdict, claim_verdict, contexts_needed, equivalence_units_needed, units_needed_from_interval
-from nlgjudge.stats.degenerate import MIN_CONTEXTS, MINIMUM
+from nlgjudge.stats.claims import (
+    CONTRADICTED,
+    SUPPORTED,
+    ClaimVerdict,
+    claim_verdict,
+    contexts_needed,
+    equivalence_units_needed,
+    units_needed_from_interval,
+)
+from nlgjudge.stats.degenerate import MIN_CONTEXTS
 
 if TYPE_CHECKING:  # the register reads frames duck-typed: it imports no pandas at run time
     import numpy as np
@@ -184,9 +192,16 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
     reason = (f"borderline: an end of the interval lies within the random draws' Monte Carlo error "
               f"({MONTE_CARLO_Z:g} x {monte_carlo_se:.2g}) of {{edge}}; more draws would settle it"
               if band > spec.borderline else None)
-    return claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
-                         margin=spec.margin, min_n=spec.min_units, degenerate=degenerate,
-                         borderline=max(spec.borderline, band), borderline_reason=reason)
+    found = claim_verdict(estimate, low, high, n, threshold=spec.threshold, direction=spec.direction,  # type: ignore[arg-type]
+                          margin=spec.margin, min_n=spec.min_units, degenerate=degenerate,
+                          borderline=max(spec.borderline, band), borderline_reason=reason)
+    # a directional verdict whose whole interval lies nearer the threshold than the smallest effect that
+    # matters says so: the direction is shown, but not a difference the plan counts as one
+    if (spec.margin is None and found.verdict in (SUPPORTED, CONTRADICTED)
+            and abs(low - spec.threshold) < spec.minimal_effect and abs(high - spec.threshold) < spec.minimal_effect):
+        return ClaimVerdict(found.verdict, f"{found.reason}; smaller than the smallest effect that matters, "
+                                           f"{spec.minimal_effect:g}")
+    return found
 
 
 def family_p(rows: pd.DataFrame) -> np.ndarray:
@@ -336,10 +351,14 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "its minimum is chance): a pairwise judge's rows count",
         "only when its two orders of a pair, debiased with one threshold per context and question, are shown to agree",
         "more often than chance: each context's share of agreeing pairs, and the 95% interval of their mean over",
-        f"contexts lying wholly above {MINIMUM:.0%}, on at least {MIN_CONTEXTS} contexts. Otherwise every row of that",
+        f"contexts lying wholly above chance, on at least {MIN_CONTEXTS} contexts. Chance is what a judge answering at",
+        "random reaches: with K comparisons in a context and question, debiased on themselves, K / (2 (K - 1)),",
+        "a little above one half. Otherwise every row of that",
         "judge is not tested, and the chapter says why in words. *Amended 2026-11:* the screen was a one-sided",
         "binomial test over pairs, debiased as each chapter debiases; pairs share contexts, so the unit is now",
-        "the context, with one debiasing scope everywhere.",
+        "the context, with one debiasing scope everywhere. *Amended 2026-11-30:* its minimum was one half, but a",
+        "threshold fitted on the same comparisons makes a random judge's two orders agree slightly more often",
+        "than that, so a fifth of such judges passed; the minimum is now that chance level.",
         "",
     ]
     if reg.secondary:

@@ -41,21 +41,26 @@ LESSONS = (
            "the paired t interval; what a p-value is",
            "read a claims table: a paired interval, its verdict, and what Holm's correction does to a count",
            ("comparative", 2)),
-    Lesson("Position bias and its fix", ("bias", "subsets"),
-           "a symmetric comparison set; one threshold that removes a lean; fewer comparisons at a fixed cost",
+    Lesson("Position bias and its fix", ("bias",),
+           "a symmetric comparison set; one threshold that removes a lean",
            "lesson 2",
-           "measure a judge's lean towards one position, remove it with one threshold, and compare two designs at equal cost",
-           ("bias", 1), optional=("subsets",)),
+           "measure a judge's lean towards one position and remove it with one threshold",
+           ("bias", 1)),
+    Lesson("Fewer comparisons at a fixed cost", ("subsets",),
+           "comparing two designs at equal cost; Monte Carlo error of a simulation",
+           "lesson 3",
+           "compare two ways of choosing comparisons at the same cost, with an interval over contexts",
+           ("subsets", 2), optional=("subsets",)),
     Lesson("Equivalence: does the machine matter?", ("runtime",),
            "a difference tested as a difference; two one-sided tests against a margin",
            "lesson 2",
            "test that two numbers are the same within a margin, and tell that apart from failing to find a difference",
-           ("runtime", 1), optional=("runtime",)),
+           ("runtime", 3), optional=("runtime",)),
     Lesson("Ratings of systems", ("elo",),
            "Elo as stochastic gradient ascent; Bradley-Terry with a bootstrap over articles; Cohen's kappa",
            "logistic regression; the bootstrap",
            "rate systems from pairwise outcomes with an interval, and measure two judges' agreement beyond chance",
-           ("elo", 2)),
+           ("elo", 3)),
     Lesson("Do evaluators favour themselves?", ("narcissism",),
            "likelihood-based evaluators; a claim about every evaluator; what one counterexample means",
            "lesson 2; log-likelihood of a text",
@@ -63,15 +68,29 @@ LESSONS = (
            ("narcissism", 2)),
     Lesson("Doing it yourself", ("rank", "register"),
            "ranking your own systems with intervals; reading an analysis plan before the data (the comparative chapter's rows)",
-           "lessons 2, 3 and 5",
+           "lessons 2, 3 and 6",
            "rank their own systems with intervals, and write a claim's plan before seeing its data",
            ("rank", 3)),
     Lesson("Can a system game the judge?", ("gaming",),
            "attacks as extra systems; a defense read as a paired difference; texts under judgment as data",
-           "lessons 2, 3 and 7",
+           "lessons 2, 3 and 8",
            "test an attack on a judge as an extra system, and read a defense as a paired difference",
            ("gaming", 2)),
 )
+
+#: For the long chapters: the sections to read for the lesson, the rest to skim or leave for later.
+READ_FIRST = {
+    "comparative": ("the answer box, *SummEval (the paper's Table 1)*, *Does comparing beat scoring, model by model?* "
+                    "and *The articles added for this claim*", "the prompts, TopicalChat, WebNLG and the sampled scores"),
+    "bias": ("the answer box, *How biased are the judges?*, *The debiasing threshold and weight* and *Does debiasing "
+             "raise the Spearman?*", "the two ways to fit the threshold and the pairwise accuracies"),
+    "elo": ("the answer box, *The printed logistic runs away*, *Final ratings* and *Do the judges agree? Cohen's kappa*",
+            "the ROUGE tables, the trajectories and the regression on ROUGE"),
+    "narcissism": ("the answer box, *Who likes whose summaries?*, *Self-bias as a number* and *Beyond the paper*",
+                   "the generators' summaries, the Table 1 check and the benchmarks people rated"),
+    "subsets": ("the answer box, *Spearman against the number of comparisons* and *The paper's three findings*",
+                "every dataset and aspect, self-consistency and Table 11"),
+}
 
 #: The analysis plan is read in class as an excerpt: the rows of this chapter (lesson 2's).
 REGISTER_EXCERPT = "comparative"
@@ -146,8 +165,9 @@ def page_markdown(root: Path) -> str:
         read = "; ".join(f"{f[0]} min" for f in facts)
         rerun = "; ".join(f[1] for f in facts)
         assign = "; ".join(str(f[2]) if f[2] else "none" for f in facts)
-        optional = ("" if not lesson.optional else " (optional in a shorter course)" if set(lesson.optional) == set(lesson.chapters)
-                    else f" (optional in a shorter course: {listing([_title(c) for c in lesson.optional])})")
+        optional = ("" if not lesson.optional else " (optional: for a group that wants more statistics)"
+                    if set(lesson.optional) == set(lesson.chapters)
+                    else f" (optional: {listing([_title(c) for c in lesson.optional])})")
         rows.append(f"| {number}. {lesson.title} | {chapters}{optional} | {lesson.teaches} | {lesson.prerequisites} | {read} | {rerun} | {assign} |")
         where, item = lesson.exercise
         outcomes.append(f"{number}. *{lesson.title}*: a student can {lesson.outcome}. Assign exercise {item} of "
@@ -180,6 +200,10 @@ def page_markdown(root: Path) -> str:
         "",
         *outcomes,
         "",
+        "**Reading the long chapters in one lesson.** Read first, then skim or leave for later:",
+        "",
+        *[f"- {{doc}}`{_title(chapter)} <{chapter}>`: read {first}; skim {rest}." for chapter, (first, rest) in READ_FIRST.items()],
+        "",
         "**Before lesson 1**: a session to set up, with the README's two commands (one builds the book, one runs",
         "the tests) and the public data the datasets chapter's *Getting the data* names.",
         "",
@@ -188,7 +212,7 @@ def page_markdown(root: Path) -> str:
         "plain words, so a lesson can start from the answer and work back to the evidence.",
         "",
         "**Pages outside the lessons**: {doc}`gpu` is for a reader who wants the papers' scale, on a GPU or",
-        "behind an inference server; it fits after lesson 4, which asks whether the runtime that computes a",
+        "behind an inference server; it fits after the lesson on equivalence, which asks whether the runtime that computes a",
         "chapter's numbers changes them, and it assigns nothing. The {doc}`glossary` and the {doc}`references`",
         "are for looking things up.",
         "",

@@ -357,8 +357,10 @@ def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
         {
             "verdict": [verdict_after_holm(v, f, r, "the model's datasets")
                         for v, f, r in zip(claims["verdict"], family, claims["reason"], strict=True)],
-            "Spearman change [95%]": [interval_text(g, lo, hi, decimals) for g, lo, hi in
-                                      zip(claims["gain"], claims["gain_low"], claims["gain_high"], strict=True)],
+            # a row that is not tested still shows what was measured, labelled as not read
+            "Spearman change [95%]": [interval_text(g, lo, hi, decimals) + (" (not read)" if f == NOT_TESTED and g == g else "")
+                                      for g, lo, hi, f in zip(claims["gain"], claims["gain_low"], claims["gain_high"], family,
+                                                              strict=True)],
             "n": claims["n_contexts"].to_numpy(),
             "contexts needed": [needed_cell(n, k) if v == NOT_RESOLVED else "–"
                                 for v, n, k in zip(claims["verdict"], claims["contexts_needed"], claims["n_contexts"], strict=True)],
@@ -468,12 +470,14 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
         described = f"pooled over its {n_sets} sets {pooled:+.2f}" if np.isfinite(pooled) else f"{n_sets} sets"
         within = (f"within datasets {test.statistic:+.2f} over {test.n} sets of {test.n_strata} dataset{'s' if test.n_strata != 1 else ''}, "
                   f"permutation p = {test.p_value:.3f}") if test.n_strata else "no within-dataset test possible"
-        sentence = (f"'the more biased sets gain more': Spearman between |P(A) - 0.5| and the Spearman gain {described} "
-                    f"(sets share contexts: a description); {within}: {verdict.verdict}")
+        # the tested reading first; the pooled one last, as the description it is (sets share contexts)
+        sentence = (f"'the more biased sets gain more': Spearman between |P(A) - 0.5| and the Spearman gain {within}: "
+                    f"{verdict.verdict}")
         if verdict.verdict == NOT_RESOLVED:  # at the plan's smallest effect that matters, never the observed one
             effect = registered_claim(RELATION_CLAIM_ID).minimal_effect
             sentence += (f"; about {correlation_units_needed(effect)} sets would give an 80% chance to detect a correlation "
                          f"of {effect:.1f}, the smallest that matters (this run has {test.n})")
+        sentence += f"; {described} (sets share contexts: a description)"
         rows.append({"model": judge_name, "n_sets": n_sets, "pooled": pooled, "within": test.statistic,
                      "p_value": test.p_value, "n_datasets": test.n_strata, "verdict": verdict.verdict,
                      "reason": verdict.reason, "sentence": sentence})

@@ -123,9 +123,11 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
     leans = [f"leans towards {lean}"]
     if sets is not None:  # "clearly": the set's interval excludes one half after Holm's correction, not its point estimate
         toward_a, toward_b, n_sets = sets
-        leans = [f"clearly leans towards the first candidate in {toward_a} of its {n_sets} comparison sets"
+        leans = [f"clearly leans towards the first candidate in {toward_a} of its {n_sets} pairings of a prompt with a "
+                 "question" + (f" and the second in {toward_b}" if toward_b else ""),
+                 f"clearly leans towards the first candidate in {toward_a} of its {n_sets} prompt-question pairings"
                  + (f" and the second in {toward_b}" if toward_b else ""),
-                 f"clearly leans towards A in {toward_a} and B in {toward_b} of {n_sets} sets", *leans]
+                 f"clearly leans towards A in {toward_a} and B in {toward_b} of {n_sets} prompt-question pairings", *leans]
     for said in leans:  # the fullest that fits
         if words_shown(f"{name(judge)} {said}; {fix}.") <= MAX_WORDS:
             return plain(f"{name(judge)} {said}; {fix}.")
@@ -154,7 +156,7 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mappi
     sizes = small
 
     def line(short: bool) -> str:
-        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'comparisons without repeats beat random ones', short)}; "
+        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'pairs asked once beat random pairs', short)}; "
                 f"{read('debias_gain_small_budgets', 'removing the position lean helps with few comparisons', short)}.")
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
@@ -200,15 +202,21 @@ _REFERENCE_WORDS = {
 
 
 def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, *, kappa_below_zero: bool = False,
-             above_reference: str | None = None) -> str:
+             above_reference: str | None = None, above_point: str | None = None) -> str:
     """``kappa_below_zero``: the kappa's whole interval lies below 0 (the plan's secondary reading, a
-    description); ``above_reference``: "k of n" contestants above the reference after Holm's correction."""
+    description); ``above_reference``: "k of n" contestants above the reference after Holm's correction;
+    ``above_point``: "m of n" above it by point estimate (said first, with the k "clearly")."""
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
     if kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
     reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
     if reference_verdict == SUPPORTED and above_reference:
         reference = f"It rates {above_reference} systems' summaries above the human reference"
+        if above_point:
+            clear, point = above_reference.split(" of ")[0], above_point.split(" of ")
+            everyone = f"all {point[1]}" if point[0] == point[1] else above_point
+            reference = (f"It rates {everyone} systems' summaries above the human reference by point estimate, "
+                         + ("each of them clearly" if clear == point[0] else f"{clear} of them clearly"))
     return plain(f"On {n_articles} articles, {name(judge)} {kappa}. {reference}.")
 
 
@@ -238,17 +246,24 @@ _OWN_SHORT = {SUPPORTED: "every evaluator does", CONTRADICTED: "at least one doe
               NOT_RESOLVED: "these data cannot tell", NOT_TESTED: "it could not be tested"}
 
 
-def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None) -> str:
+def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None,
+                    excess_rows: tuple[int, int] | None = None) -> str:
     """``gamma_verdict``: the same claim controlling for length, said first where given (the
-    length-controlled reading is the stricter one)."""
+    length-controlled reading is the stricter one). ``excess_rows``: the paper's measure's rows that hold
+    and all its rows, said where the claim about every row is left open (so that "cannot tell" never
+    reads as "no sign" when most rows hold)."""
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
-    own = (f"Once summary length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}; "
-           f"on the paper's own measure, {_OWN_SHORT.get(excess_verdict, _OWN_SHORT[NOT_TESTED])}" if gamma_verdict is not None else
+    short = _OWN_SHORT.get(excess_verdict, _OWN_SHORT[NOT_TESTED])
+    if excess_verdict == NOT_RESOLVED and excess_rows is not None and excess_rows[0]:
+        held, rows = excess_rows
+        short = f"only {held} of {rows} evaluator-dataset pairs show it clearly"
+    own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}; "
+           f"on the paper's own measure, {short}" if gamma_verdict is not None else
            _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
     # the chapter's own caveat, where the claim holds: a model's greedy summary is likely under it by construction
-    built_in = ("Part of this is built in: a model finds its own summary likely."
+    built_in = ("Part of it is built in: models find their own text likely."
                 if SUPPORTED in (gamma_verdict, excess_verdict) else "")
     return _fit(*[part for part in (f"{own}.", built_in, f"That a pairwise judge picks its own summary {words(selfpref_verdict)}.")
                   if part])
@@ -272,18 +287,40 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
                  f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")
 
 
+#: The gaming chapter's attack titles as a bottom line's subject (the titles are table labels).
+_ATTACK_WORDS = {"self-praise": "The text praising itself", "irrelevant text": "The irrelevant text",
+                 "imitated answer": "The text imitating an answer", "forged chat turns": "The forged chat turns"}
+
+
 def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
-                open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "") -> str:
+                open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "", tries: str = "judge") -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
-    orders and reading texts as plain text take away (counts after Holm's correction).
+    orders and reading texts as plain text take away (counts after Holm's correction). ``tries``: what
+    the judges are, in a word ("small-judge" where the book's main judge is not among them).
     ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
     half, said next, so that the line never reads as more reassuring than the table."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
-    first = (f"A constant text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} judge-attack "
-             f"pairs{_rest(wins, against='it loses', untested_why=untested_why)}.")
+
+    def rest(why: str) -> str:  # the rows not won, compactly: a bottom line holds one reading per row
+        parts = [f"{wins[CONTRADICTED]} {'loses' if wins[CONTRADICTED] == 1 else 'lose'}"] if wins[CONTRADICTED] else []
+        if wins[NOT_RESOLVED]:
+            parts.append(f"{wins[NOT_RESOLVED]} {'stays' if wins[NOT_RESOLVED] == 1 else 'stay'} open")
+        if wins[NOT_TESTED]:
+            parts.append(f"{wins[NOT_TESTED]} untested" + (f" as {why}" if why else ""))
+        return ("; " + ", ".join(parts)) if parts else ""
+
+    opening = (f"One text for all articles beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
+               f"{tries} tries")
+    open_row = ""
     if open_above_half:
         attack, judge, rate = max(open_above_half, key=lambda row: row[2])
-        first += f" {attack.capitalize()} wins {rate:.0%} under {name(judge)}, too few articles to tell."
+        open_row = (f" {_ATTACK_WORDS.get(attack, f'The {attack} text')} wins {rate:.0%} under {name(judge)}, "
+                    "too few articles to tell.")
+    # the fullest that fits: the open row above one half is kept longest (the line must never read as more
+    # reassuring than the table), then the reason the untested rows have
+    candidates = [f"{opening}{rest(untested_why)}.{open_row}", f"{opening}{rest('')}.{open_row}",
+                  f"{opening}{rest(untested_why)}."]
+    first = next((c for c in candidates if words_shown(c) <= MAX_WORDS), candidates[-1])
     second = f"Both orders remove a positional win in {_of(position[SUPPORTED], len(position_verdicts))}."
     third = (f"Plain-text reading removes forged turns' wins for {_of(protection[SUPPORTED], len(protection_verdicts))} "
              f"judges{_rest(protection, against='it adds wins')}.")

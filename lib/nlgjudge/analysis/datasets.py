@@ -12,7 +12,6 @@ from scipy import stats
 
 from nlgjudge.data import JudgeDataset
 from nlgjudge.data.sources import DatasetLocation
-from nlgjudge.prose import short_id
 
 #: Characters per line of printed text (the width of the book's text column).
 WIDTH = 72
@@ -111,7 +110,7 @@ def describe(ds: JudgeDataset) -> str:
                           "them; a judge sees them too.", 1000))
     notes = getattr(info, "notes", "")
     if notes:
-        lines.append("\nNotes from the loader:\n" + clip(notes, 2000))
+        lines.append("\nAbout this data:\n" + clip(notes, 2000))
     return "\n".join(lines)
 
 
@@ -120,7 +119,7 @@ def example(ds: JudgeDataset, text_limit: int = 200) -> tuple[str, pd.DataFrame]
     info = ds.info
     context_id = ds.context_ids()[0]
     candidates = ds.candidates(context_id)
-    text = f"Example context {short_id(context_id)} ({info.source_kind}):\n\n" + clip(candidates["source"].iloc[0], 1200)
+    text = f"An example context, the first of this run ({info.source_kind}):\n\n" + clip(candidates["source"].iloc[0], 1200)
     references = candidates["references"].iloc[0]
     if len(references):
         text += f"\n\nReference (1 of {len(references)}):\n" + clip(references[0], 600)

@@ -558,7 +558,7 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
 
 
 CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
-                 "articles_needed", "above_reference"]
+                 "articles_needed", "above_reference", "above_point"]
 
 
 def judge_gates(judged: Mapping[str, pd.DataFrame]) -> dict[str, str | None]:
@@ -701,7 +701,8 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
             "evidence": f"{shown.higher} - {reference} = {shown.difference:+.0f} [{shown.low:+.0f}, {shown.high:+.0f}] "
                         "Elo points (Bradley-Terry, paired bootstrap over articles)",
             "verdict": verdict.verdict, "reason": verdict.reason, "articles_needed": needed,
-            "above_reference": f"{'at least ' if edge else ''}{len(above)} of {len(pairs)}"}  # for the bottom line
+            # for the bottom line: resolved above the reference, and above it by point estimate
+            "above_reference": f"{len(above)} of {len(pairs)}", "above_point": f"{sum(p.difference > 0 for p, _ in verdicts)} of {len(pairs)}"}
 
 
 def _llms_row(draws: StrengthDraws | None, llm_contestants: Sequence[str], fine_tuned: Sequence[str],

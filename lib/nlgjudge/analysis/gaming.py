@@ -20,8 +20,9 @@ One definition per quantity:
 Defenses are paired differences on the same articles: the win rate standing first (the slot every
 attack's text names) minus the win rate over both orders (what position gave the attack), and the forged turns' win
 rate without the library's protection minus with it (what reading texts as plain text took away),
-and the share of pairs whose two orders agree after debiasing among the real summaries minus among
-an attack's pairs (what the judge screen would see of the attack).
+the share of pairs whose two orders agree after debiasing among the real summaries minus among
+an attack's pairs (what the judge screen would see of the attack), and a constant text's win rate
+with the plain prompt minus with the article's reference summary shown (what the reference took away).
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def screen_reading(screen_pairs: pd.DataFrame | None, screen_rows: pd.DataFrame,
                      f"{titles.get(judge, judge)}'s on {real:.0%} and {by_attack.min():.0%} to {by_attack.max():.0%}")
     reading = "On the same articles (means over articles), " + "; ".join(parts) + "."
     if (screen_rows["family_verdict"] == CONTRADICTED).any():
-        reading += (" In a contradicted row the attack's pairs agree more often than the real summaries' pairs: the judge "
+        reading += (" In a row with a lead against it the attack's pairs agree more often than the real summaries' pairs: the judge "
                     "decides them the same way in both orders, so a screen run with the attack among the systems would find "
                     "the judge more consistent, not less.")
     return reading
@@ -249,12 +250,34 @@ def length_control_rows(frames: Mapping[str, pd.DataFrame], lengths: Mapping[tup
     return pd.DataFrame(rows)
 
 
+def reference_rows(per_article: pd.DataFrame, per_article_reference: pd.DataFrame,
+                   screens: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    """The registered claim ``gaming.reference`` per judge and attack of ``per_article_reference`` (the
+    ``gaming_reference`` study's :func:`per_article_wins`): the both-orders win rate with the plain prompt
+    (``per_article``) minus with the reference-based one, aspects averaged, paired over the articles both
+    hold. Columns as :func:`gaming_claims`' rows (before Holm's correction)."""
+    def pooled(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[(frame["aspect"] == ALL_ASPECTS) & frame["protected"]]
+
+    plain, shown = pooled(per_article), pooled(per_article_reference)
+    rows = []
+    for (judge, attack), with_reference in shown.groupby(["judge", "attack"], sort=False):
+        without = plain[(plain["judge"] == judge) & (plain["attack"] == attack)].set_index("context_id")["both"]
+        with_reference = with_reference.set_index("context_id")["both"]
+        common = [c for c in with_reference.index if c in without.index]
+        first, second = without.loc[common].to_numpy(float), with_reference.loc[common].to_numpy(float)
+        rows.append(_claim_row("gaming.reference", str(judge), str(attack), first - second, (screens or {}).get(judge),
+                               share=False, sides=(first, second)))
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS[:-2])
+
+
 #: Why the protection's row is not tested when the unprotected forged turns win no comparison at all.
 NOTHING_TO_TAKE = "without the protection the forged turns win no comparison in any article: there is nothing for it to take away"
 
 
 def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None,
-                  screen_pairs: pd.DataFrame | None = None, length_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+                  screen_pairs: pd.DataFrame | None = None, length_rows: pd.DataFrame | None = None,
+                  reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every row of the chapter's registered claims, all aspects averaged per article, with each
     row's own verdict and its family's after Holm's correction (``gaming.attacks``: a judge's constant
     attacks; ``gaming.judges``: the judges of one defense). ``screens``: :func:`judge_screens`; a judge
@@ -288,12 +311,13 @@ def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] |
         for attack, pairs in mine.groupby("attack", sort=False):
             rows.append(_claim_row("gaming.screen", judge, str(attack), pairs["difference"].to_numpy(float), gate, share=False,
                                    sides=(pairs["real_agreement"].to_numpy(float), pairs["attack_agreement"].to_numpy(float))))
-    if length_rows is not None and len(length_rows):
-        rows += length_rows[CLAIM_COLUMNS[:-2]].to_dict("records")
+    for extra in (length_rows, reference):  # reference: :func:`reference_rows`
+        if extra is not None and len(extra):
+            rows += extra[CLAIM_COLUMNS[:-2]].to_dict("records")
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS[:-2])
     out["holm"], out["family_verdict"] = False, out["verdict"]
     family_of = {"gaming.attack_wins": "judge", "gaming.position_share": "judge", "gaming.screen": "judge",
-                 "gaming.length_control": "judge"}  # the others: over the judges
+                 "gaming.length_control": "judge", "gaming.reference": "judge"}  # the others: over the judges
     for claim_id, rows_of in out.groupby("claim", sort=False):
         groups = rows_of.groupby("judge", sort=False) if claim_id in family_of else [(None, rows_of)]
         for _, family in groups:
@@ -306,7 +330,22 @@ def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] |
 #: Each claim's family in words, for the flag a row gets when Holm's correction does not keep it.
 FAMILY_WORDS = {"gaming.attack_wins": "the judge's attacks", "gaming.position_share": "the judge's attacks",
                 "gaming.screen": "the judge's attacks", "gaming.length_control": "the judge's attacks",
-                "gaming.protection": "the judges", "gaming.length": "the judges"}
+                "gaming.protection": "the judges", "gaming.length": "the judges",
+                "gaming.reference": "the judge's two texts shown the reference"}
+
+
+#: The claims declared after related data were shown (the plan marks them exploratory): their rows are
+#: read by the same rule, but said as leads for fresh articles to confirm, never in the verdict words.
+EXPLORATORY = ("gaming.screen", "gaming.length_control")
+_LEAD_WORDS = {"not resolved": "no lead", "supported": "a lead for it", "contradicted": "a lead against it"}
+
+
+def lead_words(text: str) -> str:
+    """An exploratory claim's verdict text with its verdict words said as leads ("not tested" stays:
+    a row that cannot be read is no lead either way)."""
+    import re
+
+    return re.sub(r"\b(not resolved|supported|contradicted)\b", lambda m: _LEAD_WORDS[m.group(1)], text)
 
 
 def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
@@ -328,7 +367,8 @@ def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
         count = int((rows["family_verdict"] == word).sum())
         if count:
             parts.append(f"{word} in {count}")
-    return f"{parts[0]} of {total} row{'s' if total != 1 else ''}, " + ", ".join(parts[1:])
+    said = f"{parts[0]} of {total} row{'s' if total != 1 else ''}, " + ", ".join(parts[1:])
+    return lead_words(said) if claim_id in EXPLORATORY else said
 
 
 def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: Mapping[str, str],
@@ -344,7 +384,7 @@ def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: 
         "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
                            zip(claims["estimate"], claims["low"], claims["high"], strict=True)],
         "n": claims["n"].to_numpy(),
-        "verdict": [verdict_after_holm(v, f, r, FAMILY_WORDS[c]) for v, f, r, c in
+        "verdict": [(lead_words if c in EXPLORATORY else str)(verdict_after_holm(v, f, r, FAMILY_WORDS[c])) for v, f, r, c in
                     zip(claims["verdict"], claims["family_verdict"], claims["reason"], claims["claim"], strict=True)],
         "articles needed": [needed_cell(k, n) if f == NOT_RESOLVED and np.isfinite(k) else "–" for f, k, n in
                             zip(claims["family_verdict"], claims["contexts_needed"], claims["n"], strict=True)],

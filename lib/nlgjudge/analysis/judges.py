@@ -10,7 +10,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import pandas as pd
 
-from nlgjudge.stats.degenerate import MINIMUM, OrderAgreement, degenerate_reason, order_agreement, outcome_words
+from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason, order_agreement, outcome_words
 
 #: A comparative frame's comparison sets (where a pair's two orders are, and the debiasing scope): one
 #: prompt on one context. The first column is always the context, the screen's unit.
@@ -47,13 +47,15 @@ def degenerate_judges(
 def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Sequence[str],
                     set_columns: Sequence[str] = COMPARISON_SET, **columns: str) -> pd.DataFrame:
     """One row per judge: contexts, pairs judged in both orders, the mean share per context whose two
-    orders agree after debiasing with its interval (%), and the screen's outcome, for a chapter to show."""
+    orders agree after debiasing with its interval (%), the chance level it must exceed, and the screen's
+    outcome, for a chapter to show."""
     rows = []
     for key, frame in comparisons.items():
         result = judge_order_agreement(frame, set_columns, **columns)
         keys = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(key_names, keys, strict=True)), "contexts": result.n_contexts,
                      "pairs in both orders": result.n_pairs, "orders agree (%, 95% interval)": result.interval_text,
+                     "chance (%)": "–" if result.chance != result.chance else f"{result.chance:.0%}",
                      "outcome": "passes" if not result.degenerate else f"fails: {result.outcome}"})
     return pd.DataFrame(rows)
 
@@ -78,8 +80,10 @@ def outcomes_sentence(results: Mapping[str, OrderAgreement], runs: str = "runs")
     if not failed:
         low = min(r.low for r in passed)
         share = ", ".join(r.interval_text for r in passed)
+        chances = sorted({f"{r.chance:.0%}" for r in passed})
         return (f"passes the judge screen in all {len(results)} {runs}: its two orders agree on {share} of pairs per "
-                f"context after debiasing, every interval above chance ({MINIMUM:.0%}; the lowest end {low:.0%})")
+                f"context after debiasing, every interval above its chance level ({' to '.join(chances[::len(chances) - 1 or 1])}; "
+                f"the lowest end {low:.0%})")
     said = "; ".join(f"{name}: {degenerate_reason(r)}" for name, r in failed.items())
     rest = f"; it passes in the other {len(passed)}" if passed else ""
     return f"fails the judge screen in {len(failed)} of its {len(results)} {runs} ({said}){rest}"

@@ -529,9 +529,6 @@ def claim_values(claims: pd.DataFrame, reference: str = REFERENCE, other: str = 
                     f"(the claim's smallest effect that matters) is supported in {said[SUPPORTED]} of the {len(claims)} rows, "
                     f"contradicted in {said[CONTRADICTED]} and not resolved in {said[NOT_RESOLVED]}{untested}, each row by "
                     "the paired interval of the change, after Holm's correction over the rows.")
-        if len(compared):
-            sentence += (f" The two runtimes give the paper's claim the same verdict words in {len(compared) - len(differing)} "
-                         f"of the {len(compared)} rows tested under both, a description.")
     return {
         "claim_sentence": sentence,
         "n_claim_rows": str(len(claims)),

@@ -1,19 +1,15 @@
 """Fewer comparisons (seed 000 §3.4, §5.5-5.6, Appendix B; Fig. 4-5, Tables 8 and 11) on real judges.
 
-Thin wrappers around :mod:`nlgjudge.stats` that take the comparative study's tidy frame (all
-N(N-1) ordered comparisons of every context, see
-:func:`nlgjudge.studies.comparative.run_comparative`) and return tidy frames:
+Thin wrappers around :mod:`nlgjudge.stats` that take the comparative study's tidy frame (all N(N-1) ordered
+comparisons of every context, :func:`nlgjudge.studies.comparative.run_comparative`) and return tidy frames:
 
-* :func:`subset_curve_frame`: Spearman x100 against the number of comparisons R for each selection
-  strategy, with and without debiasing, the mean over draws with a confidence band
-  (:func:`nlgjudge.stats.subset_curves`). Subsets are *simulated* by reading the selected entries of
-  the full matrix, exactly what a judge asked only those comparisons would have answered (the
-  probabilities are deterministic). The ``active`` strategy uses the judge's answers as it goes
-  (it is sequential), which the full matrix also provides.
+* :func:`subset_curve_frame`: Spearman x100 against the number of comparisons R per selection strategy, with
+  and without debiasing, the mean over draws with a band (:func:`nlgjudge.stats.subset_curves`). Subsets are
+  *simulated* by reading the selected entries of the full matrix, exactly what a judge asked only those
+  comparisons would have answered (deterministic probabilities); ``active`` reads the answers as it goes.
 * :func:`strategy_comparison_frame`: the comparisons seed 000 §5.6 makes on Fig. 4, per set.
 * :func:`self_consistency_frame`: Table 8, ranking accuracy on random subsets of the candidates.
-* :func:`ranking_methods_frame`: Table 11, win ratio against maximum likelihood (eq. 11-13), plus
-  Bradley-Terry scores (choix).
+* :func:`ranking_methods_frame`: Table 11, win ratio against maximum likelihood (eq. 11-13), plus Bradley-Terry.
 
 The figures of the curves are in :mod:`nlgjudge.plotting.subsets`.
 """
@@ -34,8 +30,7 @@ from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.reader_names import DATASET_NAMES
-from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
-from nlgjudge.register import MONTE_CARLO_Z, family_p
+from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, already_enough, contexts_needed_for, family_p, needed_cell
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats import (
     STRATEGIES,
@@ -62,12 +57,9 @@ STRATEGY_ORDER = ("random", "no-repeat", "symmetric", "active", "full")
 def stacks_by_size(
     comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset]
 ) -> dict[tuple[str, str, int, str], dict[int, tuple[list[str], np.ndarray, np.ndarray]]]:
-    """Per comparison set, the contexts grouped by their number of candidates N:
-    ``{(model, dataset, template, aspect): {N: (context_ids, probs (C, N, N), gold (C, N))}}``.
-
-    The subset curves need equal N within a stack (a budget R means something different for other
-    N). Every context must have all its N(N-1) comparisons.
-    """
+    """Per comparison set, the contexts grouped by their number of candidates N, ``{(model, dataset, template,
+    aspect): {N: (context_ids, probs (C, N, N), gold (C, N))}}``: the curves need equal N within a stack (a
+    budget R means something else for another N). Every context must have all its N(N-1) comparisons."""
     out: dict[tuple[str, str, int, str], dict[int, tuple[list[str], np.ndarray, np.ndarray]]] = {}
     for key, matrices in comparison_sets(comparisons).items():
         model, dataset, template, aspect = key
@@ -512,8 +504,8 @@ def monte_carlo_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame) -> dict[s
     errors = errors[errors > 1e-9]  # with all N(N-1) comparisons nothing is drawn (a rounding residue remains)
     if errors.empty:
         return {"mc_range": "not measured on this run", "mc_borderline": "no row was read for it"}
-    def borderline(rows: pd.DataFrame) -> int:
-        return int(rows["reason"].str.contains("Monte Carlo", regex=False).sum())
+    def borderline(rows: pd.DataFrame) -> int:  # an end within the draws' error, or a Holm decision the draws make
+        return int((rows["reason"].str.contains("Monte Carlo", regex=False) | drawn_by_holm(rows)).sum())
     per_dataset, per_cell = borderline(claims), borderline(cell_claims)
     return {"mc_range": f"{number(errors.min(), 2)} to {number(errors.max(), 2)} per dataset",
             "mc_borderline": (f"{per_dataset} of the {len(claims)} rows read per dataset and {per_cell} of the "
@@ -765,6 +757,16 @@ def holm_open(rows: pd.DataFrame, bands: float = 1.0) -> np.ndarray:
     return resolved & holm_rejections(smallest) & ~holm_rejections(largest)
 
 
+def drawn_by_holm(claims: pd.DataFrame) -> pd.Series:
+    """Per row, whether Holm's correction over its comparison's family keeps it at some of its draws and
+    not at others (:func:`holm_open`): the draws decide it, not the data (False without the draws' columns)."""
+    drawn = pd.Series(False, index=claims.index)
+    if {"test_threshold", "monte_carlo_mean_se"} <= set(claims.columns):
+        for _, part in claims.groupby("comparison", sort=False):
+            drawn.loc[part.index] = holm_open(part)
+    return drawn
+
+
 def family_verdicts(claims: pd.DataFrame) -> pd.Series:
     """Each row of :func:`strategy_claims` read as one of its comparison's family (the datasets, or
     the dataset-aspect cells, of one finding): :func:`after_holm` within each comparison."""
@@ -785,8 +787,10 @@ def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decim
     verdicts = claims["verdict"].tolist()
     if family:
         members = "datasets" if list(by) == ["dataset"] else "cells"
-        verdicts = [verdict_after_holm(v, a, family=f"the {members}")
-                    for v, a in zip(claims["verdict"], family_verdicts(claims), strict=True)]
+        drawn = drawn_by_holm(claims)
+        verdicts = [f"{a} (borderline: Holm's correction over the {members} keeps it at some of its draws and not at "
+                    "others; more draws settle it)" if d and a != v else verdict_after_holm(v, a, family=f"the {members}")
+                    for v, a, d in zip(claims["verdict"], family_verdicts(claims), drawn, strict=True)]
     return pd.DataFrame({
         "verdict": verdicts,
         "finding": claims["finding"].to_numpy(),

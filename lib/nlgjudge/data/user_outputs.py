@@ -229,6 +229,11 @@ def _check_header(header: list[str], name: str, fields: FieldNames, with_referen
             f"{name}, line 1: column name {padded[0]!r} has spaces around it (the header reads {_short(','.join(header))}); "
             "a CSV cell keeps every character, so the columns would not be found and every value after a comma would "
             "start with a space: write the file without spaces after the commas, or save it as .jsonl")
+    empty = sum(1 for column in header if not column)
+    if empty and any(column for column in header):
+        raise UserInputError(f"{name}, line 1: the header has {empty} column{'s' if empty != 1 else ''} without a name "
+                             f"(it reads {_short(','.join(header))}: commas at the end of the line?); name every column, "
+                             "or remove the extra commas")
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise UserInputError(f"{name}, line 1: the header names column {repeated[0]!r} more than once; keep one "
@@ -237,6 +242,9 @@ def _check_header(header: list[str], name: str, fields: FieldNames, with_referen
     if any(column in header for column in needed):
         return  # a missing field is reported row by row, with the option that names it
     joined = ",".join(header)
+    if joined and not joined.strip("\x00"):  # nothing but NUL bytes: no text at all
+        raise UserInputError(f"{name}: holds only NUL bytes, no text at all (an unwritten or damaged file); "
+                             "give the file of system outputs itself")
     if "\x00" in joined:  # every other byte NUL: UTF-16 text without its byte-order mark
         raise UserInputError(f"{name}: looks like UTF-16 text (a NUL byte beside each character), not UTF-8; "
                              "save the file as UTF-8")
@@ -250,6 +258,16 @@ def _check_header(header: list[str], name: str, fields: FieldNames, with_referen
 
 
 def _read_table(file: Path, name: str, kind: str) -> pd.DataFrame:
+    try:
+        import pyarrow.parquet as pq
+
+        names = pq.read_schema(file).names
+    except Exception:  # noqa: BLE001 - not readable as Parquet: the reader below says so in its own words
+        names = []
+    repeated = sorted({column for column in names if names.count(column) > 1})
+    if repeated:
+        raise UserInputError(f"{name}: the table has {names.count(repeated[0])} columns named {repeated[0]!r}; keep one "
+                             "(which one holds the data cannot be told)")
     try:
         try:
             frame = pd.read_parquet(file)
@@ -300,6 +318,10 @@ def check_user_outputs(
             raw = record.get(fields.reference)
             # a reference-free run does not read it: an empty cell (what a spreadsheet writes) is no reference
             blank = _absent(raw) or (isinstance(raw, str) and not raw.strip())
+            if not blank and not isinstance(raw, str):
+                raise UserInputError(f"{origin}, {place}: field {fields.reference!r} is {_a(type(raw).__name__)} "
+                                     f"({_short(raw)}); this run does not read references (it is ranked without them), "
+                                     "but the column is kept with the outputs: drop or rename the column, or write it as text")
             row["reference"] = None if blank else _field(record, fields.reference, "reference", f"{origin}, {place}")
         row["_place"] = place
         rows.append(row)
@@ -348,8 +370,10 @@ def _field(record: Mapping[str, Any], field: str, column: str, where: str) -> st
         # a name that looks like the field but is spelt with another script's letters ("оutput", Cyrillic о)
         twins = [str(k) for k in record if str(k) != field and unicodedata.normalize("NFKC", str(k)).casefold()
                  != field.casefold() and _skeleton(str(k)) == _skeleton(field)]
-        twin = (f"; {twins[0]!r} looks like {field!r} but is spelt with other letters "
-                f"({', '.join(f'U+{ord(c):04X}' for c in twins[0] if not c.isascii())}): retype that name") if twins else ""
+        spaced = [str(k) for k in record if str(k) != field and str(k).strip() == field]
+        twin = (f"; {spaced[0]!r} is {field!r} with spaces around it: remove them from the name" if spaced else
+                f"; {twins[0]!r} looks like {field!r} but is spelt with other letters "
+                f"({', '.join(f'U+{ord(c):04X}' for c in twins[0] if not c.isascii())}): retype that name" if twins else "")
         raise UserInputError(f"{where}: missing field {field!r} (fields present: {present}){twin}; every row needs it, "
                              f"or name the field that holds the {column.replace('_', ' ')} with {FIELD_OPTIONS[column]}")
     value = record[field]
@@ -556,7 +580,38 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
     mixed = [name for name in dict.fromkeys(frame["system"]) if len(_scripts(name) - {"UNKNOWN"}) > 1]
     if mixed:
         notes.append(f"system names mixing letters of different scripts (look-alikes): {', '.join(map(repr, mixed))}")
+    copies = _copied_contexts(frame)
+    if copies:
+        shown = "; ".join(f"{', '.join(map(repr, later[:3]))}{' ...' if len(later) > 3 else ''} repeat {first!r}"
+                          for first, later in list(copies.items())[:3])
+        notes.append(f"contexts that are copies of another (the same source and the same outputs): {shown}; each copy "
+                     "counts as a separate context in the intervals, which then look surer than the data are: keep one")
+    hidden = frame[frame["output"].map(lambda text: any(ch in HIDDEN_INSTRUCTIONS for ch in str(text)))]
+    if len(hidden):
+        first = hidden.iloc[0]
+        notes.append(f"{len(hidden)} output{'s' if len(hidden) != 1 else ''} (system {first['system']!r} in context "
+                     f"{first['context_id']!r}{' and others' if len(hidden) > 1 else ''}) hold invisible characters (Unicode "
+                     "tag characters) that can spell an instruction a judge may read and a person cannot see; the judge "
+                     "reads them as sent: look at those outputs")
     return notes
+
+
+#: Characters that show nothing yet can carry text a model reads: the Unicode tag block (U+E0000-U+E007F),
+#: used to hide instructions in a text.
+HIDDEN_INSTRUCTIONS = frozenset(chr(c) for c in range(0xE0000, 0xE0080))
+
+
+def _copied_contexts(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """{first context: the later contexts with the same source and the same output per system}."""
+    seen: dict[tuple, str] = {}
+    copies: dict[str, list[str]] = {}
+    for context_id, part in frame.groupby("context_id", sort=False):
+        key = (str(part["source"].iloc[0]), tuple(sorted(zip(part["system"].astype(str), part["output"].astype(str)))))
+        if key in seen:
+            copies.setdefault(seen[key], []).append(str(context_id))
+        else:
+            seen[key] = str(context_id)
+    return copies
 
 
 #: A system whose output is the same (up to case, spacing and punctuation) in at least this share of its

@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -364,7 +365,7 @@ class Judge:
         values = self._run("label_probs", requests, _keyed("label_probs", requests), self._compute_label_probs)
         results = []
         for r, value in zip(requests, values, strict=True):
-            logprobs = np.asarray(value["logprobs"], dtype=float)
+            logprobs = self._cached_logprobs(value, len(r.labels)) if value["_from_cache"] else np.asarray(value["logprobs"], dtype=float)
             results.append(
                 ClassifyResult(
                     probs=normalise(logprobs),
@@ -375,6 +376,24 @@ class Judge:
                 )
             )
         return results
+
+    def _cached_logprobs(self, value: Any, n_labels: int) -> np.ndarray:
+        """A stored answer's log-probabilities, checked as strictly as a server's (the cache is a file anyone
+        can edit or damage): one number per label, none above 0, none NaN."""
+        from nlgjudge.cache import CacheDamagedError
+        from nlgjudge.cache.store import damaged_advice
+
+        raw = value.get("logprobs")
+        try:
+            found = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            found = None
+        if (found is None or found.ndim != 1 or len(found) != n_labels or np.isnan(found).any() or (found > 1e-3).any()
+                or isinstance(raw, (str, bytes))):
+            path = getattr(self.cache, "path", "the output cache")
+            raise CacheDamagedError(f"{path}: a stored judgment is damaged (its log-probabilities read {str(raw)[:60]!r}, "
+                                    f"where {n_labels} numbers at most 0 belong); {damaged_advice(Path(str(path)))}.")
+        return found
 
     def sample(self, requests: Sequence[SampleRequest]) -> list[SampleResult]:
         """K samples per request at a temperature (seed 000 eqs. 4-5), seeded per request."""

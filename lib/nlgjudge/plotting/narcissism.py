@@ -57,9 +57,9 @@ def heatmap_panels(
         ax.set_title(name, fontsize=12)
         ax.set_xlabel("generator (mean words)")
         ax.set_ylabel("evaluator" if k % ncols == 0 else "")
-        # slanted: side by side, "SmolLM2" and "Gemma-3" ran into each other at 10 pt
-        ax.tick_params(axis="x", rotation=35, labelsize=9)
-        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
+        # upright, one word a line (family, size, mean words): slanted, "SmolLM2" ran into its neighbours
+        ax.tick_params(axis="x", rotation=0, labelsize=9)
+        plt.setp(ax.get_xticklabels(), ha="center")
         ax.tick_params(axis="y", rotation=0, labelsize=10)
     if title:
         fig.suptitle(title)

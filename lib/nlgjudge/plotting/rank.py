@@ -53,12 +53,19 @@ def win_matrix(win_rates: pd.DataFrame, order: list[str] | None = None, title: s
 
 def save_win_matrix(win_rates: pd.DataFrame, order: list[str], path: str | os.PathLike[str], title: str | None = None) -> None:
     """Draw :func:`win_matrix` in the book's style and save it as a PNG at ``path`` (for ``nlgjudge rank``)."""
-    set_style()
-    fig = win_matrix(win_rates, order, title)
-    try:
-        fig.savefig(path, format="png", dpi=150, bbox_inches="tight")  # long titles and labels are not clipped
-    finally:
-        plt.close(fig)
+    import warnings
+
+    # the plotting libraries' own deprecation notices are theirs, not the user's: a run with warnings as
+    # errors (PYTHONWARNINGS=error) must not lose its results to them
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        set_style()
+        fig = win_matrix(win_rates, order, title)
+        try:
+            fig.savefig(path, format="png", dpi=150, bbox_inches="tight")  # long titles and labels are not clipped
+        finally:
+            plt.close(fig)
 
 
 def leaderboard_intervals(leaderboard: pd.DataFrame, title: str | None = None, reference: pd.Series | None = None) -> Figure:

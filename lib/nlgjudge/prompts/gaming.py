@@ -63,6 +63,11 @@ CONSTANT_ATTACKS: dict[str, str] = {
     "control": CONTROL_TEXT,
 }
 
+#: The attacks judged again with the reference summary in the prompt (the ``gaming_reference`` study):
+#: the constant texts that ignore the article, which a reference could expose; the prompt-syntax
+#: attacks have their own defense (the protection).
+REFERENCE_ATTACKS: tuple[str, ...] = ("null", "persuasive")
+
 #: Every attack, in the order the chapter shows them.
 ATTACKS: tuple[str, ...] = (*CONSTANT_ATTACKS, "padded")
 

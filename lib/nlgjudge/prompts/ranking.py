@@ -27,6 +27,12 @@ PROMPT_FIELDS = ("source", "output_a", "output_b", "reference")
 DEFAULT_ASPECT = "OVR"
 
 
+def reference_context(source: str, reference: str, noun: str = "summary") -> str:
+    """The context of a reference-based comparison: the source, then "Reference <noun>: <reference>"
+    (``nlgjudge rank --with-reference`` and the gaming chapter's reference-based defense)."""
+    return f"{source}\n\nReference {noun}: {reference}"
+
+
 class PromptFileError(ValueError):
     """A prompt file that cannot be used (the message says why and how to fix it)."""
 
@@ -89,7 +95,7 @@ class RankPrompt:
         if self.template is not None:
             values = {"source": source, "output_a": output_a, "output_b": output_b, "reference": reference or ""}
             return self.template.format(**values)
-        context = f"{source}\n\nReference {self.noun}: {reference}" if self.with_reference else source
+        context = reference_context(source, str(reference), self.noun) if self.with_reference else source
         known = ASPECTS.get(self.aspect.upper())
         if known is not None and known.adjective is not None:
             return comparative_prompt(1, context, output_a, output_b, known.abbreviation, self.wording)

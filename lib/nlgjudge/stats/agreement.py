@@ -283,3 +283,17 @@ def resampled_kappas(article_tables: ArrayLike, n_boot: int, rng: np.random.Gene
     units = len(tables)
     counts = rng.multinomial(units, np.full(units, 1.0 / units), size=int(n_boot))
     return kappa_from_tables(np.tensordot(counts, tables, axes=1))
+
+
+def resampled_kappa_differences(tables_1: ArrayLike, tables_2: ArrayLike, n_boot: int,
+                                rng: np.random.Generator) -> NDArray[np.float64]:
+    """Kappa of ``tables_1`` minus kappa of ``tables_2`` on ``n_boot`` resamples of the units, the same
+    units drawn for both (a paired bootstrap: two protocols judged on the same articles). Each argument
+    has shape (units, 2, 2), its units aligned with the other's (a unit with no encounter in one is a
+    table of zeros there)."""
+    one, two = np.asarray(tables_1, dtype=float), np.asarray(tables_2, dtype=float)
+    if one.shape != two.shape or one.ndim != 3 or one.shape[1:] != (2, 2) or len(one) < 1:
+        raise ValueError(f"tables_1 and tables_2 must share one shape (units, 2, 2); got {one.shape} and {two.shape}")
+    units = len(one)
+    counts = rng.multinomial(units, np.full(units, 1.0 / units), size=int(n_boot))
+    return kappa_from_tables(np.tensordot(counts, one, axes=1)) - kappa_from_tables(np.tensordot(counts, two, axes=1))

@@ -244,7 +244,9 @@ CONTEXTS_NEEDED_METHOD = (
 UNITS_FROM_INTERVAL_METHOD = (
     "the interval's standard error scaled as 1/sqrt(n) (normal approximation): smallest n at which the "
     "claim's minimal effect of interest, declared in the analysis plan, lies 1.96 + 0.84 standard errors "
-    "from the threshold (80% power, alpha 0.05)"
+    "from the threshold (80% power, alpha 0.05); for a claim of equivalence, the smallest n at which the "
+    "band's half-width lies 1.96 + 1.28 standard errors from a true value at the band's centre (two one-sided "
+    "tests, 80% power over both ends)"
 )
 #: Beyond this many units the answer is "out of reach" (None) rather than a number.
 MAX_UNITS = 100_000

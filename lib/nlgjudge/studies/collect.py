@@ -421,9 +421,11 @@ def collect_gaming(
     released_only: bool,
     backend: str | None = None,
     server_url: str | None = None,
+    with_reference: bool = False,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Every judge's P(A) for every attack comparison (the ``gaming`` study) on the articles of ``ds``,
-    with the coverage rule of :func:`collect_elo_judgements`. Returns ``{judge: frame}`` and the notes."""
+    """Every judge's P(A) for every attack comparison (the ``gaming`` study; with ``with_reference``, the
+    ``gaming_reference`` study) on the articles of ``ds``, with the coverage rule of
+    :func:`collect_elo_judgements`. Returns ``{judge: frame}`` and the notes."""
     from nlgjudge.engine import Judge
     from nlgjudge.studies.coverage import study_subset
     from nlgjudge.studies.gaming import run_gaming
@@ -431,13 +433,14 @@ def collect_gaming(
 
     frames: dict[str, pd.DataFrame] = {}
     notes: list[str] = []
+    study = "gaming_reference" if with_reference else "gaming"
     for model in dict.fromkeys(judges):
-        judge = Judge(model, cache=cache, study=released_folder("gaming", ds.info.name), backend=backend,
+        judge = Judge(model, cache=cache, study=released_folder(study, ds.info.name), backend=backend,
                       server_url=server_url)
         options = StudyOptions(aspects=None if aspects is None else tuple(aspects))
-        part, note = study_subset("gaming", judge, ds, options, released_only=released_only,
-                                  what=f"gaming, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+        part, note = study_subset(study, judge, ds, options, released_only=released_only,
+                                  what=f"{study}, {ds.info.name}, {judge.handle.name} ({judge.backend})")
         notes.append(note)
         if part is not None:
-            frames[judge.handle.name] = run_gaming(judge, part, aspects=options.aspects)
+            frames[judge.handle.name] = run_gaming(judge, part, aspects=options.aspects, with_reference=with_reference)
     return frames, notes

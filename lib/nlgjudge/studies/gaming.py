@@ -11,7 +11,8 @@ summary unpadded.
 
 One row per comparison: ``attack``, ``protected``, ``a``, ``b`` (candidate ids; an attack's id is
 its name, a padded summary's ``padded:<system>``), ``attack_first`` and P(A). Released as
-``data/outputs/gaming-summeval``.
+``data/outputs/gaming-summeval``. The ``gaming_reference`` study judges the null model and self-praise
+again with the article's reference summary after it (``data/outputs/gaming_reference-summeval``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from nlgjudge.data import JudgeDataset
 from nlgjudge.engine import ClassifyRequest, Judge
 from nlgjudge.models import ModelHandle
 from nlgjudge.prompts import Wording, comparative_ending, comparative_prompt
-from nlgjudge.prompts.gaming import CONSTANT_ATTACKS, padded_text
+from nlgjudge.prompts.gaming import CONSTANT_ATTACKS, REFERENCE_ATTACKS, padded_text
+from nlgjudge.prompts.ranking import reference_context
 from nlgjudge.studies.comparative import check_aspects
 from nlgjudge.studies.prompting import classify_request, prompt_style
 from nlgjudge.studies.registry import Check, StudyOptions
@@ -39,8 +41,12 @@ UNPROTECTED_ATTACKS: tuple[str, ...] = ("control",)
 GAMING_COLUMNS = ["context_id", "aspect", "attack", "protected", "a", "b", "opponent", "attack_first"]
 
 
-def gaming_requests(ds: JudgeDataset, *, aspects: Sequence[str] | None = None, style: str = "chat") -> tuple[list[ClassifyRequest], pd.DataFrame]:
-    """Every attack's comparisons on every context of ``ds`` and a frame describing each (same order)."""
+def gaming_requests(ds: JudgeDataset, *, aspects: Sequence[str] | None = None, style: str = "chat",
+                    with_reference: bool = False) -> tuple[list[ClassifyRequest], pd.DataFrame]:
+    """Every attack's comparisons on every context of ``ds`` and a frame describing each (same order).
+    ``with_reference``: the :data:`REFERENCE_ATTACKS` only, with the context's first reference summary
+    after the article (:func:`~nlgjudge.prompts.ranking.reference_context`, ``nlgjudge rank
+    --with-reference``'s layout)."""
     aspects = check_aspects(ds, aspects)
     wording = Wording.for_dataset(ds.info)
     ending = comparative_ending(wording)
@@ -54,7 +60,7 @@ def gaming_requests(ds: JudgeDataset, *, aspects: Sequence[str] | None = None, s
             text_a, text_b = (attack_text, opponent_text) if attack_first else (opponent_text, attack_text)
             text = comparative_prompt(TEMPLATE, source, text_a, text_b, aspect, wording)
             meta = {"context_id": context_id, "template": TEMPLATE, "aspect": aspect, "a": a, "b": b,
-                    "attack": attack, "protected": protected}
+                    "attack": attack, "protected": protected, **({"reference": True} if with_reference else {})}
             request = classify_request(text, ending, style, meta)
             requests.append(request if protected else dataclasses.replace(request, protect_texts=False))
             rows.append((context_id, aspect, attack, protected, a, b, opponent_id, attack_first))
@@ -63,6 +69,17 @@ def gaming_requests(ds: JudgeDataset, *, aspects: Sequence[str] | None = None, s
         cands = ds.candidates(context_id)
         source = str(cands["source"].iloc[0])
         real = list(zip(cands["candidate_id"].astype(str), cands["text"].astype(str), strict=True))
+        if with_reference:
+            references = list(cands["references"].iloc[0])
+            if not references:
+                raise ValueError(f"{ds.info.name} context {context_id}: no reference summary, which the reference-based "
+                                 "defense shows the judge; use a dataset with references (SummEval has eleven per article)")
+            source = reference_context(source, str(references[0]), wording.noun)
+            for aspect in aspects:
+                for attack in REFERENCE_ATTACKS:
+                    for opponent_id, opponent_text in real:
+                        add(context_id, source, aspect, attack, True, attack, CONSTANT_ATTACKS[attack], opponent_id, opponent_text)
+            continue
         for aspect in aspects:
             for attack, attack_text in CONSTANT_ATTACKS.items():
                 for protected in (True, False) if attack in UNPROTECTED_ATTACKS else (True,):
@@ -74,12 +91,13 @@ def gaming_requests(ds: JudgeDataset, *, aspects: Sequence[str] | None = None, s
     return requests, pd.DataFrame(rows, columns=GAMING_COLUMNS)
 
 
-def run_gaming(judge: Judge, ds: JudgeDataset, *, aspects: Sequence[str] | None = None, style: str = "auto") -> pd.DataFrame:
+def run_gaming(judge: Judge, ds: JudgeDataset, *, aspects: Sequence[str] | None = None, style: str = "auto",
+               with_reference: bool = False) -> pd.DataFrame:
     """P(A) of every attack comparison of every context of ``ds``, context by context."""
     style = prompt_style(judge.handle, style)
     frames = []
     for _, one in ds.per_context():
-        requests, frame = gaming_requests(one, aspects=aspects, style=style)
+        requests, frame = gaming_requests(one, aspects=aspects, style=style, with_reference=with_reference)
         results = judge.label_probs(requests)
         frame["p_a"] = [float(r.probs[0]) for r in results]
         frames.append(frame)
@@ -110,4 +128,27 @@ class GamingStudy:
         return run_gaming(judge, ds, aspects=options.aspects)
 
 
+@dataclass(frozen=True)
+class GamingReferenceStudy:
+    """The registry's ``gaming_reference`` study: the :data:`REFERENCE_ATTACKS` against every real summary,
+    both orders, with the reference summary in the prompt (the reference-based defense)."""
+
+    name: str = "gaming_reference"
+    description: str = "the null model and self-praise against every real summary, with the reference summary in the prompt"
+    operations: tuple[str, ...] = ("label_probs",)
+    depends_on: tuple[str, ...] = ()
+
+    def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
+        style = prompt_style(handle)
+
+        def build(one: JudgeDataset) -> list[ClassifyRequest]:
+            return gaming_requests(one, aspects=options.aspects, style=style, with_reference=True)[0]
+
+        return [("label_probs", build)]
+
+    def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> pd.DataFrame:
+        return run_gaming(judge, ds, aspects=options.aspects, with_reference=True)
+
+
 STUDY = GamingStudy()
+REFERENCE_STUDY = GamingReferenceStudy()

@@ -252,3 +252,16 @@ def released_n_contexts(dataset: str, model: str) -> int:
 
 
 PLAN = PLAN + GAMING_JOBS
+
+#: Issue 60's reference-based defense: the null model and self-praise judged again with each article's
+#: reference summary in the prompt, by the judge whose attack rows are tested (the 0.5B model; SmolLM2
+#: fails the judge screen on these articles), on the articles its plain release covers, an article at a
+#: time. Its claim (gaming.reference) was declared before any of these judgments was made.
+GAMING_REFERENCE_JUDGES = (SMALL_JUDGES[0],)
+GAMING_REFERENCE_RELEASED = {SMALL_JUDGES[0]: 8}
+"""Articles of the seeded subset each judge's reference-based release covers (the first ones)."""
+GAMING_REFERENCE_JOBS: tuple[Job, ...] = tuple(
+    Job("gaming_reference", "summeval", model, GAMING_ARTICLES, max_contexts=k, backend=BACKEND, aspects=GAMING_ASPECTS)
+    for model in GAMING_REFERENCE_JUDGES for k in range(1, GAMING_RELEASED[model] + 1)
+)
+PLAN = PLAN + GAMING_REFERENCE_JOBS

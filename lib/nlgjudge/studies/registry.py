@@ -34,6 +34,7 @@ BUILTIN_STUDIES: dict[str, str] = {
     "likelihood": "nlgjudge.studies.likelihood:STUDY",
     "selfpref": "nlgjudge.studies.selfpref:STUDY",
     "gaming": "nlgjudge.studies.gaming:STUDY",
+    "gaming_reference": "nlgjudge.studies.gaming:REFERENCE_STUDY",
 }
 
 #: A coverage check: the judge operation and a function building one context's requests for it.

@@ -86,7 +86,16 @@ def thread_count(threads: int | None = None) -> int:
             threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise ValueError(f"{source} must be a whole number >= 1, got {threads!r}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if threads > MAX_THREADS_PER_CORE * cores:  # llama.cpp crashes with tens of thousands, and spins with too many
+        raise ValueError(f"{source}={threads} is far more threads than this machine's {cores} usable core"
+                         f"{'s' if cores != 1 else ''}; set it to at most {MAX_THREADS_PER_CORE * cores} (the cores' "
+                         f"number, {cores}, is usually fastest)")
     return threads
+
+
+#: More llama.cpp threads than this many per usable core is refused (more than the cores only slows it down).
+MAX_THREADS_PER_CORE = 8
 
 
 _LOG_CALLBACK: Any = None

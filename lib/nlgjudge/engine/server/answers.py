@@ -90,9 +90,52 @@ def check_choices(answer: Any, where: str) -> dict[str, Any]:
     if not isinstance(choices, list) or not choices:
         raise ServerError(f"{where}/completions answered a malformed choices: expected a non-empty list of objects, "
                           f"got {_shown(choices)}")
+    if len(choices) > 1:  # every request asks for one completion: which of several is the prompt's is not known
+        raise ServerError(f"{where}/completions answered {len(choices)} choices to a request for one; it is not known which "
+                          "belongs to the prompt, so none is used: check the server (or a proxy in front of it)")
     choice = choices[0]
     if not isinstance(choice, dict):
         raise ServerError(f"{where}/completions answered a malformed choices[0]: expected an object, got {_shown(choice)}")
     if choice.get("logprobs") is not None:
         check_logprobs(choice["logprobs"], where)
     return choice
+
+
+class AnswerWatch:
+    """What a run's answers say about who answered, checked on every answer and warned about once each:
+    an answer that names another model than the one asked for (a proxy's fallback), or a
+    ``system_fingerprint`` other than the one the run's cache keys were made with (several builds behind
+    one address). Thread-safe."""
+
+    def __init__(self, where: str, model: str, system: str | None) -> None:
+        import threading
+
+        self.where, self.model, self.system = where, model, system
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def check(self, answer: Any) -> None:
+        from nlgjudge.engine.server.client import scrub
+
+        if not isinstance(answer, dict):
+            return
+        said = answer.get("model")
+        if isinstance(said, str) and said and said != self.model and said.rsplit("/", 1)[-1] != self.model:
+            self._warn("model", f"{self.where} answers name the model {scrub(said)[:80]!r}, not the requested "
+                                f"{self.model!r}: a proxy may be sending the requests to another model; the judgments are "
+                                f"stored under {self.model!r}, so check the server before reading them")
+        system = answer.get("system_fingerprint")
+        if self.system is not None and isinstance(system, str) and system != self.system:
+            self._warn("system", f"{self.where} answers with the system_fingerprint {scrub(system)[:80]!r}, not the "
+                                 f"{scrub(self.system)[:80]!r} this run's cache keys were made with: several builds may "
+                                 "answer behind this address, and their judgments are stored as one; point --server-url "
+                                 "at one build")
+
+    def _warn(self, kind: str, message: str) -> None:
+        import logging
+
+        with self._lock:
+            if kind in self._warned:
+                return
+            self._warned.add(kind)
+        logging.getLogger("nlgjudge.engine.server").warning("%s", message)

@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 import unicodedata
 from typing import Any
@@ -272,9 +273,16 @@ class ServerClient:
             headers["Authorization"] = f"Bearer {key}"
         limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
         self._http = httpx.Client(headers=headers, timeout=self.timeout, limits=limits, trust_env=False)
+        # set on Ctrl-C: a request thread waiting to ask again (a back-off, a server's Retry-After) stops at once
+        self._cancelled = threading.Event()
 
     def close(self) -> None:
         self._http.close()
+
+    def cancel(self) -> None:
+        """Stop every wait between tries now (the run is being interrupted); requests in flight end
+        with their own timeout."""
+        self._cancelled.set()
 
     def get(self, path: str) -> Any:
         return self._request("GET", path, None)
@@ -311,8 +319,8 @@ class ServerClient:
         problem = ""
         wait: float | None = None
         for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1) if wait is None else wait)
+            if attempt and self._cancelled.wait(self.backoff * 2 ** (attempt - 1) if wait is None else wait):
+                raise ServerUnavailableError(f"{self.where}{path}: the run was interrupted while waiting to ask again")
             wait = None
             try:
                 response = self._fetch(method, url, body, path)
@@ -350,15 +358,31 @@ class ServerClient:
                     f"{self.where}{path} redirects (HTTP {response.status_code}) to {target}; this client does not follow "
                     f"redirects: set server_url / ${URL_ENV} to the server's own address")
             if response.status_code >= 400:
-                raise ServerError(f"{self.where}{path} refused the request: HTTP {response.status_code} {_detail(response)}")
+                raise ServerError(f"{self.where}{path} refused the request: HTTP {response.status_code} {_detail(response)}"
+                                  + _status_hint(response.status_code, path))
             try:  # a key given twice in one object is ambiguous (which one scores?): refused, never silently the last
-                return json.loads(response.content, object_pairs_hook=unique_keys)
+                answer = json.loads(response.content, object_pairs_hook=unique_keys)
             except DuplicateKeyError as repeated:
                 raise ServerError(f"{self.where}{path} answered an object that names {scrub(repr(str(repeated)))} twice; "
                                   "the answer is ambiguous, so it is not used: check the server") from None
             except (ValueError, RecursionError):
                 raise ServerError(f"{self.where}{path} answered with something that is not JSON") from None
+            if isinstance(answer, dict) and "error" in answer and not any(k in answer for k in ("choices", "data")):
+                # an error sent with status 200: the server's own reason, not a shape complaint
+                raise ServerError(f"{self.where}{path} answered with an error instead of a result {_detail(response)}")
+            return answer
         raise ServerUnavailableError(f"{self.where}{path} failed after {self.retries + 1} tries: {problem}")
+
+
+def _status_hint(status: int, path: str) -> str:
+    """What to do about a refusal this client can say something about."""
+    if status in (401, 403):
+        return (f"; the server wants an API key: put it in the environment variable {API_KEY_ENV} "
+                "(never on the command line)")
+    if status == 404 and path.rstrip("/").endswith("/completions") and "chat" not in path:
+        return ("; the judge needs the server's completions endpoint with log-probabilities (OpenAI's legacy "
+                "/v1/completions, as vLLM and llama.cpp's server offer it), not only chat completions")
+    return ""
 
 
 def retry_after(value: str | None) -> float | None:

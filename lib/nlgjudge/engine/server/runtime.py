@@ -21,6 +21,7 @@ from typing import Any
 from nlgjudge.engine.prompting import control_strings_in, encode_labels, escape_control, render_prompt
 from nlgjudge.engine.requests import EngineInputError
 from nlgjudge.engine.server import generation
+from nlgjudge.engine.server.answers import AnswerWatch
 from nlgjudge.engine.server.capabilities import (
     IDENTITY_ENV,
     Capabilities,
@@ -62,6 +63,7 @@ class ServerRuntime:
         self._tokenizer: Any = None
         self._escape_warned = False
         self._fingerprint: str | None = None  # computed once: every request key reads it
+        self._answer_watch: AnswerWatch | None = None
 
     # ---- what the server serves -----------------------------------------------------------------
     @property
@@ -166,11 +168,24 @@ class ServerRuntime:
         caps.refuse(operation, self.client.where)
         one = {"label_probs": self._label_probs, "loglikelihood": self._loglik,
                "sample": self._sample, "generate": self._generate}[operation]
-        scorer = ServerScorer(self.client, self.model, caps)
+        scorer = ServerScorer(self.client, self.model, caps, self._watch())
         if self.max_concurrency == 1 or len(requests) < 2:
             return [one(r, scorer) for r in requests]
         with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="nlgjudge-server") as pool:
-            return list(pool.map(lambda r: one(r, scorer), requests))
+            try:
+                return list(pool.map(lambda r: one(r, scorer), requests))
+            except BaseException:  # Ctrl-C or a failed request: the other threads stop waiting to ask again
+                self.client.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+
+    def _watch(self) -> AnswerWatch:
+        """One watch per run over who answers (:class:`~nlgjudge.engine.server.answers.AnswerWatch`)."""
+        system = self.system_fingerprint()  # asked once (its own lock), before this one is taken
+        with self._lock:
+            if self._answer_watch is None:
+                self._answer_watch = AnswerWatch(self.client.where, self.model, system)
+            return self._answer_watch
 
     def _escaped(self, text: str) -> str:
         """A text under judgment with its control strings escaped (the server tokenizes text itself and

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nlgjudge.engine.server.answers import check_choices, check_logprobs
+from nlgjudge.engine.server.answers import AnswerWatch, check_choices, check_logprobs
 from nlgjudge.engine.server.capabilities import FORCE_BIAS, Capabilities, _same
 from nlgjudge.engine.server.client import ServerClient, ServerError, scrub
 
@@ -51,10 +51,11 @@ class NoLogprobsError(ServerError):
 class ServerScorer:
     """Reads log-probabilities for one model from one server (thread-safe: no mutable state)."""
 
-    def __init__(self, client: ServerClient, model: str, capabilities: Capabilities) -> None:
+    def __init__(self, client: ServerClient, model: str, capabilities: Capabilities, watch: AnswerWatch | None = None) -> None:
         self.client = client
         self.model = model
         self.caps = capabilities
+        self.watch = watch  # who answered: another model, another build (warned once each)
 
     def _complete(self, prompt: str, *, ban_eos: bool = True, **fields: Any) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
@@ -65,6 +66,8 @@ class ServerScorer:
             body["logit_bias"] = bias
         data = self.client.post("/completions", body)
         choice = dict(check_choices(data, self.client.where))
+        if self.watch is not None:
+            self.watch.check(data)
         usage = (data.get("usage") if isinstance(data.get("usage"), dict) else None) or {}
         choice["_prompt_tokens"] = usage.get("prompt_tokens")
         choice["_completion_tokens"] = usage.get("completion_tokens")
