@@ -216,13 +216,13 @@ def test_a_users_file_under_the_rates_name_is_never_replaced(tmp_path: Path, mon
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".rank-rates.")]
 
 
-@pytest.mark.parametrize("value", [":memory:", "file:/tmp/x.sqlite?mode=memory"])
+@pytest.mark.parametrize("value", [":memory:", "file:{tmp}/x.sqlite?mode=memory"])
 def test_an_output_cache_setting_that_names_no_file_is_refused_before_anything_is_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str) -> None:
     from nlgjudge.cli import main as cli_main
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", value)
+    monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", value.format(tmp=tmp_path))  # an SQLite URI under the test's own folder
     status = cli_main(["rank", str(_jsonl(tmp_path / "in.jsonl", GOOD)), "--model", "smollm2-135m-instruct",
                        "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
