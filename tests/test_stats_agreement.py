@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nlgjudge.stats.agreement import cohen_kappa, pairwise_accuracy, self_consistency
+from nlgjudge.stats.agreement import cohen_kappa, kappa_from_tables, pairwise_accuracy, self_consistency, unit_tables
 from nlgjudge.stats.decisions import hard_decisions
 
 NAN = np.nan
@@ -169,3 +169,17 @@ def test_two_candidate_ties_are_counted_and_can_be_broken_by_the_probabilities()
     assert broken.final_percent[1] == pytest.approx(100.0)
     with pytest.raises(ValueError, match="tie_break must have"):
         self_consistency(decisions, gold, subset_sizes=[2], tie_break=probs[:3, :3])
+
+
+def test_unit_tables_count_each_units_pairs_and_give_the_pooled_kappa() -> None:
+    units = [0, 0, 1, 1, 1, 2]
+    a = [1, 0, 1, 1, 0, 0]
+    b = [1, 1, 1, 0, 0, 0]
+    tables = unit_tables(units, a, b, 3)
+    assert tables.shape == (3, 2, 2)
+    assert tables[0].tolist() == [[0.0, 1.0], [0.0, 1.0]]
+    assert tables[1].tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    assert tables[2].tolist() == [[1.0, 0.0], [0.0, 0.0]]
+    assert float(kappa_from_tables(tables.sum(axis=0)[None])[0]) == pytest.approx(cohen_kappa(a, b))
+    with pytest.raises(ValueError, match="one length"):
+        unit_tables([0, 1], [1], [0, 1], 2)

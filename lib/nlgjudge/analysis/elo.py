@@ -44,7 +44,7 @@ from nlgjudge.stats.claims import (
 from nlgjudge.register import MONTE_CARLO_Z, units_needed_for
 from nlgjudge.register import claim as registered_claim
 from nlgjudge.register import verdict as registered_verdict
-from nlgjudge.stats.agreement import resampled_kappas
+from nlgjudge.stats.agreement import resampled_kappas, unit_tables
 from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_within_error
 
@@ -343,9 +343,7 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
         # its articles' tables, and kappa follows from it (the same value scikit-learn computes).
         articles = pd.unique(decided["context_id"])
         position = {c: k for k, c in enumerate(articles)}
-        tables = np.zeros((len(articles), 2, 2))
-        np.add.at(tables, (decided["context_id"].map(position).to_numpy(), decided["y_1"].to_numpy(int),
-                           decided["y_2"].to_numpy(int)), 1.0)
+        tables = unit_tables(decided["context_id"].map(position), decided["y_1"], decided["y_2"], len(articles))
         values = resampled_kappas(tables, n_boot, rng)
         while True:
             # A resample where both judges give one same label has no kappa: left out of the SE.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nlgjudge.stats.agreement import cohen_kappa, resampled_kappa_differences
+from nlgjudge.stats.agreement import cohen_kappa, resampled_kappa_differences, unit_tables
 from nlgjudge.stats.intervals import bootstrap_se_interval
 
 
@@ -37,10 +37,7 @@ def _decided(judge: pd.DataFrame, comparator: pd.DataFrame) -> pd.DataFrame:
 
 def _tables(decided: pd.DataFrame, articles: list[str]) -> np.ndarray:
     position = {c: k for k, c in enumerate(articles)}
-    tables = np.zeros((len(articles), 2, 2))
-    np.add.at(tables, (decided["context_id"].map(position).to_numpy(int), decided["y_1"].to_numpy(int),
-                       decided["y_2"].to_numpy(int)), 1.0)
-    return tables
+    return unit_tables(decided["context_id"].map(position), decided["y_1"], decided["y_2"], len(articles))
 
 
 def kappa_difference(protocol_1: pd.DataFrame, protocol_2: pd.DataFrame, comparator: pd.DataFrame, *,

@@ -274,6 +274,17 @@ def kappa_from_tables(tables: ArrayLike) -> NDArray[np.float64]:
         return np.where(chance >= 1.0, np.nan, (observed - chance) / (1.0 - chance))
 
 
+def unit_tables(units: ArrayLike, labels_a: ArrayLike, labels_b: ArrayLike, n_units: int) -> NDArray[np.float64]:
+    """Each unit's 2x2 table of (labels_a, labels_b) counts, shape (n_units, 2, 2): ``units`` holds each
+    pair's unit index (0 to n_units - 1) and the labels are 0 or 1, the input of :func:`resampled_kappas`."""
+    index, a, b = (np.asarray(x, dtype=int) for x in (units, labels_a, labels_b))
+    if not (index.shape == a.shape == b.shape) or index.ndim != 1:
+        raise ValueError("units, labels_a and labels_b must be 1-D arrays of one length")
+    tables = np.zeros((int(n_units), 2, 2))
+    np.add.at(tables, (index, a, b), 1.0)
+    return tables
+
+
 def resampled_kappas(article_tables: ArrayLike, n_boot: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """Kappa on ``n_boot`` resamples of the units (articles drawn with replacement), each unit's 2x2
     table of counts given (shape (units, 2, 2)): a resample's table is the sum of its units' tables."""

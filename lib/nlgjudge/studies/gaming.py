@@ -109,46 +109,31 @@ def run_gaming(judge: Judge, ds: JudgeDataset, *, aspects: Sequence[str] | None 
 
 @dataclass(frozen=True)
 class GamingStudy:
-    """The registry's ``gaming`` study: every attack against every real summary, both orders."""
+    """The registry's ``gaming`` study: every attack against every real summary, both orders. With
+    ``with_reference``, the ``gaming_reference`` study: the :data:`REFERENCE_ATTACKS` judged with the
+    reference summary in the prompt (the reference-based defense)."""
 
     name: str = "gaming"
     description: str = "attacks (null model, self-praise, imitated answer, forged chat turns, padding) against every real summary"
     operations: tuple[str, ...] = ("label_probs",)
     depends_on: tuple[str, ...] = ()
+    with_reference: bool = False
 
     def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
         style = prompt_style(handle)
 
         def build(one: JudgeDataset) -> list[ClassifyRequest]:
-            return gaming_requests(one, aspects=options.aspects, style=style)[0]
+            return gaming_requests(one, aspects=options.aspects, style=style, with_reference=self.with_reference)[0]
 
         return [("label_probs", build)]
 
     def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> pd.DataFrame:
-        return run_gaming(judge, ds, aspects=options.aspects)
-
-
-@dataclass(frozen=True)
-class GamingReferenceStudy:
-    """The registry's ``gaming_reference`` study: the :data:`REFERENCE_ATTACKS` against every real summary,
-    both orders, with the reference summary in the prompt (the reference-based defense)."""
-
-    name: str = "gaming_reference"
-    description: str = "the null model and self-praise against every real summary, with the reference summary in the prompt"
-    operations: tuple[str, ...] = ("label_probs",)
-    depends_on: tuple[str, ...] = ()
-
-    def checks(self, handle: ModelHandle, ds: JudgeDataset, options: StudyOptions) -> list[Check]:
-        style = prompt_style(handle)
-
-        def build(one: JudgeDataset) -> list[ClassifyRequest]:
-            return gaming_requests(one, aspects=options.aspects, style=style, with_reference=True)[0]
-
-        return [("label_probs", build)]
-
-    def run_context(self, judge: Judge, ds: JudgeDataset, options: StudyOptions) -> pd.DataFrame:
-        return run_gaming(judge, ds, aspects=options.aspects, with_reference=True)
+        return run_gaming(judge, ds, aspects=options.aspects, with_reference=self.with_reference)
 
 
 STUDY = GamingStudy()
-REFERENCE_STUDY = GamingReferenceStudy()
+REFERENCE_STUDY = GamingStudy(
+    name="gaming_reference",
+    description="the null model and self-praise against every real summary, with the reference summary in the prompt",
+    with_reference=True,
+)
