@@ -367,10 +367,10 @@ def test_a_degenerate_judge_gets_no_verdict_on_the_bias_gain_relation(tiny_datas
     ds = tiny_dataset(n_contexts=4, n_candidates=4)
     comparisons = synthetic_comparisons(ds, pull=0.6, sharpness=0.5)
     scores, bias = debiasing_table(comparisons, {"tiny": ds}), bias_table(comparisons)
-    gate = {("toy", "tiny"): "degenerate judge: its two orders agree on 40% of 24 pairs"}
+    gate = {("toy", "tiny"): "fails the judge screen: its two orders agree on 40% of 24 pairs"}
     relation = bias_gain_relation(scores, bias, judges=gate).set_index("model")
-    assert relation.loc["toy", "verdict"] == "not tested" and "degenerate" in relation.loc["toy", "sentence"]
-    assert any("not tested (degenerate judge" in line for line in debiasing_summary(scores, bias, judges=gate))
+    assert relation.loc["toy", "verdict"] == "not tested" and "fails the judge screen" in relation.loc["toy", "sentence"]
+    assert any("not tested (fails the judge screen" in line for line in debiasing_summary(scores, bias, judges=gate))
 
 
 def test_a_models_datasets_are_one_family_and_a_row_that_fails_holm_is_a_flag_in_the_table() -> None:

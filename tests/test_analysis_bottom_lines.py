@@ -34,7 +34,7 @@ def _all_lines() -> list[str]:
                                        {"no_repeat_minus_random": 1.0, "debias_gain_small_budgets": 2.5}),
                     lines.gaming_line(verdicts, verdicts, verdicts, [("self-praise", judge, 0.66)]),
                     lines.gaming_line(verdicts, verdicts, verdicts, [("forged chat turns", judge, 0.66)],
-                                      untested_why="their judge answers by position", tries="small-judge")]
+                                      untested_why="their judge was not shown to read the texts", tries="small-judge")]
         for a, b in itertools.product(VERDICTS + ["unknown"], repeat=2):
             out += [lines.elo_line(judge, 99, a, b), lines.narcissism_line(a, b),
                     lines.elo_line(judge, 99, a, b, kappa_below_zero=True, above_reference="12 of 13", above_point="13 of 13"),
@@ -44,12 +44,14 @@ def _all_lines() -> list[str]:
 
 def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     # the bias line counts the sets leaning each way instead of a mean that hides the other way
-    assert ("first candidate in 15 of its 22 pairings of a prompt with a question and the second in 4"
+    assert ("prefers the candidate shown first in 15 of its 22 prompt-and-aspect settings, and the one shown second in 4"
             in lines.bias_line("J", 0.7, ["supported"], (15, 4, 22)))
-    assert "and the second" not in lines.bias_line("J", 0.7, ["supported"], (15, 0, 22))
+    assert "shown second" not in lines.bias_line("J", 0.7, ["supported"], (15, 0, 22))
+    # a fix no dataset resolves is said as such, not as "raised agreement in 0"
+    assert "these data cannot tell on any of the 3 datasets" in lines.bias_line("J", 0.7, ["not resolved"] * 3, (15, 4, 22))
     # a finding supported only by less than its minimal effect says so; without the size it does not
     small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
-    assert "each by less than the 1 point in 100 that matters" in small
+    assert "each by under 1 point in 100, too small to matter" in small
     assert "matters" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
     # Elo: the side of chance and the count above the reference, only with a verdict that allows them
     said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
@@ -59,20 +61,21 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "Part of it is built in" in lines.narcissism_line("not resolved", "contradicted", "supported")
     assert "built in" not in lines.narcissism_line("not resolved", "contradicted", "not resolved")
     gaming = lines.gaming_line(["contradicted", "not resolved"], ["supported"], ["not resolved"], [("self-praise", "Q", 0.66)])
-    assert "The text praising itself wins 66% under Q, too few articles to tell." in gaming
+    assert "Self-praise wins 66% under Q, too few articles to tell." in gaming
     assert "small-judge tries" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
     untested = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
-                                 [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge answers by position",
+                                 [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge was not shown to read the texts",
                                  tries="small-judge")
-    assert "4 untested as their judge answers by position" in untested and "praising itself wins 66%" in untested
+    assert "4 untested as their judge was not shown to read the texts" in untested and "Self-praise wins 66%" in untested
     # Elo: by point estimate first, then how many clearly
     both = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", above_point="6 of 6")
     assert "It rates all 6 systems' summaries above the human reference by point estimate, 5 of them clearly." in both
     assert "each of them clearly" in lines.elo_line("J", 99, "supported", "supported", above_reference="4 of 6", above_point="4 of 6")
     # narcissism: an open claim about every evaluator says how many rows hold, never a bare "cannot tell"
     rows = lines.narcissism_line("not resolved", "contradicted", "supported", excess_rows=(10, 12))
-    assert "only 10 of 12 evaluator-dataset pairs show it clearly" in rows and "built in" in rows
-    assert "these data cannot tell" in lines.narcissism_line("not resolved", "contradicted", "supported", excess_rows=(0, 12))
+    assert "The paper's measure, ignoring length, shows it clearly in 10 of 12 evaluator-dataset pairs." in rows and "built in" in rows
+    assert "only" not in rows   # two measures, never set against each other
+    assert "leaves it open on these data" in lines.narcissism_line("not resolved", "contradicted", "supported", excess_rows=(0, 12))
 
 
 def test_every_bottom_line_is_plain_at_the_ends_of_its_range() -> None:
@@ -92,19 +95,20 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "no better than chance" in lines.elo_line("J", 99, "supported", "supported")
     assert "cannot tell" in lines.elo_line("J", 99, "not resolved", "supported")
     assert "At least one evaluator tested does not score its own summaries higher" in lines.narcissism_line("contradicted", "supported")
-    assert "only 0 of 6 neighbouring places" in lines.rank_line("J", "A", "B", 0, 6, "not tested")
+    said = lines.rank_line("J", "A", "B", 0, 6, "not tested")
+    assert "settle only 0 of 6 neighbouring places; the order of the others stays open" in said and "ties" not in said
     assert lines.runtime_line("J", ["not resolved"] * 11, 5.0).startswith("These data cannot tell whether running J")
     assert "in all 11 benchmark aspects" in lines.runtime_line("J", ["supported"] * 11, 5.0)
     assert "in 2 of 3 benchmark aspects; it moves it more in 1" in lines.runtime_line("J", ["supported", "supported", "contradicted"], 5.0)
     subsets = lines.subsets_line("J", {"no_repeat_minus_random": ["not resolved"] * 3,
                                        "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"]})
-    assert "these data do not show that pairs asked once beat random pairs in any of the 3" in subsets
+    assert "these data do not show that asking each pair once beats random pairs in any of the 3" in subsets
     assert "helps with few comparisons in 1 of 3 datasets" in subsets
     # a finding against the paper is part of the bottom line
     hurts = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
                                      "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
                                      "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]})
-    assert "With fewer comparisons than candidates, removing the lean hurts in 2 of 3 datasets." in hurts
+    assert "but hurts in 2 with fewer comparisons than candidates." in hurts
     assert lines.words_shown(hurts) <= lines.MAX_WORDS
 
 
@@ -143,7 +147,7 @@ def test_the_introduction_pastes_every_chapters_bottom_line_in_its_order() -> No
 def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
                              ["supported", "not resolved"])
-    assert line.startswith("One text for all articles beats real summaries in 4 of 8 judge tries; 4 lose.")
+    assert line.startswith("One text for all articles beats real summaries in 4 of 8 judge tries: 4 lose.")
     assert "in 5 of 8" in line and "for 1 of 2 judges; these data cannot tell in 1" in line
     assert lines.plain(line) == line
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)

@@ -231,7 +231,7 @@ def test_prose_values_refuse_a_claim_on_a_tiny_or_tied_run(tiny_dataset) -> None
     always_a = [comparative_predictions(comparisons_from(ds, lambda *a: 0.9, templates=(1,)))]
     always_a.append(ours[-1])
     tied = correlations(pd.concat(always_a, ignore_index=True), ds)
-    assert "degenerate judge" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
+    assert "fails the judge screen" in prose_values(comparative_vs_scoring(tied), tied, "m")["verdict"]
     with pytest.raises(ValueError, match="no comparative correlations"):
         prose_values(comparative_vs_scoring(table), table, "other")
 
@@ -287,9 +287,9 @@ def test_a_gap_from_a_degenerate_judge_is_not_tested(tiny_dataset) -> None:
     row = comparative_vs_scoring(table).iloc[0]
     assert row["gap"] == pytest.approx(-100.0) and row["gap_high"] < 0  # the interval alone says 'below 0'
     assert row["n_tied_cells"] == 8 and row["n_cells"] == 8
-    assert row["verdict"] == "not tested" and row["reason"].startswith("degenerate judge: its two orders agree on 50% [18%, 82%] of pairs per context")  # as 8 coin flips, never zero-width
+    assert row["verdict"] == "not tested" and row["reason"].startswith("fails the judge screen: its two orders agree on 50% [18%, 82%] of pairs per context")  # as 8 coin flips, never zero-width
     shown = analysis.model_claim_table(comparative_vs_scoring(table))
-    assert shown.iloc[0]["verdict"].startswith("not tested: degenerate judge")
+    assert shown.iloc[0]["verdict"].startswith("not tested: fails the judge screen")
 
 
 def test_verdicts_and_contexts_needed_follow_the_claim_rule(tiny_dataset) -> None:

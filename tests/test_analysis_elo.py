@@ -105,6 +105,8 @@ def test_kappa_is_one_for_identical_judges_minus_one_for_opposite_and_skips_ties
     assert table.loc[("one", "same"), "kappa"] == pytest.approx(1.0)
     assert table.loc[("one", "opposite"), "kappa"] == pytest.approx(-1.0)
     assert table.loc[("one", "tied"), "n_left_out"] == 1 and table.loc[("one", "tied"), "n_encounters"] == 5
+    # n is the articles the decided encounters span (the interval's own n), not the run's articles
+    assert table.loc[("one", "same"), "n_articles"] == one["context_id"].nunique()
     # the Monte Carlo error of the interval's ends: half-width / sqrt(2 (B - 1)) over the finite resamples
     assert 0 < table.loc[("one", "noisy"), "ci_mc_se"] < 0.2 and table.loc[("one", "same"), "ci_mc_se"] == 0.0  # no spread, no error
 
@@ -186,6 +188,14 @@ def _kappas(llm: str, kappa: float, low: float, high: float) -> pd.DataFrame:
                           "n_encounters": 300, "n_left_out": 0}])
 
 
+def test_the_kappa_claims_n_is_the_articles_its_encounters_span() -> None:
+    from nlgjudge.analysis.elo import _kappa_row
+
+    kappas = _kappas("llm", -0.03, -0.08, 0.02).assign(n_articles=97)
+    row = _kappa_row(kappas, "llm", "ROUGE-1", 99, None)
+    assert row["n"] == 97 and "of 97 articles" in row["evidence"]
+
+
 def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
     from nlgjudge.analysis.elo import claims
 
@@ -247,7 +257,7 @@ def test_claims_are_not_tested_on_a_degenerate_run() -> None:
     assert few.set_index("key").loc[["kappa", "reference"], "reason"].str.contains("3 < 5").all()
     assert list(few["short"]) == ["kappa near 0", "tau below 1", "tau below 0", "reference not always first", "LLMs above fine-tuned"]
     many = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 30, "llm")
-    gate = "degenerate judge: its two orders agree on 48% of 630 pairs after debiasing"
+    gate = "fails the judge screen: its two orders agree on 48% of 630 pairs after debiasing"
     by_position = claims({"ROUGE-1": rouge, "llm": many}, kappas, "llm", SYSTEMS, judge_gate=gate, n_boot=50)
     assert (by_position["verdict"] == "not tested").all() and (by_position["reason"] == gate).all()
     tied = many.assign(y=0.5)
@@ -340,7 +350,7 @@ def test_judge_gates_apply_the_one_test_to_each_judges_both_orders() -> None:
                     rows.append({"context_id": article, "first": first, "second": second, "reads": reads, "position": 0.95})
     frame = pd.DataFrame(rows)
     gates = judge_gates({"reads": frame.rename(columns={"reads": "p_a"}), "position": frame.rename(columns={"position": "p_a"})})
-    assert gates["reads"] is None and gates["position"].startswith("degenerate judge")
+    assert gates["reads"] is None and gates["position"].startswith("fails the judge screen")
 
 
 def test_tau_between_judges_is_tested_over_the_systems_by_its_exact_permutation_p() -> None:

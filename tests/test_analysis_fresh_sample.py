@@ -19,7 +19,7 @@ def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> 
          "n_tied_cells": 0, "n_cells": 10},
         {"model": "tied", "dataset": "tiny", "aspect": "FLU", "comparator_method": SCORING_EXPECTED,
          "per_context_gap": gaps, "n_tied_cells": 9, "n_cells": 10,
-         "degenerate_judge": "degenerate judge: its two orders agree on 50% of 90 pairs after debiasing"},
+         "degenerate_judge": "fails the judge screen: its two orders agree on 50% of 90 pairs after debiasing"},
     ])
     fresh = fresh_sample.fresh_sample_claims(claim, ["a", "b", "c", "e"]).set_index("model")
     # gaps 10, 20, 30, 40: mean 25, t_{3, 0.975} = 3.1824 x sd 12.91 / 2 = 20.54 -> [4.46, 45.54]: above 0
@@ -30,7 +30,7 @@ def test_fresh_sample_claims_read_the_same_claim_on_the_new_contexts_alone() -> 
     # the two methods' means on the same contexts: their difference is the gap
     assert (fresh.loc["m", "comparative"], fresh.loc["m", "comparator_score"]) == (pytest.approx(30.0), pytest.approx(5.0))
     # a degenerate judge (the book's one test, read on every context) stays not tested on any sample
-    assert fresh.loc["tied", "verdict"] == NOT_TESTED and fresh.loc["tied", "reason"].startswith("degenerate judge")
+    assert fresh.loc["tied", "verdict"] == NOT_TESTED and fresh.loc["tied", "reason"].startswith("fails the judge screen")
     # three contexts: mean 20, t_{2} x 10 / sqrt(3) = 24.8 -> the interval contains 0
     assert fresh_sample.fresh_sample_claims(claim.iloc[:1], ["a", "b", "c"])["verdict"].iloc[0] == NOT_RESOLVED
     two = fresh_sample.fresh_sample_claims(claim.iloc[:1], ["a", "b", "zzz"]).iloc[0]
@@ -86,8 +86,8 @@ def test_the_headline_reads_a_claim_chosen_for_more_data_on_its_fresh_sample():
     assert (flu["gap"], flu["gap_low"], flu["gap_high"], flu["n_paired"], flu["contexts_needed"]) == (13.2, -3.0, 29.3, 14, 38.0)
     assert (flu["pooled_gap"], flu["pooled_n_paired"], flu["pooled_verdict"]) == (13.5, 30, "supported")
     assert flu["reason"] == ("fresh sample of 14 added contexts: interval contains 0; every context: 13.5 [3.6, 23.4] "
-                             "over 30 (supported, optional stopping)")
-    assert flu["headline_note"] == "fresh sample of 14 added contexts; every context: 13.5 [3.6, 23.4], n = 30, supported"
+                             "over 30 (a description, interval above 0: optional stopping)")
+    assert flu["headline_note"] == "fresh sample of 14 added contexts; every context: 13.5 [3.6, 23.4], n = 30, a description, interval above 0"
     # Holm is redone with the fresh p-value: over (0.1, 0.04) the smaller, 0.04, must be below 0.05 / 2: COH is now a flag
     coh = out[out["aspect"] == "COH"].iloc[0]
     assert not coh["holm"] and coh["family_verdict"] == "not resolved" and coh["gap"] == 9.0
@@ -110,3 +110,18 @@ def test_a_fresh_rows_two_methods_are_read_on_the_fresh_sample_so_that_their_dif
     assert shown["comparative"].tolist() == ["17.0 (added contexts)", "18.4"]
     assert shown["prompt scoring"].tolist() == ["3.8 (expected; added contexts)", "4.9 (expected)"]
     assert shown["gap [paired 95%]"].tolist() == ["13.2 [-3.0, 29.3]", "13.5 [3.6, 23.4]"] and shown["n"].tolist() == [14, 30]
+
+
+def test_the_family_on_the_chosen_contexts_redoes_holm_with_those_rows() -> None:
+    from nlgjudge.analysis.fresh_sample import family_on_chosen, kept_rows
+
+    claim = pd.DataFrame({
+        "model": ["m"] * 3, "dataset": ["a", "a", "b"], "aspect": ["X", "Y", "Z"],
+        "gap": [10.0, 1.0, 9.0], "gap_low": [5.0, -3.0, 4.0], "gap_high": [15.0, 5.0, 14.0], "n_paired": [30, 30, 30],
+        "verdict": ["supported", "not resolved", "supported"], "p_value": [0.001, 0.6, 0.002]})
+    chosen = pd.DataFrame({"aspect": ["X", "Y"], "gap": [1.0, 12.0], "gap_low": [-4.0, 6.0], "gap_high": [6.0, 18.0],
+                           "n_paired": [16, 16], "verdict": ["not resolved", "supported"], "p_value": [0.7, 0.001]})
+    planned, first = family_on_chosen(claim, None, "m", "a"), family_on_chosen(claim, chosen, "m", "a")
+    assert kept_rows(planned, {"a": "A"}) == ["A X", "b Z"]
+    assert kept_rows(first, {"a": "A"}) == ["A Y", "b Z"]  # which rows survive moves with the contexts read
+    assert first.loc[first["aspect"] == "Y", "n_paired"].iloc[0] == 16

@@ -217,7 +217,7 @@ def test_the_reference_defense_reads_plain_minus_reference_win_rates_on_the_arti
     assert half == pytest.approx(stats.t.ppf(0.975, 4) * expected.std(ddof=1) / np.sqrt(5))
     assert found["verdict"] == "supported"  # the whole interval above 0
     # a judge that fails the screen is not tested, and the claim joins its own family in gaming_claims
-    gated = reference_rows(plain, with_reference, {"j": "degenerate judge: answers by position"}).iloc[0]
+    gated = reference_rows(plain, with_reference, {"j": "fails the judge screen: answers by position"}).iloc[0]
     assert gated["verdict"] == "not tested"
     claims = gaming_claims(plain, reference=reference_rows(plain, with_reference))
     assert (claims["claim"] == "gaming.reference").sum() == 1

@@ -25,7 +25,7 @@ def test_every_run_passing_is_one_range_and_a_degenerate_run_is_named_with_its_r
     assert sentence == ("passes the judge screen in all 2 (runtime, dataset) runs: its two orders agree on 100% [63%, 100%], "
                         "100% [63%, 100%] of pairs per context after debiasing, every interval above its chance level (52%; the lowest end 63%)")
     mixed = outcomes_sentence(order_agreements({"x": CONSISTENT, "y": ALWAYS_A}))
-    assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: degenerate judge: its two orders agree on 50% [18%, 82%]")
+    assert mixed.startswith("fails the judge screen in 1 of its 2 runs (y: its two orders agree on 50% [18%, 82%]")
     assert mixed.endswith("; it passes in the other 1")
     one = outcomes_sentence(order_agreements({"x": CONSISTENT}))
     assert one.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
@@ -48,7 +48,7 @@ def test_a_whole_run_judge_is_screened_with_its_contexts_as_comparison_sets() ->
 
     judged = {"good": whole(CONSISTENT), "bad": whole(ALWAYS_A)}
     gates = whole_run_gates(judged)
-    assert gates["good"] is None and gates["bad"].startswith("degenerate judge: its two orders agree on 50%")
+    assert gates["good"] is None and gates["bad"].startswith("fails the judge screen: its two orders agree on 50%")
     assert whole_run_words(judged)["good"].startswith("passes the judge screen: its two orders agree on 100% [63%, 100%]")
     table = whole_run_table(judged)
     assert table.index.tolist() == ["good", "bad"]

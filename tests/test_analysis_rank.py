@@ -91,7 +91,7 @@ def test_two_close_systems_are_reported_unresolved() -> None:
 def test_a_judge_that_ties_everything_is_called_degenerate() -> None:
     frame = judgments(n_contexts=6).assign(p_a=0.5)
     result = analyse(frame, SYSTEMS, n_boot=20)
-    assert any(w.startswith("degenerate judge") for w in result.warnings)
+    assert any(w.startswith("fails the judge screen") for w in result.warnings)
     assert any(w.startswith("many ties") for w in result.warnings)
 
 

@@ -156,3 +156,49 @@ def test_comparative_bars_hatch_the_papers_bars() -> None:
     assert by_height[50].get_hatch() and not by_height[30].get_hatch()
     assert to_rgb(by_height[50].get_facecolor()) == pytest.approx(to_rgb(model_colour("FlanT5-3B")))
     assert legibility_problems(fit_to_page(fig)) == []
+
+
+def test_a_figure_is_described_from_its_own_titles_and_labels() -> None:
+    from nlgjudge.plotting.style import figure_description
+
+    fig, axes = plt.subplots(1, 2)
+    fig.suptitle("Spearman against the number of comparisons")
+    axes[0].set(title="SummEval", xlabel="comparisons", ylabel="Spearman x100")
+    axes[1].set(title="WebNLG", xlabel="comparisons", ylabel="Spearman x100")
+    said = figure_description(fig)
+    plt.close(fig)
+    assert said == ("Figure: Spearman against the number of comparisons. Panels: SummEval; WebNLG. Horizontal axis: "
+                    "comparisons. Vertical axis: Spearman x100.")
+    bare, _ = plt.subplots()
+    assert figure_description(bare) == "Figure: A figure."
+    plt.close(bare)
+
+
+def test_show_puts_the_description_beside_the_image_for_the_page(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    import base64
+    import hashlib
+    import importlib.util
+    import json
+
+    import IPython.display
+
+    from nlgjudge.config import REPO_ROOT
+    from nlgjudge.plotting.style import show
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kwargs: shown.append((data, kwargs)))
+    fig, ax = plt.subplots()
+    ax.set(title="Positional bias", xlabel="P(A)")
+    show(fig)
+    (data, kwargs), = shown
+    alt = kwargs["metadata"]["image/png"]["alt"]
+    assert alt == data["text/plain"] == "Figure: Positional bias. Horizontal axis: P(A)." and kwargs["raw"]
+    # the book's extension finds it by the hash myst-nb names the image file with
+    notebook = {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "data": data,
+                                                              "metadata": kwargs["metadata"]}]}]}
+    (tmp_path / "x.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("figure_alt", REPO_ROOT / "book" / "_ext" / "figure_alt.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    digest = hashlib.sha256(base64.b64decode(data["image/png"])).hexdigest()
+    assert module.descriptions([tmp_path / "x.ipynb"]) == {digest: alt}

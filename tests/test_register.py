@@ -176,6 +176,7 @@ def test_a_needed_cell_says_none_more_when_the_run_already_has_the_design_size()
     assert needed_cell(3, 12) == ("design size met (3 would do; this run has 12): still open, but an effect as large as "
                                   "the smallest that matters would likely have been found, so any effect left is smaller")
     assert needed_cell(40, 12) == "40"
+    assert needed_cell(40, 12, equivalence=True) == "40 for a value at the band's centre; more near an edge, none outside it"
     assert needed_cell(None, 12) == needed_cell(float("nan"), 12) == "out of reach"
 
 
@@ -187,3 +188,24 @@ def test_a_directional_verdict_smaller_than_the_smallest_effect_that_matters_say
     large = reg.verdict(spec.id, spec.threshold + 3 * spec.minimal_effect, spec.threshold + 2 * spec.minimal_effect,
                         spec.threshold + 4 * spec.minimal_effect, 30)
     assert large.verdict == "supported" and "smallest effect" not in large.reason
+
+
+def test_the_judge_screen_is_declared_in_the_register_with_its_history() -> None:
+    from nlgjudge.stats.degenerate import MIN_CONTEXTS
+
+    screen = reg.register().screen
+    assert screen["min_units"] == MIN_CONTEXTS  # the code's minimum is the plan's
+    assert any("Verdicts it changed" in entry for entry in screen["history"])  # an amendment names what it moved
+    page = reg.page_markdown({"narcissism": "Narcissistic evaluators"})
+    assert "*Amended 2026-11-30, after the data were read:*" in page and "K / (2 (K - 1))" in page
+    assert "Choices every chapter shares" in page and "eight teams" in page  # the WebNLG candidate set is declared
+
+
+def test_an_open_row_whose_interval_excludes_the_effect_that_matters_says_so_and_needs_no_more_units() -> None:
+    spec = reg.claim("comparative.above_scoring")  # directional: above 0, the smallest effect 5 points
+    tight = reg.verdict(spec.id, 0.0, -1.0, 1.0, 8)
+    assert tight.verdict == "not resolved" and "already excludes the smallest effect that matters" in tight.reason
+    assert reg.units_needed_for(spec.id, -1.0, 1.0, 8) == 8  # design size met: needed_cell says any effect left is smaller
+    assert "design size met" in reg.needed_cell(reg.units_needed_for(spec.id, -1.0, 1.0, 8), 8)
+    wide = reg.verdict(spec.id, 0.0, -10.0, 10.0, 8)
+    assert "already excludes" not in wide.reason and reg.units_needed_for(spec.id, -10.0, 10.0, 8) > 8

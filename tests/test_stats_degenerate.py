@@ -106,7 +106,7 @@ def test_the_outcome_is_said_for_a_judge_that_passes_and_for_one_that_does_not()
     assert words.startswith("passes the judge screen: its two orders agree on 100% [63%, 100%] of pairs per context")
     assert words.endswith("over 8 contexts, above chance, 51%")  # 8 candidates: K = 56, chance 56 / 110
     always_a = order_agreement(*_both_orders(10, 8, lambda s, i, j: 1.0))
-    assert outcome_words(always_a) == "fails the judge screen: " + degenerate_reason(always_a).removeprefix("degenerate judge: ")
+    assert outcome_words(always_a) == "fails the judge screen: " + degenerate_reason(always_a).removeprefix("fails the judge screen: ")
     assert outcome_words(always_a).endswith("the interval reaches chance, so the run does not show that it reads the texts")
 
 

@@ -838,11 +838,24 @@ def parameters_table(name: str, values: Mapping[str, Any]) -> Any:
     import pandas as pd  # imported here: ``python -m nlgjudge.book`` stays quick
 
     frame = pd.DataFrame(get_chapter(name).parameter_rows(values))
-    return (frame.style.hide(axis="index")
-            .set_table_attributes('class="nlg-parameters"')  # outputs.css keeps the parameter names whole
-            .set_properties(**{"text-align": "left", "vertical-align": "top"})
-            .set_properties(subset=["parameter", "to change it"], **{"font-family": "monospace"})
-            .set_table_styles([{"selector": "th", "props": "text-align: left"}]))
+    styled = (frame.style.hide(axis="index")
+              .set_table_attributes('class="nlg-parameters"')  # outputs.css keeps the parameter names whole
+              .set_properties(**{"text-align": "left", "vertical-align": "top"})
+              .set_properties(subset=["parameter", "to change it"], **{"font-family": "monospace"})
+              .set_table_styles([{"selector": "th", "props": "text-align: left"}]))
+    return FoldedTable(styled, f"Show the {len(frame)} parameters and the command that changes each")
+
+
+class FoldedTable:
+    """A table folded under a one-line summary the reader opens (an HTML ``<details>``): the
+    parameters and commands a student rerunning the chapter needs, out of the way of one reading it."""
+
+    def __init__(self, styled: Any, summary: str) -> None:
+        self.styled, self.summary = styled, summary
+
+    def _repr_html_(self) -> str:
+        return (f'<details class="nlg-fold"><summary>{self.summary}</summary>\n'
+                f"{self.styled.to_html()}\n</details>")
 
 
 def get_chapter(name: str) -> Chapter:

@@ -19,12 +19,31 @@ OUTPUT_CACHE_ENV = "NLGJUDGE_OUTPUT_CACHE"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def expand_user(text: str) -> str:
+    """:func:`expand_path` for a text that stays a text ("" stays "", where ``Path("")`` is the current folder)."""
+    return str(expand_path(text)) if text.startswith("~") else text
+
+
+def expand_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` with a leading ``~`` or ``~user`` expanded (``os.path.expanduser``, which never raises, where
+    ``Path.expanduser`` raises a bare RuntimeError for an unknown user); a ``~user`` this machine does not
+    know is a :class:`ValueError` that says so, instead of a folder literally named ``~user`` made in
+    the working folder."""
+    text = os.fspath(value)
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~") and text.startswith("~"):
+        user = text[1:].split(os.sep, 1)[0]
+        raise ValueError(f"{text[:200]}: there is no user {user[:60]!r} on this machine, so '~{user[:60]}' names no home "
+                         "folder; write the path in full (or start it with ~/ for your own home)")
+    return Path(expanded)
+
+
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path | None:
     """The directory holding the public datasets (one sub-folder per dataset), or None if unset."""
     value = override if override is not None else os.environ.get(DATA_DIR_ENV)
     if value is None or str(value) == "":
         return None
-    return Path(value).expanduser()
+    return expand_path(value)
 
 
 def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -36,7 +55,7 @@ def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
     else:
         base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
         path = Path(base) / "nlgjudge"
-    path = path.expanduser()
+    path = expand_path(path)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -62,7 +81,7 @@ def output_cache_path(default_name: str = "outputs.sqlite") -> Path:
             raise ValueError(f"{OUTPUT_CACHE_ENV}={value[:80]!r} is an SQLite name, not a file: the output cache keeps "
                              "the judgments between runs, so it must be a file on disk; set it to a path such as "
                              "~/.cache/nlgjudge/outputs.sqlite")
-        path = Path(value).expanduser()
+        path = expand_path(value)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
     return cache_dir() / default_name

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from nlgjudge.data.user_outputs import UserInputError
 from nlgjudge.safety import shown_path
+from nlgjudge.config import expand_path
 
 OUTPUT_FILES = ("leaderboard.csv", "judgments.jsonl", "win_matrix.png", "report.md")
 #: Hidden folder (inside ``--out``) where a run writes its set before swapping it in.
@@ -118,7 +119,7 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
     if not str(os.fspath(out)).strip():  # Path("") would be the current folder
         raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
                              f"e.g. {option} ranking")
-    folder = Path(out).expanduser()
+    folder = expand_path(out)
     try:
         for part in [folder, *folder.parents]:
             if part.exists() and not part.is_dir():
@@ -129,17 +130,17 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
                                      f"or pass {option} another folder (the run writes its own {name})")
-            if cache_file is not None and (_same_file(target, Path(cache_file).expanduser())
-                                           or os.path.realpath(target) == os.path.realpath(Path(cache_file).expanduser())):
+            if cache_file is not None and (_same_file(target, expand_path(cache_file))
+                                           or os.path.realpath(target) == os.path.realpath(expand_path(cache_file))):
                 raise UserInputError(f"{option} {folder}: {name} there is the output cache the judgments are stored in "
                                      f"({shown_path(cache_file)}), which a run never replaces; set NLGJUDGE_OUTPUT_CACHE to a "
                                      f"file outside {folder}, or pass {option} another folder")
             for given in inputs:
-                if _same_file(target, Path(given).expanduser()):
+                if _same_file(target, expand_path(given)):
                     raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
                                          f"run never replaces; pass {option} another folder")
         if cache_file is not None:  # the run's own bookkeeping files are no place for the cache either
-            cache = os.path.realpath(Path(cache_file).expanduser())
+            cache = os.path.realpath(expand_path(cache_file))
             for name in (LOCK_NAME, MANIFEST_NAME):
                 if cache == os.path.realpath(folder / name):
                     raise UserInputError(f"{option} {folder}: the output cache ({shown_path(cache_file)}) is named like "
@@ -219,7 +220,7 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
     command line holds it from the checks to the last file; :func:`rank_outputs` takes it again).
     The lock file is removed on release; a run that took the lock of a file removed meanwhile
     takes it again on the new file, so two runs never hold two different files."""
-    path = Path(folder).expanduser().resolve() / LOCK_NAME
+    path = expand_path(folder).resolve() / LOCK_NAME
     held = _HELD_LOCKS.get(path)
     if held is not None:
         held[1] += 1
@@ -244,6 +245,9 @@ def out_lock(folder: str | os.PathLike[str], option: str = "--out") -> Iterator[
             except OSError as error:
                 if error.errno == errno.ELOOP:
                     raise UserInputError(not_ours) from None
+                if error.errno == errno.EISDIR:  # a folder of the user's under the lock's name
+                    raise UserInputError(f"{option} {folder}: {LOCK_NAME} there is a folder, not this tool's lock file; "
+                                         f"move it away, or pass {option} another folder") from None
                 raise UserInputError(f"{option} {folder}: cannot open the lock file {LOCK_NAME} there "
                                      f"({_reason(error)}); pass {option} a folder you can write to") from None
         except OSError as error:

@@ -81,6 +81,7 @@ from nlgjudge.data.user_outputs import (
     read_user_outputs,
     row_place,
 )
+from nlgjudge.config import expand_path, expand_user
 
 #: A text cell starting with one of these is a formula to a spreadsheet (see :func:`neutralise_formulas`).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -425,7 +426,7 @@ def write_outputs(result: RankResult, folder: Path, *, force: bool = False) -> l
     the folder are left alone, and only this run's staging folder and those of dead runs are removed."""
     from nlgjudge.plotting.rank import save_win_matrix
 
-    folder = Path(folder).expanduser()
+    folder = expand_path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with out_lock(folder):
         foreign = foreign_files(folder)  # again: a file may have come while the judge worked
@@ -563,15 +564,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _check_judge_kind(args.server_tokenizer if tokenizer_packaged else args.model,
                                   "--server-tokenizer" if tokenizer_packaged else "--model")
             # Everything about the input is checked before the model is loaded (which takes a while).
-            frame = read_user_outputs(os.path.expanduser(args.input), fields, with_reference=args.with_reference)
-            prompt_file = os.path.expanduser(args.prompt) if args.prompt is not None else None
+            frame = read_user_outputs(expand_user(args.input), fields, with_reference=args.with_reference)
+            prompt_file = expand_user(args.prompt) if args.prompt is not None else None
             if prompt_file is not None and args.aspect is not None:
                 raise UserInputError(f"--aspect {args.aspect}: a prompt file asks its own question, so --aspect would be "
                                      "ignored; write the quality into the prompt file, or leave --prompt out")
             aspect = args.aspect if args.aspect is not None else "OVR"
             prompt = build_prompt(aspect, args.noun, prompt_file, args.with_reference, cli=True)
-            out = os.path.expanduser(args.out)
-            created = prepare_out(out, force=args.force, inputs=[os.path.expanduser(args.input)], cache_file=_cache_file(None, None))
+            _refuse_secret_in_prompt(prompt_file)
+            out = expand_user(args.out)
+            created = prepare_out(out, force=args.force, inputs=[expand_user(args.input)], cache_file=_cache_file(None, None))
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
@@ -614,16 +616,39 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _refuse_credentials(args: Any) -> None:
     """A text option that holds the API key (or another credential) would be written into report.md and
     the cache keys: refused before anything is read, without showing it."""
+    from urllib.parse import unquote
+
     from nlgjudge.engine.server.client import API_KEY_ENV, holds_secret
 
     key = os.environ.get(API_KEY_ENV, "").strip()
-    for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out"):
+    for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out", "server_url"):
         value = getattr(args, option, None)
+        if option == "server_url":  # a route may look random; only the key itself is refused there
+            if isinstance(value, str) and len(key) >= 8 and key.casefold() in unquote(value).casefold():
+                raise UserInputError(f"--server-url holds the API key of {API_KEY_ENV}, which would be shown and stored "
+                                     "with the server's address; give the server's address without it (the key is sent "
+                                     "in a header)")
+            continue
         if isinstance(value, str) and (holds_secret(value) or (len(key) >= 8 and key.casefold() in value.casefold())):
             what = "the input file's path" if option == "input" else f"--{option.replace('_', '-')}"
             raise UserInputError(f"{what} holds what looks like the API key or another credential, "
                                  "which would be written into the report and the cache; pass the value it is meant to have "
                                  f"(the key goes only in {API_KEY_ENV})")
+
+
+def _refuse_secret_in_prompt(prompt_file: str | None) -> None:
+    """A prompt file that holds the API key (or an issued token) would put it into every request the
+    output cache stores: refused before judging, without showing it."""
+    from nlgjudge.engine.server.client import _ISSUED_TOKEN, API_KEY_ENV
+
+    if prompt_file is None:
+        return
+    text = Path(prompt_file).read_text(encoding="utf-8", errors="replace")
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if (len(key) >= 8 and key.casefold() in text.casefold()) or _ISSUED_TOKEN.search(text):
+        raise UserInputError(f"--prompt {shown_path(prompt_file)}: the prompt holds what looks like the API key or another "
+                             "credential, which would be stored with every request in the output cache; take it out of "
+                             f"the prompt (the key goes only in {API_KEY_ENV})")
 
 
 #: Upper bounds of the size options: beyond them a run takes hours doing nothing useful.

@@ -28,6 +28,7 @@ from scipy.stats import norm
 
 from nlgjudge.stats.claims import (
     CONTRADICTED,
+    NOT_RESOLVED,
     SUPPORTED,
     ClaimVerdict,
     claim_verdict,
@@ -35,7 +36,6 @@ from nlgjudge.stats.claims import (
     equivalence_units_needed,
     units_needed_from_interval,
 )
-from nlgjudge.stats.degenerate import MIN_CONTEXTS
 
 if TYPE_CHECKING:  # the register reads frames duck-typed: it imports no pandas at run time
     import numpy as np
@@ -93,6 +93,10 @@ class Claim:
         return self.threshold + sign * self.minimal_effect
 
 
+#: The judge screen's fields in the register's [screen] table.
+_SCREEN_FIELDS = ("words", "unit", "minimum", "min_units", "otherwise", "history")
+
+
 @dataclass(frozen=True)
 class Register:
     """The whole register: claims by id, the families, the chapters that draw no verdict and the
@@ -102,6 +106,8 @@ class Register:
     families: dict[str, str]
     no_claims: dict[str, str]
     secondary: dict[str, str] = field(default_factory=dict)
+    screen: dict[str, object] = field(default_factory=dict)
+    choices: dict[str, str] = field(default_factory=dict)
 
     def of_chapter(self, chapter: str) -> list[Claim]:
         return [c for c in self.claims.values() if c.chapter == chapter]
@@ -153,10 +159,18 @@ def load_register(path: str | Path = REGISTER_PATH) -> Register:
         claims[found.id] = found
     no_claims = dict(data.get("no_claims", {}))
     secondary = {str(k): str(v) for k, v in data.get("secondary", {}).items()}
+    screen = dict(data.get("screen", {}))
+    if screen:
+        missing = [f for f in _SCREEN_FIELDS if f not in screen]
+        if missing or set(screen) - set(_SCREEN_FIELDS):
+            raise RegisterError(f"{path.name}: [screen] must have exactly the fields {', '.join(_SCREEN_FIELDS)}")
+        if not isinstance(screen["history"], list) or not isinstance(screen["min_units"], int):
+            raise RegisterError(f"{path.name}: [screen] history is a list of amendments and min_units a whole number")
     clash = sorted({c.chapter for c in claims.values()} & set(no_claims))
     if clash:
         raise RegisterError(f"{path.name}: {', '.join(clash)} both draw no verdict and hold claims")
-    return Register(claims, families, no_claims, secondary)
+    choices = {str(k): str(v) for k, v in data.get("choices", {}).items()}
+    return Register(claims, families, no_claims, secondary, screen, choices)
 
 
 @lru_cache(maxsize=1)
@@ -201,7 +215,17 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
             and abs(low - spec.threshold) < spec.minimal_effect and abs(high - spec.threshold) < spec.minimal_effect):
         return ClaimVerdict(found.verdict, f"{found.reason}; smaller than the smallest effect that matters, "
                                            f"{spec.minimal_effect:g}")
+    if spec.margin is None and found.verdict == NOT_RESOLVED and _inside_effect(spec, low, high):
+        # open on its direction, but the interval already rules out an effect as large as the one that matters
+        return ClaimVerdict(found.verdict, f"{found.reason}; the interval already excludes the smallest effect that "
+                                           f"matters, {spec.minimal_effect:g}, either way: any effect left is smaller")
     return found
+
+
+def _inside_effect(spec: Claim, low: float, high: float) -> bool:
+    """Both ends of a finite interval lie nearer the threshold than the claim's smallest effect that matters."""
+    return (math.isfinite(low) and math.isfinite(high) and abs(low - spec.threshold) < spec.minimal_effect
+            and abs(high - spec.threshold) < spec.minimal_effect)
 
 
 def family_p(rows: pd.DataFrame) -> np.ndarray:
@@ -234,6 +258,10 @@ def units_needed_for(claim_id: str, low: float, high: float, n: int, alpha: floa
     if not (math.isfinite(low) and math.isfinite(high)) or n < 2:
         return float("nan")
     spec = claim(claim_id)
+    if spec.margin is None and _inside_effect(spec, low, high):
+        # the run already excludes an effect as large as the one that matters: its own size is enough
+        # (needed_cell then says "design size met", and that any effect left is smaller)
+        return float(n)
     if spec.margin is not None:  # an equivalence claim: the interval's SE as a per-unit spread, two one-sided tests
         se = (high - low) / (2.0 * float(norm.ppf(0.975)))
         needed = equivalence_units_needed(se * math.sqrt(n), spec.margin, alpha=alpha)
@@ -265,6 +293,8 @@ def needed_cell(needed: float | None, n: int, equivalence: bool = False) -> str:
     if float(needed) <= n:
         return (f"design size met ({int(needed)} would do; this run has {n}): still open, but an effect as large as the "
                 "smallest that matters would likely have been found, so any effect left is smaller")
+    if equivalence:  # the design size of two one-sided tests holds for a value at the band's centre only
+        return f"{int(needed)} for a value at the band's centre; more near an edge, none outside it"
     return str(int(needed))
 
 
@@ -347,20 +377,21 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
         "the minimal effect below, never at the observed effect.",
         "",
-        "**The judge screen**, the same for every judge and chapter and set by no data (the {term}`judge screen`;",
-        "its minimum is chance): a pairwise judge's rows count",
-        "only when its two orders of a pair, debiased with one threshold per context and question, are shown to agree",
-        "more often than chance: each context's share of agreeing pairs, and the 95% interval of their mean over",
-        f"contexts lying wholly above chance, on at least {MIN_CONTEXTS} contexts. Chance is what a judge answering at",
-        "random reaches: with K comparisons in a context and question, debiased on themselves, K / (2 (K - 1)),",
-        "a little above one half. Otherwise every row of that",
-        "judge is not tested, and the chapter says why in words. *Amended 2026-11:* the screen was a one-sided",
-        "binomial test over pairs, debiased as each chapter debiases; pairs share contexts, so the unit is now",
-        "the context, with one debiasing scope everywhere. *Amended 2026-11-30:* its minimum was one half, but a",
-        "threshold fitted on the same comparisons makes a random judge's two orders agree slightly more often",
-        "than that, so a fifth of such judges passed; the minimum is now that chance level.",
-        "",
     ]
+    if reg.screen:
+        screen = reg.screen
+        amended = " ".join(f"*Amended {_html(str(entry).split(':', 1)[0])}:* {_html(str(entry).split(':', 1)[1].strip())}."
+                           for entry in screen["history"])  # type: ignore[union-attr]
+        lines += [
+            "**The judge screen**, the same for every judge and chapter and set by no data (the {term}`judge screen`): "
+            f"{_html(str(screen['words']))}. Unit: {_html(str(screen['unit']))}, on at least {screen['min_units']} "
+            f"contexts. Minimum: {_html(str(screen['minimum']))}. Otherwise {_html(str(screen['otherwise']))}. {amended}",
+            "",
+        ]
+    if reg.choices:
+        lines += ["**Choices every chapter shares**, declared here as the claims are:", ""]
+        lines += [f"- {_html(text)}." for text in reg.choices.values()]
+        lines += [""]
     if reg.secondary:
         lines += ["**Secondary readings**, declared here as the claims are, each drawing no claim (a reading of several rows is corrected over them):", ""]
         lines += [f"- {_html(text)}." for text in reg.secondary.values()]

@@ -118,16 +118,18 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
             if math.isfinite(mean_p_a) else "no position")
     n = len(verdicts)
     counts = _count(verdicts)
-    fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
-           f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
+    if n and counts[NOT_RESOLVED] == n:
+        fix = f"whether removing that lean brings it closer to people, these data cannot tell on any of the {n} datasets"
+    else:
+        fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
+               f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
     leans = [f"leans towards {lean}"]
     if sets is not None:  # "clearly": the set's interval excludes one half after Holm's correction, not its point estimate
         toward_a, toward_b, n_sets = sets
-        leans = [f"clearly leans towards the first candidate in {toward_a} of its {n_sets} pairings of a prompt with a "
-                 "question" + (f" and the second in {toward_b}" if toward_b else ""),
-                 f"clearly leans towards the first candidate in {toward_a} of its {n_sets} prompt-question pairings"
-                 + (f" and the second in {toward_b}" if toward_b else ""),
-                 f"clearly leans towards A in {toward_a} and B in {toward_b} of {n_sets} prompt-question pairings", *leans]
+        leans = [f"clearly prefers the candidate shown first in {toward_a} of its {n_sets} prompt-and-aspect settings"
+                 + (f", and the one shown second in {toward_b}" if toward_b else ""),
+                 f"clearly prefers the first candidate in {toward_a} of {n_sets} prompt-and-aspect settings"
+                 + (f" and the second in {toward_b}" if toward_b else ""), *leans]
     for said in leans:  # the fullest that fits
         if words_shown(f"{name(judge)} {said}; {fix}.") <= MAX_WORDS:
             return plain(f"{name(judge)} {said}; {fix}.")
@@ -136,39 +138,41 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
 
 def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None) -> str:
     """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm. ``small``: per
-    key, the registered minimal effect where every supported dataset's interval lies below it (the
-    data show the direction, and that the size is smaller than what matters: said with the count)."""
+    key, the registered minimal effect where every resolved dataset's interval lies within it (the
+    data show the direction, and that the size is smaller than what matters: said with the count, and
+    kept before anything else is dropped, as the claim rule requires)."""
     def read(key: str, claim: str, short: bool) -> str:
         found = list(verdicts.get(key, ()))
         if not found:
             return f"no dataset of this run tests whether {claim}"
         counts, n = _count(found), len(found)
         reverse = counts[CONTRADICTED]
-        against = (f", reversed in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
+        against = (f" and loses in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
         if counts[SUPPORTED] == 0:
+            other_way = f", and the reverse holds in {reverse}" if reverse else ""
             if short:
-                return f"no dataset of {n} shows that {claim}{against}"
-            return f"these data do not show that {claim} in any of the {n} datasets{against}"
+                return f"no dataset of {n} shows that {claim}{other_way}"
+            return f"these data do not show that {claim} in any of the {n} datasets{other_way}"
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
-        size = f", each by less than the {sizes[key]:g} point in 100 that matters" if sizes and key in sizes else ""
-        return f"{claim} in {where} datasets{size}{against}"
+        size = (f", {'each' if reverse else 'always'} by under {sizes[key]:g} point in 100, too small to matter"
+                if sizes and key in sizes else "")
+        return f"{claim} in {where} datasets{against}{size}"
 
     sizes = small
 
     def line(short: bool) -> str:
-        return (f"For {name(judge)}: {read('no_repeat_minus_random', 'pairs asked once beat random pairs', short)}; "
-                f"{read('debias_gain_small_budgets', 'removing the position lean helps with few comparisons', short)}.")
+        return (f"For {name(judge)}, {read('no_repeat_minus_random', 'asking each pair once beats random pairs', short)}. "
+                f"{read('debias_gain_small_budgets', 'correcting for position helps with few comparisons', short).capitalize()}")
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
-    hurts = (f" With fewer comparisons than candidates, removing the lean hurts in "
-             f"{_of(tiny[CONTRADICTED], len(verdicts['debias_gain_tiny_budgets']))} datasets."
-             if tiny[CONTRADICTED] else "")
-    # the first line that fits: the finding against the paper kept longest, then the sizes, then the longer wording
-    for tail, sizes, short in itertools.product((hurts, ""), (small, None), (False, True)):
-        if words_shown(line(short) + tail) <= MAX_WORDS:
-            return plain(line(short) + tail)
-    return plain(line(short=True))
+    hurts = (f" but hurts in {tiny[CONTRADICTED]} with fewer comparisons than candidates" if tiny[CONTRADICTED] else "")
+    # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the finding
+    # against the paper, then the longer wording
+    for sizes, tail, short in itertools.product((small, None), (hurts, ""), (False, True)):
+        if words_shown(line(short) + tail + ".") <= MAX_WORDS:
+            return plain(line(short) + tail + ".")
+    return plain(line(short=True) + ".")
 
 
 def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
@@ -242,8 +246,8 @@ _OWN_WORDS = {
     NOT_RESOLVED: "these data cannot tell whether evaluators score their own summaries higher than the others do",
     NOT_TESTED: "whether evaluators score their own summaries higher could not be tested here",
 }
-_OWN_SHORT = {SUPPORTED: "every evaluator does", CONTRADICTED: "at least one does not",
-              NOT_RESOLVED: "these data cannot tell", NOT_TESTED: "it could not be tested"}
+_OWN_SHORT = {SUPPORTED: "shows it for every evaluator", CONTRADICTED: "fails to show it for at least one evaluator",
+              NOT_RESOLVED: "leaves it open on these data", NOT_TESTED: "could not be read here"}
 
 
 def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None,
@@ -258,9 +262,9 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
     short = _OWN_SHORT.get(excess_verdict, _OWN_SHORT[NOT_TESTED])
     if excess_verdict == NOT_RESOLVED and excess_rows is not None and excess_rows[0]:
         held, rows = excess_rows
-        short = f"only {held} of {rows} evaluator-dataset pairs show it clearly"
-    own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}; "
-           f"on the paper's own measure, {short}" if gamma_verdict is not None else
+        short = f"shows it clearly in {held} of {rows} evaluator-dataset pairs"
+    own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}. "
+           f"The paper's measure, ignoring length, {short}" if gamma_verdict is not None else
            _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
     # the chapter's own caveat, where the claim holds: a model's greedy summary is likely under it by construction
     built_in = ("Part of it is built in: models find their own text likely."
@@ -282,13 +286,13 @@ def _system(text: str) -> str:
 
 
 def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: int, people_verdict: str) -> str:
-    return plain(f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last, but only {_of(n_resolved, n_adjacent)} "
-                 f"neighbouring places are settled by the data: treat the rest as ties. "
+    return plain(f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last, but the data settle only "
+                 f"{_of(n_resolved, n_adjacent)} neighbouring places; the order of the others stays open. "
                  f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")
 
 
 #: The gaming chapter's attack titles as a bottom line's subject (the titles are table labels).
-_ATTACK_WORDS = {"self-praise": "The text praising itself", "irrelevant text": "The irrelevant text",
+_ATTACK_WORDS = {"self-praise": "Self-praise", "irrelevant text": "The irrelevant text",
                  "imitated answer": "The text imitating an answer", "forged chat turns": "The forged chat turns"}
 
 
@@ -304,10 +308,10 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
     def rest(why: str) -> str:  # the rows not won, compactly: a bottom line holds one reading per row
         parts = [f"{wins[CONTRADICTED]} {'loses' if wins[CONTRADICTED] == 1 else 'lose'}"] if wins[CONTRADICTED] else []
         if wins[NOT_RESOLVED]:
-            parts.append(f"{wins[NOT_RESOLVED]} {'stays' if wins[NOT_RESOLVED] == 1 else 'stay'} open")
+            parts.append(f"{wins[NOT_RESOLVED]} {'is' if wins[NOT_RESOLVED] == 1 else 'are'} undecided")
         if wins[NOT_TESTED]:
             parts.append(f"{wins[NOT_TESTED]} untested" + (f" as {why}" if why else ""))
-        return ("; " + ", ".join(parts)) if parts else ""
+        return (": " + ", ".join(parts)) if parts else ""
 
     opening = (f"One text for all articles beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
                f"{tries} tries")

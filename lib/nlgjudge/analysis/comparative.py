@@ -326,6 +326,12 @@ SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
 from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, needed_cell, verdict as registered_verdict  # noqa: E402,E501
 from nlgjudge.stats.claims import family_verdicts  # noqa: E402
+# WebNLG's placeholder outputs and the book's one candidate set live in their own module; named here too,
+# where the chapters have always found them
+from nlgjudge.analysis.candidate_sets import (  # noqa: E402,F401
+    PLACEHOLDER_DATASET, PLACEHOLDER_TEXTS, drop_candidates, headline_reading, placeholder_candidates, placeholder_outputs,
+    placeholder_team_candidates, restrict_runs, without_candidates,
+)
 #: The chapter's claim in the register (its comparator, threshold, minimal effect and family).
 CLAIM_ID = "comparative.above_scoring"
 
@@ -646,7 +652,7 @@ def gap_verdict(n_supported: int, n_contradicted: int, n_not_resolved: int, n_no
         return "there is no absolute scoring of the same model to compare with in this run"
     if n_not_tested == n_cases:
         return (f"none of its {n_cases} dataset-aspects tests the claim on this run (too few shared contexts, or a "
-                "degenerate judge, one that fails the judge screen)")
+                "judge that fails the judge screen)")
     after = (n_supported, n_contradicted, n_not_resolved, n_not_tested)
     said = [count_words(a, b) for a, b in zip(after, before_holm if before_holm is not None else after, strict=True)]
     counts = (f"supported in {said[0]}, contradicted in {said[1]}, not resolved in {said[2]} and "
@@ -758,90 +764,6 @@ def contexts_needed_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFram
                             for own, v, n, per, model in zip(rows["verdict"], rows["contexts_needed"], rows["n_paired"], gaps,
                                                              rows["model"], strict=True)],
     }, index=pd.MultiIndex.from_frame(rows[["model", "dataset", "aspect"]]))
-
-
-# --------------------------------------------------------------------------------------------
-# Candidates that are not text (WebNLG 2017's placeholders)
-
-#: Outputs that are not a system's text: WebNLG 2017's team "vietnam" printed the literal "null"
-#: for most triple sets and "tilburg-pipe" left some empty; people rated them 1/1/1.
-PLACEHOLDER_TEXTS = frozenset({"", "null"})
-
-
-def placeholder_candidates(ds: JudgeDataset) -> pd.DataFrame:
-    """The candidates of ``ds`` whose text is a placeholder (:data:`PLACEHOLDER_TEXTS`, ignoring case
-    and surrounding space): context_id, candidate_id, system, text."""
-    frame = ds.frame
-    mask = frame["text"].astype(str).str.strip().str.lower().isin(PLACEHOLDER_TEXTS)
-    return frame.loc[mask, ["context_id", "candidate_id", "system", "text"]].reset_index(drop=True)
-
-
-def placeholder_team_candidates(ds: JudgeDataset) -> set[str]:
-    """Every candidate of the teams (systems) with at least one placeholder output in ``ds``: what
-    the comparative chapter's headline WebNLG reading leaves out (empty when no output is a placeholder)."""
-    teams = set(placeholder_candidates(ds)["system"])
-    return set(ds.frame.loc[ds.frame["system"].isin(teams), "candidate_id"])
-
-
-def drop_candidates(comparisons: pd.DataFrame, candidate_ids: set[str] | frozenset[str]) -> pd.DataFrame:
-    """The comparison frame as if ``candidate_ids`` had never been candidates: every comparison that
-    involves one is removed and ``i``/``j`` are renumbered within each context, so the remaining
-    matrices are full and their win ratios rank only the others."""
-    _require(comparisons, ["context_id", "i", "j", "candidate_a", "candidate_b"], "comparisons")
-    if not candidate_ids:
-        return comparisons
-    kept = comparisons[~comparisons["candidate_a"].isin(candidate_ids) & ~comparisons["candidate_b"].isin(candidate_ids)]
-    parts = []
-    for _, part in kept.groupby("context_id", sort=False):
-        order = {old: new for new, old in enumerate(sorted(set(part["i"]) | set(part["j"])))}
-        parts.append(part.assign(i=part["i"].map(order), j=part["j"].map(order)))
-    return pd.concat(parts, ignore_index=True) if parts else kept.iloc[0:0]
-
-
-def restrict_runs(
-    comparisons: Mapping[tuple[str, str], pd.DataFrame],
-    scores: Mapping[tuple[str, str], Mapping[str, pd.DataFrame]],
-    dataset: str,
-    candidate_ids: set[str] | frozenset[str],
-) -> tuple[dict[tuple[str, str], pd.DataFrame], dict[tuple[str, str], dict[str, pd.DataFrame]]]:
-    """A chapter's runs (keyed by ``(dataset, model)``) with ``candidate_ids`` of ``dataset`` left out
-    (:func:`drop_candidates` for comparisons; rows dropped from every scoring reading)."""
-    kept_comparisons = {
-        key: drop_candidates(frame, candidate_ids) if key[0] == dataset else frame for key, frame in comparisons.items()
-    }
-    kept_scores = {
-        key: ({reading: frame[~frame["candidate_id"].isin(candidate_ids)] for reading, frame in parts.items()}
-              if key[0] == dataset else dict(parts))
-        for key, parts in scores.items()
-    }
-    return kept_comparisons, kept_scores
-
-
-#: The dataset whose candidates include placeholders; every chapter ranks it without those teams.
-PLACEHOLDER_DATASET = "webnlg"
-
-
-def without_candidates(ds: JudgeDataset, candidate_ids: set[str] | frozenset[str]) -> JudgeDataset:
-    """``ds`` as if ``candidate_ids`` had never been candidates (same info, order kept)."""
-    return JudgeDataset(ds.frame[~ds.frame["candidate_id"].isin(candidate_ids)].copy(), ds.info)
-
-
-def headline_reading(
-    comparisons: pd.DataFrame, datasets: Mapping[str, JudgeDataset], *, dataset: str = PLACEHOLDER_DATASET
-) -> tuple[pd.DataFrame, dict[str, JudgeDataset]]:
-    """The book's one WebNLG candidate set, for chapters that read a comparison frame (bias,
-    subsets, runtime): the comparisons and datasets without the teams that have placeholder outputs
-    (:func:`placeholder_team_candidates`), exactly as the comparative chapter's headline ranks them.
-    Other datasets pass unchanged. Returns the frame and the datasets to score it against."""
-    if dataset not in datasets:
-        return comparisons, dict(datasets)
-    dropped = placeholder_team_candidates(datasets[dataset])
-    if not dropped:
-        return comparisons, dict(datasets)
-    _require(comparisons, ["dataset"], "comparisons")
-    mine = comparisons["dataset"] == dataset
-    kept = pd.concat([comparisons[~mine], drop_candidates(comparisons[mine], dropped)], ignore_index=True)
-    return kept, {name: without_candidates(ds, dropped) if name == dataset else ds for name, ds in datasets.items()}
 
 
 #: How :func:`model_claim_table` names the scoring reading a gap was taken against.

@@ -334,7 +334,8 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
     for (name_1, one), (name_2, two) in combinations(outcomes.items(), 2):
         joined = one[["encounter", "context_id", "y"]].merge(two[["encounter", "y"]], on="encounter", suffixes=("_1", "_2"))
         decided = joined[joined["y_1"].isin((0.0, 1.0)) & joined["y_2"].isin((0.0, 1.0))]
-        row = {"judge_1": name_1, "judge_2": name_2, "n_encounters": len(decided), "n_left_out": len(joined) - len(decided)}
+        row = {"judge_1": name_1, "judge_2": name_2, "n_encounters": len(decided), "n_left_out": len(joined) - len(decided),
+               "n_articles": int(decided["context_id"].nunique())}
         if len(decided) < 2 or decided["y_1"].nunique() < 2 and decided["y_2"].nunique() < 2:
             rows.append({**row, "kappa": np.nan, "ci_low": np.nan, "ci_high": np.nan})
             continue
@@ -356,7 +357,7 @@ def kappa_table(outcomes: Mapping[str, pd.DataFrame], n_boot: int = 1000, seed: 
         rows.append({**row, "kappa": kappa, "ci_low": max(float(low), -1.0), "ci_high": min(float(high), 1.0),
                      "ci_mc_se": mc_se, "draws": len(values)})
     return pd.DataFrame(rows, columns=["judge_1", "judge_2", "kappa", "ci_low", "ci_high", "ci_mc_se", "draws", "n_encounters",
-                                       "n_left_out"])
+                                       "n_left_out", "n_articles"])
 
 
 def rouge_difference_regression(
@@ -597,6 +598,8 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                 "evidence": "kappa is undefined on this run", "verdict": verdict.verdict, "reason": verdict.reason,
                 "articles_needed": nan}
     kappa, low, high = (float(pair[c].iloc[0]) for c in ("kappa", "ci_low", "ci_high"))
+    if "n_articles" in pair.columns:  # the articles the kappa's decided encounters span (its interval's n)
+        n_articles = int(pair["n_articles"].iloc[0])
     mc_se = float(pair["ci_mc_se"].iloc[0]) if "ci_mc_se" in pair.columns and np.isfinite(pair["ci_mc_se"].iloc[0]) else 0.0
     # an end within the resamples' Monte Carlo error of the band's edge is borderline, never flipped by the seed
     verdict = registered_verdict("elo.kappa", kappa, low, high, n_articles, degenerate=degenerate, monte_carlo_se=mc_se)

@@ -162,7 +162,10 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
     r = row.iloc[0]
     every = out.loc[mine].iloc[0]
     pooled_interval = interval_text(every["gap"], every["gap_low"], every["gap_high"], decimals)
-    pooled = f"every context: {pooled_interval} over {int(every['n_paired'])} ({every['verdict']}, optional stopping)"
+    # the reading on every context is optional stopping: a description, never a verdict word
+    side = ("interval above 0" if every["gap_low"] > 0 else "interval below 0" if every["gap_high"] < 0
+            else "interval contains 0")
+    pooled = f"every context: {pooled_interval} over {int(every['n_paired'])} (a description, {side}: optional stopping)"
     for column in ("gap", "gap_low", "gap_high", "n_paired", "verdict"):
         out[f"pooled_{column}"] = np.nan if column != "verdict" else None
         out.loc[mine, f"pooled_{column}"] = every[column]
@@ -178,6 +181,29 @@ def headline_claim(claim: pd.DataFrame, fresh: pd.DataFrame | None, model: str, 
     out.loc[mine, "reason"] = f"fresh sample of {int(r['n_paired'])} added contexts: {r['reason']}; {pooled}"
     out["headline_note"] = out.get("headline_note", pd.Series("", index=out.index)).fillna("")
     out.loc[mine, "headline_note"] = (f"fresh sample of {int(r['n_paired'])} added contexts; every context: "
-                                      f"{pooled_interval}, n = {int(every['n_paired'])}, {every['verdict']}")
+                                      f"{pooled_interval}, n = {int(every['n_paired'])}, a description, {side}")
     # the family's correction is redone with the fresh sample's p-value in the row's place
     return with_family_verdicts(out) if "family_verdict" in out.columns else out
+
+
+def family_on_chosen(claim: pd.DataFrame, chosen: pd.DataFrame | None, model: str, dataset: str) -> pd.DataFrame:
+    """``model``'s family as it reads with ``dataset``'s rows on the contexts the extension was chosen on
+    (``chosen``: :func:`fresh_sample_claims` on them) instead of every context, Holm's correction redone
+    (``holm``, ``family_verdict``): a description beside the plan's reading, showing whether the added
+    contexts change *which* rows the correction keeps, not only how many. Unchanged without ``chosen``."""
+    out = claim[claim["model"] == model].copy()
+    if chosen is None or chosen.empty:
+        return with_family_verdicts(out)
+    for row in chosen.to_dict("records"):
+        mine = (out["dataset"] == dataset) & (out["aspect"] == row["aspect"])
+        for column in ("gap", "gap_low", "gap_high", "n_paired", "verdict", "p_value"):
+            out.loc[mine, column] = row[column]
+    return with_family_verdicts(out)
+
+
+def kept_rows(family: pd.DataFrame, names: dict[str, str] | None = None) -> list[str]:
+    """The rows of a family read with :func:`with_family_verdicts` that its verdict supports, as
+    "Dataset ASPECT" (``names`` maps dataset ids to reader names), in the family's order."""
+    names = names or {}
+    kept = family[family["family_verdict"] == "supported"]
+    return [f"{names.get(d, d)} {a}" for d, a in zip(kept["dataset"], kept["aspect"], strict=True)]

@@ -84,7 +84,7 @@ def outcomes_sentence(results: Mapping[str, OrderAgreement], runs: str = "runs")
         return (f"passes the judge screen in all {len(results)} {runs}: its two orders agree on {share} of pairs per "
                 f"context after debiasing, every interval above its chance level ({' to '.join(chances[::len(chances) - 1 or 1])}; "
                 f"the lowest end {low:.0%})")
-    said = "; ".join(f"{name}: {degenerate_reason(r)}" for name, r in failed.items())
+    said = "; ".join(f"{name}: {str(degenerate_reason(r)).removeprefix('fails the judge screen: ')}" for name, r in failed.items())
     rest = f"; it passes in the other {len(passed)}" if passed else ""
     return f"fails the judge screen in {len(failed)} of its {len(results)} {runs} ({said}){rest}"
 

@@ -717,7 +717,9 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
         flags = [r for r in against if r not in survive]
         if flags:
             flagged = listing(flags) if len(flags) <= max_names else f"{len(flags)} row{'s' if len(flags) != 1 else ''}"
-            flag_text = f"; a flag, not after Holm's correction over the {total} rows: {flagged} contradicts it alone"
+            one = len(flags) == 1
+            flag_text = (f"; {'a flag' if one else 'flags'}: {flagged} {'goes' if one else 'go'} against the claim on "
+                         f"{'its' if one else 'their'} own interval, but not after Holm's correction over the {total} rows")
             if not survive:
                 return ClaimVerdict(NOT_RESOLVED, f"{head}{still_open}{flag_text}{aside}")
             still_open += flag_text

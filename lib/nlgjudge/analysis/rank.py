@@ -284,6 +284,10 @@ def tied_ranks(scores: np.ndarray) -> pd.Series:
     return pd.array(ranks, dtype="Int64")
 
 
+#: Fewer bootstrap resamples than this and the report says its intervals move with the seed.
+FEW_RESAMPLES = 200
+
+
 def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     """What a reader of the leaderboard must know: positional bias, ties, a degenerate judge,
     unresolved orders, too few contexts, systems never compared."""
@@ -303,6 +307,9 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
         notes.append(f"many ties: {analysis.n_ties} of {values.size} comparisons have |P(A) - 0.5| < {TIE_MARGIN}")
     if analysis.n_contexts < SMALL_N:
         notes.append(f"only {analysis.n_contexts} context(s): the intervals are honest but very wide (or undefined below 2)")
+    if analysis.n_boot < FEW_RESAMPLES:
+        notes.append(f"only {analysis.n_boot} bootstrap resamples: a standard error from so few moves with the seed, so the "
+                     f"intervals and which orders they settle are unstable; use at least {FEW_RESAMPLES} (the default is 500)")
     if analysis.n_boot_failed:
         notes.append(f"{analysis.n_boot_failed} of {analysis.n_boot} bootstrap resamples had no Bradley-Terry estimate "
                      "(perfect separation); the intervals use the other resamples; a regularising alpha > 0 avoids this")

@@ -444,8 +444,10 @@ def answer_table(claims: pd.DataFrame) -> pd.DataFrame:
     """The answer box's verdicts: one row per finding of :data:`ANSWER_FINDINGS`, one column per dataset,
     each cell as :func:`claims_prose` words it (after Holm's correction over the datasets)."""
     after_all = family_verdicts(claims)
-    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name="finding (numbered as in the paper)"),
-                         columns=pd.Index(list(dict.fromkeys(claims["dataset"])), name=None), dtype=object)
+    # the rows' heading as the columns' name: it then sits in the header row's corner, not in a row of its own
+    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name=None),
+                         columns=pd.Index(list(dict.fromkeys(claims["dataset"])), name="finding (numbered as in the paper)"),
+                         dtype=object)
     for name, label in ANSWER_FINDINGS.items():
         for row, after in zip(claims[claims["comparison"] == name].itertuples(),
                               after_all[claims["comparison"] == name], strict=True):

@@ -54,6 +54,7 @@ from nlgjudge.interrupt import STORED
 from nlgjudge.cache.errors import CacheBusyError, CacheDamagedError, CacheError, ImportConflictWarning
 from nlgjudge.cache.keys import is_valid_key, request_key
 from nlgjudge.cache.records import Row, StudyRecord, validate_study_name
+from nlgjudge.config import expand_path
 
 __all__ = [
     "CacheEntry",
@@ -296,7 +297,7 @@ class OutputCache:
             from nlgjudge.config import output_cache_path
 
             path = output_cache_path(DEFAULT_DB_NAME)
-        self.path = Path(path).expanduser()
+        self.path = expand_path(path)
         if busy_timeout_s <= 0:
             raise ValueError(f"busy_timeout_s must be positive, got {busy_timeout_s}")
         self.busy_timeout_s = float(busy_timeout_s)
@@ -395,6 +396,14 @@ class OutputCache:
         :class:`CacheError` for anything that is not an nlgjudge cache this version can use, before
         any connection that could write (switch to WAL, create tables, checkpoint) is opened.
         """
+        for suffix in ("-wal", "-shm", "-journal"):  # SQLite's side files: never another file's name for one
+            side = Path(f"{self.path}{suffix}")
+            if side.is_symlink() or (side.exists() and not side.is_file()):
+                kind = "a link" if side.is_symlink() else "not a file"
+                raise CacheError(
+                    f"cannot use {self.path} as the output cache: {side.name} beside it is {kind}, not SQLite's own side "
+                    "file, and SQLite will not write through it; nothing was written and it was left untouched: move it "
+                    "away, or choose another cache file (NLGJUDGE_OUTPUT_CACHE)")
         try:
             status = self.path.stat()
         except FileNotFoundError:
@@ -516,7 +525,7 @@ class OutputCache:
             return CacheDamagedError(f"{self.path} is damaged ({text}); {damaged_advice(self.path)}.")
         return CacheError(
             f"cannot use {self.path} as the output cache ({text}); check that its folder exists and is writable "
-            "and the disk is not full, or choose another cache file (--db, NLGJUDGE_OUTPUT_CACHE)."
+            "and the disk is not full, or choose another cache file (NLGJUDGE_OUTPUT_CACHE; --db for the cache tool)."
         )
 
     def _with_retry(self, operation: Callable[[], T]) -> T:

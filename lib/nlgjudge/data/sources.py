@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 
 from nlgjudge import config
 from nlgjudge.data.base import DataNotFoundError, DataValidationError
+from nlgjudge.config import expand_path
 
 #: Seconds to wait for the hub's TCP port before declaring it unreachable. Without this probe
 #: ``datasets`` retries for ~25 s when there is no network.
@@ -79,7 +80,7 @@ class Located:
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> tuple[Path | None, str]:
     """The data directory to read and a phrase saying where the setting came from."""
     if data_dir is not None:
-        return Path(data_dir).expanduser(), "the data_dir argument"
+        return expand_path(data_dir), "the data_dir argument"
     from_env = config.data_dir()
     if from_env is not None:
         return from_env, f"${config.DATA_DIR_ENV}"

@@ -26,6 +26,7 @@ import pandas as pd
 
 from nlgjudge.json_objects import DuplicateKeyError, unique_keys
 from nlgjudge.safety import shown_path
+from nlgjudge.config import expand_path
 
 #: Columns of the checked frame, in this order.
 COLUMNS = ("context_id", "source", "system", "output", "reference")
@@ -63,7 +64,7 @@ def read_user_outputs(path: str | Path, fields: FieldNames = FieldNames(), *, wi
     """Read and check a file of system outputs; returns the frame of :func:`check_user_outputs`."""
     if not str(path).strip():
         raise UserInputError("the outputs file's path is empty; pass the path of a .jsonl, .csv or .parquet file")
-    file = Path(path).expanduser()
+    file = expand_path(path)
     name = shown_path(path)
     _check_field_names(fields, with_reference)
     try:
@@ -112,10 +113,31 @@ def _refuse_compressed(file: Path, name: str, kind: str) -> None:
     """A compressed file named like text is named for what it is, not read as broken text."""
     with file.open("rb") as stream:
         head = stream.read(4)
+    if head.startswith(b"PK\x03\x04"):
+        office = _office_document(file)
+        if office:  # a spreadsheet or document is a zip of XML parts: unpacking it gives no table
+            raise UserInputError(f"{name}: is {office}, not {kind.upper()} text; export it from its program as CSV "
+                                 "(UTF-8) and pass that file (unpacking it gives XML parts, not a table)")
     for magic, (what, unpack) in _COMPRESSED.items():
         if head.startswith(magic):
             raise UserInputError(f"{name}: is a {what}-compressed file, not {kind.upper()} text; unpack it first "
                                  f"({unpack} {shown_path(file)}) and pass the unpacked file")
+
+
+def _office_document(file: Path) -> str:
+    """What office document a zip file is ("an Excel workbook", ...), or "" for another zip."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(file) as archive:
+            names = set(archive.namelist()[:2000])
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return ""
+    for part, what in (("xl/workbook.xml", "an Excel workbook"), ("word/document.xml", "a Word document"),
+                       ("content.xml", "an OpenDocument file")):
+        if part in names:
+            return what
+    return ""
 
 
 def _read_jsonl(file: Path, name: str) -> tuple[list[dict[str, Any]], list[int]]:
@@ -593,8 +615,52 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
                      f"{first['context_id']!r}{' and others' if len(hidden) > 1 else ''}) hold invisible characters (Unicode "
                      "tag characters) that can spell an instruction a judge may read and a person cannot see; the judge "
                      "reads them as sent: look at those outputs")
+    addressed = frame[frame["output"].map(lambda text: bool(ADDRESSES_JUDGE.search(str(text))))]
+    if len(addressed):
+        first = addressed.iloc[0]
+        said = ADDRESSES_JUDGE.search(str(first["output"])).group(0).strip()
+        systems = list(dict.fromkeys(addressed["system"].astype(str)))
+        notes.append(f"{len(addressed)} output{'s' if len(addressed) != 1 else ''} (system {first['system']!r} in context "
+                     f"{first['context_id']!r}{' and others' if len(addressed) > 1 else ''}; systems: "
+                     f"{', '.join(map(repr, systems[:5]))}{' ...' if len(systems) > 5 else ''}) hold text addressed to the "
+                     f"judge, such as {said[:60]!r}: a system can steer a judge that way, and the judge reads it as part of "
+                     "the output; look at those outputs before trusting their wins")
+    alike = _look_alike_outputs(frame)
+    if alike:
+        (first, second), where = next(iter(alike.items()))
+        others = f"; {len(alike) - 1} other pair{'s' if len(alike) > 2 else ''} too" if len(alike) > 1 else ""
+        notes.append(f"outputs that read the same but differ in their characters: systems {first!r} and {second!r} in "
+                     f"{len(where)} context{'s' if len(where) != 1 else ''} ({', '.join(map(repr, where[:3]))}"
+                     f"{' ...' if len(where) > 3 else ''}){others}. Texts equal once Unicode-normalised are ties; texts "
+                     "with look-alike letters of another script are judged as different texts, and whichever the judge "
+                     "prefers wins by a difference no reader sees: look at those outputs")
     return notes
 
+
+def _look_alike_outputs(frame: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """{(system, system): contexts} where the two systems' outputs differ as strings but read the same
+    (:func:`_skeleton` of their NFC forms: another normalisation, or look-alike letters of another script)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for context_id, part in frame.groupby("context_id", sort=False):
+        rows = [(str(s), str(o)) for s, o in zip(part["system"], part["output"], strict=True)]
+        for k, (one, text_one) in enumerate(rows):
+            for two, text_two in rows[k + 1:]:
+                if text_one != text_two and (_skeleton(unicodedata.normalize("NFC", text_one))
+                                             == _skeleton(unicodedata.normalize("NFC", text_two))):
+                    found.setdefault((one, two), []).append(str(context_id))
+    return found
+
+
+#: Plain text that speaks to the judge rather than doing the task: an order to ignore the instructions, a
+#: forged role line, an order to answer with a label, a verdict on "summary A/B", the judge's question.
+ADDRESSES_JUDGE = re.compile(
+    r"(?im)\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all)\b[^.\n]{0,20}"
+    r"\b(?:instructions?|rules|prompts?)\b"
+    r"|^\s*(?:system|assistant|###\s*(?:instruction|response))\s*:"
+    r"|\b(?:output|answer|reply|respond)\s+(?:only|with)\b[^.\n]{0,20}\b(?:summary|response|output|candidate)?\s*[AB]\b"
+    r"|\b(?:summary|response|output|candidate)\s+[AB]\s+is\s+(?:the\s+)?(?:better|best|correct|right|preferred|always)\b"
+    r"|\byou\s+(?:are|must|should)\s+(?:now\s+)?(?:the\s+)?(?:judge|evaluator|grader|prefer|choose|pick|answer)\b"
+    r"|\bwhich\s+(?:summary|response|output)\s+is\s+better\b")
 
 #: Characters that show nothing yet can carry text a model reads: the Unicode tag block (U+E0000-U+E007F),
 #: used to hide instructions in a text.

@@ -29,6 +29,7 @@ from nlgjudge import config
 from nlgjudge.models.device import Placement, place_model
 from nlgjudge.models.errors import UnknownModelError
 from nlgjudge.models.packaged import PACKAGED_MODELS, PackagedModel, assemble, cached_file_sha256, check_sha256, part_files, sha256_of_files, write_atomically
+from nlgjudge.config import expand_path
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ def resolve_model(name: str | os.PathLike[str], revision: str | None = None) -> 
         raise UnknownModelError("Empty model name. " + _known_names_hint())
     if text in PACKAGED_MODELS:
         return ModelHandle(name=text, source="packaged", location=text)
-    path = Path(text).expanduser()
+    path = expand_path(text)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise UnknownModelError(

@@ -41,7 +41,7 @@ def heatmap_panels(
     if not tables:
         raise ValueError("no heatmap to draw")
     n = len(tables)
-    fig, panels = panel_grid(n, max_columns, 4.7, 4.4)
+    fig, panels = panel_grid(n, max_columns, 5.3, 4.4)  # wide enough for "SmolLM2" beside "Gemma-3"
     ncols = min(n, max_columns)
     for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)

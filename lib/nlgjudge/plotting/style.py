@@ -185,11 +185,41 @@ def _labels_overlap(first: Text, second: Text, renderer: object) -> bool:
 
 def show(fig: Figure) -> None:
     """Fit ``fig`` to the page (:func:`fit_to_page`), display it inline (as the cell's output) and
-    close it."""
-    from IPython.display import display  # imported late: plotting is usable without IPython
+    close it. The output carries :func:`figure_description` as its text and as the PNG's ``alt`` (the
+    book's ``figure_alt`` extension puts it on the page, where a screen reader would otherwise read
+    the image file's hashed name)."""
+    import base64
 
-    display(fit_to_page(with_reader_names(fig)))
+    from IPython.core.pylabtools import print_figure  # imported late: plotting is usable without IPython
+    from IPython.display import display
+
+    fig = fit_to_page(with_reader_names(fig))
+    description = figure_description(fig)
+    png = print_figure(fig, "png")  # the bytes the inline backend would make (bbox_inches="tight")
+    display({"image/png": base64.b64encode(png).decode("ascii"), "text/plain": description}, raw=True,
+            metadata={"image/png": {"alt": description}})
     plt.close(fig)
+
+
+def figure_description(fig: Figure, most: int = 400) -> str:
+    """A figure in words from its own text, for readers who cannot see it: its title, its panels'
+    titles and its axes' labels (each said once, in order), at most ``most`` characters."""
+    def once(texts: list[str]) -> list[str]:
+        return list(dict.fromkeys(" ".join(t.split()) for t in texts if t and t.strip()))
+
+    title = fig._suptitle.get_text() if fig._suptitle is not None else ""  # noqa: SLF001 (matplotlib has no getter)
+    panels = once([ax.get_title() for ax in fig.axes])
+    across = once([ax.get_xlabel() for ax in fig.axes])
+    up = once([ax.get_ylabel() for ax in fig.axes])
+    parts = [" ".join(title.split()) or (panels.pop(0) if len(panels) == 1 else "A figure")]
+    if panels:
+        parts.append(f"Panels: {'; '.join(panels)}")
+    if across:
+        parts.append(f"Horizontal axis: {'; '.join(across)}")
+    if up:
+        parts.append(f"Vertical axis: {'; '.join(up)}")
+    said = "Figure: " + ". ".join(parts) + "."
+    return said if len(said) <= most else said[: most - 3].rstrip() + "..."
 
 
 def with_reader_names(fig: Figure) -> Figure:

@@ -190,8 +190,8 @@ def degenerate_reason(result: OrderAgreement) -> str | None:
     said = (f"its two orders agree on {result.interval_text} of pairs per context after debiasing, over {result.n_contexts} "
             f"contexts, where chance is {result.chance:.0%}")
     if outcome == POSITION:
-        return f"degenerate judge: {said}, at or below chance: its decisions follow position more than the texts"
-    return f"degenerate judge: {said}; the interval reaches chance, so the run does not show that it reads the texts"
+        return f"fails the judge screen: {said}, at or below chance: its decisions follow position more than the texts"
+    return f"fails the judge screen: {said}; the interval reaches chance, so the run does not show that it reads the texts"
 
 
 def p_text(p: float, *, relation: bool = True) -> str:

@@ -20,6 +20,8 @@ P(A) = 0.5 and not sent to the model.
 
 from __future__ import annotations
 
+import unicodedata
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,10 +85,16 @@ class ContextPlan:
     texts: dict[int, str]
 
     def identical_pairs(self) -> list[tuple[int, int]]:
-        return [(i, j) for i, j in permutations(self.systems, 2) if self.texts[i] == self.texts[j]]
+        return [(i, j) for i, j in permutations(self.systems, 2) if _same_text(self.texts[i], self.texts[j])]
 
     def judged_pairs(self) -> list[tuple[int, int]]:
-        return [(i, j) for i, j in permutations(self.systems, 2) if self.texts[i] != self.texts[j]]
+        return [(i, j) for i, j in permutations(self.systems, 2) if not _same_text(self.texts[i], self.texts[j])]
+
+
+def _same_text(a: str, b: str) -> bool:
+    """The same text: equal, or equal once Unicode-normalised (NFC): "é" as one character or as "e" and an
+    accent is one text to a reader, so a tie, not a comparison."""
+    return a == b or unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
 
 
 def context_plans(outputs: pd.DataFrame, systems: list[str]) -> list[ContextPlan]:

@@ -215,8 +215,12 @@ def _looks_secret(segment: str) -> bool:
 
 
 def _mask_path(path: str) -> str:
-    # a segment is judged as it decodes too: "key%3DPw4short" is "key=Pw4short"
-    return "/".join("***" if _looks_secret(part) or _looks_secret(unquote(part)) else part for part in path.split("/"))
+    # a segment is judged as it decodes too ("key%3DPw4short" is "key=Pw4short"), and by the pieces its
+    # punctuation joins ("@sk-...", "v1;sk-..."): a key stays a key behind a sign
+    def secret(part: str) -> bool:
+        return any(_looks_secret(piece) for form in (part, unquote(part))
+                   for piece in (form, *re.split(r"[@:;,~!$&'()*+=]", form)) if piece)
+    return "/".join("***" if secret(part) else part for part in path.split("/"))
 
 
 #: An issued token inside a text ("fp-hf_AbC...", "ghp_...") as a word of its own.
@@ -251,7 +255,7 @@ def redact(url: str) -> str:
         host += f":{port}"
     if not parts.scheme or not parts.netloc:  # "127.0.0.1:8000": no scheme; echo it, less any secret
         return scrub(url.split("@")[-1].split("?")[0].split("#")[0])
-    return f"{parts.scheme}://{host}{_mask_path(parts.path)}"
+    return scrub(f"{parts.scheme}://{host}{_mask_path(parts.path)}")  # and the key itself, wherever it stands
 
 
 class ServerClient:
@@ -336,6 +340,12 @@ class ServerClient:
                 continue
             except httpx.TransportError as err:
                 problem = f"cannot connect ({type(err).__name__})"
+                if (attempt == 0 and isinstance(err, httpx.ConnectError) and self.url.startswith("https://")
+                        and "WRONG_VERSION_NUMBER" in str(err)):
+                    # TLS spoken to a plain-HTTP server: it answers, in the other protocol
+                    raise ServerUnavailableError(
+                        f"the server at {self.where} speaks plain HTTP, not HTTPS: write its URL with http:// "
+                        f"(in --server-url or ${URL_ENV})") from None
                 if attempt == 0 and isinstance(err, httpx.ConnectError):
                     # Nothing listening: retrying a refused connection only delays the message.
                     raise ServerUnavailableError(
@@ -377,6 +387,9 @@ class ServerClient:
 def _status_hint(status: int, path: str) -> str:
     """What to do about a refusal this client can say something about."""
     if status in (401, 403):
+        if os.environ.get(API_KEY_ENV, "").strip():  # a key was sent: it is this key the server refuses
+            return (f"; it refused the key in {API_KEY_ENV}: check that it is the key this server expects "
+                    "(and that it has not expired)")
         return (f"; the server wants an API key: put it in the environment variable {API_KEY_ENV} "
                 "(never on the command line)")
     if status == 404 and path.rstrip("/").endswith("/completions") and "chat" not in path:
@@ -417,7 +430,7 @@ def _detail(response: Any) -> str:
         if isinstance(message, dict):
             message = message.get("message", message)
         text = str(message)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or JSON nested too deep to read: its raw text, cut below
         text = response.text
     text = scrub(" ".join(text.split()))
     return f"({text[:200]})" if text else ""

@@ -33,6 +33,7 @@ from nlgjudge.engine.server.capabilities import (
 )
 from nlgjudge.engine.server.client import ServerClient, ServerError, holds_secret, scrub
 from nlgjudge.engine.server.scoring import ServerScorer, piece_texts
+from nlgjudge.config import expand_path
 
 DEFAULT_TOP_LOGPROBS = 20  # vLLM's default cap (max_logprobs); OpenAI's own API allows 5
 
@@ -268,7 +269,7 @@ def tokenizer_source(name: str) -> str | None:
     """``"folder"`` for a local folder holding a tokenizer, ``"hub"`` for an ``org/name`` hub id, else None."""
     from pathlib import Path
 
-    path = Path(name).expanduser()
+    path = expand_path(name)
     if path.is_dir():
         return "folder" if any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")) else None
     parts = name.split("/")
@@ -292,7 +293,7 @@ def load_named_tokenizer(name: str, served: str) -> Any:
         )
     from transformers import AutoTokenizer
 
-    location = str(Path(name).expanduser()) if source == "folder" else name
+    location = str(expand_path(name)) if source == "folder" else name
     try:
         return AutoTokenizer.from_pretrained(location)
     except Exception as error:  # noqa: BLE001 - a damaged tokenizer file fails with KeyError, TypeError or a bare Exception
