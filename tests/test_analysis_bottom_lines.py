@@ -51,8 +51,8 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "these data cannot tell on any of the 3 datasets" in lines.bias_line("J", 0.7, ["not resolved"] * 3, (15, 4, 22))
     # a finding supported only by less than its minimal effect says so; without the size it does not
     small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
-    assert "each by under 1 point in 100, too small to matter" in small
-    assert "matters" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
+    assert "changes agreement with people by under 1 point everywhere, too little to matter" in small
+    assert "matter" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
     # Elo: the side of chance and the count above the reference, only with a verdict that allows them
     said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
     assert "if slightly less often" in said and "6 of 6 systems' summaries above" in said
@@ -110,6 +110,12 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
                                      "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]})
     assert "but hurts in 2 with fewer comparisons than candidates." in hurts
     assert lines.words_shown(hurts) <= lines.MAX_WORDS
+    # the size qualifier and the finding against the paper fit together, the judge's name giving way
+    both = lines.subsets_line("Qwen2.5-Coder-1.5B-Instruct", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
+                                                             "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
+                                                             "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
+                              {"no_repeat_minus_random": 1.0})
+    assert "too little to matter" in both and "but hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:

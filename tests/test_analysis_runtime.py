@@ -318,7 +318,8 @@ def test_the_lean_of_p_a_is_said_after_holm_over_the_datasets() -> None:
                                 "mean_difference_high": [-0.0004, 0.003, 0.6], "median_abs": [0.008, 0.008, 0.008]})
     text = rt.lean_values(differences)["lean"]
     assert "excludes 0 after Holm's correction over the 3 datasets on a (-0.0012 [-0.0021, -0.0004], n = 10 contexts)" in text
-    assert "llama.cpp leans away from position A in its probabilities, smaller than the median shift of a single comparison there." in text
+    assert "llama.cpp leans away from position A in its probabilities, smaller than the median shift of a single comparison there;" in text
+    assert text.endswith("a description of its direction only, since the plan declares no size of lean that matters.")
     assert " c " not in text  # two contexts are too few to read
     none = rt.lean_values(differences.assign(mean_difference_low=-1.0, mean_difference_high=1.0))["lean"]
     assert none.startswith("No dataset's mean shift of p(A) (llama.cpp minus torch) excludes 0")

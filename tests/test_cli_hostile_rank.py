@@ -163,7 +163,7 @@ def test_an_output_name_taken_by_a_folder_is_refused_up_front(tmp_path: Path, ca
                                                               no_model: None, name: str) -> None:
     (tmp_path / "out" / name).mkdir(parents=True)
     line = one_error(rank_cli(tmp_path), capsys.readouterr().err)
-    assert line.startswith(f"error: --out {tmp_path / 'out'}: {name} there is a folder"), line
+    assert line.startswith(f"error: --out {tmp_path / 'out'}: {name} there is not a regular file (a folder"), line
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -171,7 +171,7 @@ def test_an_output_name_taken_by_a_folder_is_refused_up_front(tmp_path: Path, ca
     (["--bootstrap", "1"], "--bootstrap 1: must be between 2 and 100000"),
     (["--max-concurrency", "0"], "--max-concurrency 0: must be a whole number >= 1"),
     (["--model", "minilm-l6"], "--model minilm-l6: a sentence encoder, which cannot judge"),
-    (["--server-url", "http://bob:pw@127.0.0.1:9/v1"], "--server-url: server_url 'http://127.0.0.1:9/v1' carries a user"),
+    (["--server-url", "http://bob:pw@127.0.0.1:9/v1"], "--server-url: server_url 'http://127.0.0.1:9/v1' carries credentials"),
     (["--server-url", "http://127.0.0.1:9/v1?api_key=K"], "--server-url: server_url 'http://127.0.0.1:9/v1' has a query"),
     (["--server-url", "http://[::1/v1"], "--server-url: server_url 'http://[::1/v1' is not a valid URL"),
     (["--server-url", "http://127.0.0.1:99999/v1"], "--server-url: server_url 'http://127.0.0.1:99999/v1' is not a valid URL"),

@@ -29,7 +29,7 @@ def studies(tmp_path: Path, *options: str, db: str | None = None, data: str | No
     ([], "", "--db '' is empty"),
     (["--backend", "server", "--server-url", "http://[::1/v1"], None, "--server-url: server_url 'http://[::1/v1' is not a valid URL"),
     (["--backend", "server", "--server-url", "http://127.0.0.1:99999/v1"], None, "is not a valid URL (Port out of range"),
-    (["--backend", "server", "--server-url", "http://bob:pw@127.0.0.1:9/v1"], None, "carries a user name or password"),
+    (["--backend", "server", "--server-url", "http://bob:pw@127.0.0.1:9/v1"], None, "carries credentials before its host"),
     (["--backend", "server", "--server-url", "http://127.0.0.1:9/v1?api_key=K"], None, "has a query string"),
     (["--max-concurrency", "0"], None, "--max-concurrency 0: must be at least 1"),
 ])

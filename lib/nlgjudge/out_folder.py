@@ -128,7 +128,7 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
         for name in OUTPUT_FILES:  # found now, not when the finished set is moved in
             target = folder / name
             if target.is_symlink() or (target.exists() and not target.is_file()):
-                raise UserInputError(f"{option} {folder}: {name} there is a folder or link, not a file; move it away "
+                raise UserInputError(f"{option} {folder}: {name} there is not a regular file (a folder, link, pipe or device); move it away "
                                      f"or pass {option} another folder (the run writes its own {name})")
             if cache_file is not None and (_same_file(target, expand_path(cache_file))
                                            or os.path.realpath(target) == os.path.realpath(expand_path(cache_file))):

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import errno
 import os
 import shutil
@@ -245,15 +246,18 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
         if on_step is not None:
             on_step(state)
 
+    server_said = _ServerWarnings()  # what the served judge's answers warned of while judging, for the report too
     try:
         if allow_compute:
             check_prompt_lengths(judge, plans, systems, prompt)
-        judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed,
-                                      allow_compute=allow_compute, progress=progress, on_step=step)
+        with server_said:
+            judgments = judge_comparisons(judge, frame, systems, prompt, budget=budget, seed=seed,
+                                          allow_compute=allow_compute, progress=progress, on_step=step)
     except ComparisonTooLongError as error:
         raise UserInputError(_too_long_message(frame, error, judge)) from None
     analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
     notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute))
+    notes += [f"the served judge, while judging: {message}" for message in server_said.messages]
     notes += family_warnings(judge.handle.name, _family(judge.handle), systems)
     truncated = last[0].truncated if last else 0
     if truncated:
@@ -565,6 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   "--server-tokenizer" if tokenizer_packaged else "--model")
             # Everything about the input is checked before the model is loaded (which takes a while).
             frame = read_user_outputs(expand_user(args.input), fields, with_reference=args.with_reference)
+            _refuse_key_in_input(frame)
             prompt_file = expand_user(args.prompt) if args.prompt is not None else None
             if prompt_file is not None and args.aspect is not None:
                 raise UserInputError(f"--aspect {args.aspect}: a prompt file asks its own question, so --aspect would be "
@@ -634,6 +639,47 @@ def _refuse_credentials(args: Any) -> None:
             raise UserInputError(f"{what} holds what looks like the API key or another credential, "
                                  "which would be written into the report and the cache; pass the value it is meant to have "
                                  f"(the key goes only in {API_KEY_ENV})")
+
+
+class _ServerWarnings(logging.Handler):
+    """The served judge's warnings while it judges (another model or build answering, ...): printed as they
+    come, and kept here so that report.md says them too (a line in a progress bar is easily lost)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.messages:
+            self.messages.append(message)
+
+    def __enter__(self) -> _ServerWarnings:
+        logging.getLogger("nlgjudge.engine.server").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("nlgjudge.engine.server").removeHandler(self)
+
+
+def _refuse_key_in_input(frame: pd.DataFrame) -> None:
+    """The API key in a field of the input (a system name, a context id, an output) would be written into
+    the leaderboard, the report and the cache: refused before judging, naming the field, never the key."""
+    from nlgjudge.engine.server.client import API_KEY_ENV
+
+    key = os.environ.get(API_KEY_ENV, "").strip().casefold()
+    if len(key) < 8:
+        return
+    for column in frame.columns:
+        if column.startswith("_"):
+            continue
+        held = frame[column].map(lambda value: isinstance(value, str) and key in value.casefold())
+        if held.any():
+            row = frame.loc[held.idxmax()]
+            where = row["_place"] if "_place" in frame.columns else f"context {row.get('context_id', '?')!r}"
+            raise UserInputError(f"the input file's field {column!r} ({where}) holds the API key of {API_KEY_ENV}, "
+                                 "which would be written into the leaderboard, the report and the output cache; take it "
+                                 "out of the input (the key goes only in the environment variable)")
 
 
 def _refuse_secret_in_prompt(prompt_file: str | None) -> None:

@@ -136,43 +136,54 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
     return plain(f"{name(judge)} {leans[-1]}; {fix}.")
 
 
+#: The subsets findings a bottom line reads: how a count is said, and how "too small to matter" is said.
+_SUBSET_WORDS = {
+    "no_repeat_minus_random": ("asking each pair once beats random pairs", "asking each pair once instead of random pairs"),
+    "debias_gain_small_budgets": ("correcting for position helps with few comparisons",
+                                  "correcting for position with few comparisons"),
+}
+
+
 def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None) -> str:
     """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm. ``small``: per
-    key, the registered minimal effect where every resolved dataset's interval lies within it (the
-    data show the direction, and that the size is smaller than what matters: said with the count, and
-    kept before anything else is dropped, as the claim rule requires)."""
-    def read(key: str, claim: str, short: bool) -> str:
+    key, the registered minimal effect where every dataset's interval lies within it either way: the
+    line then says the change is too small to matter in every dataset (the claim rule's qualifier,
+    kept before anything else is dropped) instead of counting directions that do not matter."""
+    def read(key: str, short: bool) -> str:
+        claim, subject = _SUBSET_WORDS[key]
+        if sizes and key in sizes:
+            return f"{subject} changes agreement with people by under {sizes[key]:g} point everywhere, too little to matter"
         found = list(verdicts.get(key, ()))
         if not found:
             return f"no dataset of this run tests whether {claim}"
         counts, n = _count(found), len(found)
         reverse = counts[CONTRADICTED]
-        against = (f" and loses in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
         if counts[SUPPORTED] == 0:
             other_way = f", and the reverse holds in {reverse}" if reverse else ""
             if short:
                 return f"no dataset of {n} shows that {claim}{other_way}"
             return f"these data do not show that {claim} in any of the {n} datasets{other_way}"
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
-        size = (f", {'each' if reverse else 'always'} by under {sizes[key]:g} point in 100, too small to matter"
-                if sizes and key in sizes else "")
-        return f"{claim} in {where} datasets{against}{size}"
+        against = (f" and loses in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
+        return f"{claim} in {where} datasets{against}"
 
-    sizes = small
+    def line(prefix: bool, short: bool, tail: str) -> str:
+        first = read("no_repeat_minus_random", short)
+        first = f"For {name(judge)}, {first}" if prefix else first[0].upper() + first[1:]
+        second = read("debias_gain_small_budgets", short)
+        return f"{first}. {second[0].upper() + second[1:]}{tail}."
 
-    def line(short: bool) -> str:
-        return (f"For {name(judge)}, {read('no_repeat_minus_random', 'asking each pair once beats random pairs', short)}. "
-                f"{read('debias_gain_small_budgets', 'correcting for position helps with few comparisons', short).capitalize()}")
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
     hurts = (f" but hurts in {tiny[CONTRADICTED]} with fewer comparisons than candidates" if tiny[CONTRADICTED] else "")
     # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the finding
-    # against the paper, then the longer wording
-    for sizes, tail, short in itertools.product((small, None), (hurts, ""), (False, True)):
-        if words_shown(line(short) + tail + ".") <= MAX_WORDS:
-            return plain(line(short) + tail + ".")
-    return plain(line(short=True) + ".")
+    # against the paper, then the judge's name, then the longer wording
+    for sizes, tail, prefix, short in itertools.product((small, None), (hurts, ""), (True, False), (False, True)):
+        if words_shown(line(prefix, short, tail)) <= MAX_WORDS:
+            return plain(line(prefix, short, tail))
+    sizes = None
+    return plain(line(False, True, ""))
 
 
 def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:

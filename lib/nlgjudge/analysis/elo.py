@@ -622,7 +622,8 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
-                        f"of {n_articles} articles",
+                        f"of {n_articles} articles" + (f"; {int(pair['draws'].iloc[0]):,} resamples, Monte Carlo error of its "
+                                                       f"ends {mc_se:.4f}" if "draws" in pair.columns and mc_se else ""),
             "verdict": verdict.verdict, "reason": reason, "articles_needed": needed}
 
 
@@ -678,15 +679,15 @@ def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str 
     kept, maybe = (holm_rejections([np.nan_to_num(end[k], nan=1.0) for end in ends]) for k in (0, 1))
     above_raw = [(p, v) for p, v in verdicts if v.verdict == SUPPORTED]
     above = [(p, v) for (p, v), k in zip(verdicts, kept, strict=True) if v.verdict == SUPPORTED and k]
-    edge = sum(1 for (p, v), k, m in zip(verdicts, kept, maybe, strict=True)
-               if (v.verdict == SUPPORTED and m and not k) or (v.reason.startswith("borderline") and p.difference > 0))
+    edge = [p.higher for (p, v), k, m in zip(verdicts, kept, maybe, strict=True)  # named: a reader can look at each
+            if (v.verdict == SUPPORTED and m and not k) or (v.reason.startswith("borderline") and p.difference > 0)]
     if above:  # one resolved contestant settles it
         shown, verdict = above[0]
         verdict = ClaimVerdict(SUPPORTED, f"{count_words(len(above), len(above_raw))} of {len(pairs)} contestants above "
                                           f"the reference with their paired interval above 0, after Holm's correction "
                                           f"over the {len(pairs)} pairs (the row shows the strongest)"
-                                          + (f"; {edge} more borderline (kept by the correction on some resamples' draws)"
-                                             if edge else ""))
+                                          + (f"; {len(edge)} more borderline, {', '.join(f'{c} - reference' for c in edge)} "
+                                             "(kept by the correction at some of the resamples' draws)" if edge else ""))
     elif all(v.verdict == CONTRADICTED for _, v in verdicts):
         shown, verdict = verdicts[0]
         verdict = ClaimVerdict(CONTRADICTED, "the reference is above every contestant, each paired interval below 0")

@@ -677,7 +677,8 @@ def lean_values(differences: pd.DataFrame, reference: str = REFERENCE, other: st
         small = (leaning["mean_difference"].abs() < leaning["median_abs"]).all() if "median_abs" in leaning else False
         size = ", smaller than the median shift of a single comparison there" if small else ""
         text = (f"The mean shift of a single comparison's probability p(A) ({other} minus {reference}) excludes 0 {family} "
-                f"on {listing(shown)}: {side} in its probabilities{size}" + flag + ".")
+                f"on {listing(shown)}: {side} in its probabilities{size}" + flag
+                + "; a description of its direction only, since the plan declares no size of lean that matters.")
     else:
         text = (f"No dataset's mean shift of p(A) ({other} minus {reference}) excludes 0 {family}: no systematic lean "
                 f"towards either position is detected{flag}.")

@@ -584,6 +584,14 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
             notes.append(f"system {system!r} gives the same output in {top_count} of its {len(part)} contexts (equal up to "
                          "case, spacing and punctuation), whatever the source: a constant system, like a null model that "
                          "games a judge; its wins say how the judge treats that text, not how well the system does the task")
+    for system, part in frame.groupby("system", sort=False):
+        if len(part) < 3:
+            continue
+        copies = sum(_normalised(o) == _normalised(src) for o, src in zip(part["output"], part["source"], strict=True))
+        if copies / len(part) >= CONSTANT_SHARE:
+            notes.append(f"system {system!r} gives the source itself as its output in {copies} of its {len(part)} contexts "
+                         "(equal up to case, spacing and punctuation): a null system that copies its input; a judge that "
+                         "likes length or coverage can prefer it, so its wins say how the judge treats a copy")
     if control_strings:
         rows = []
         for record in frame.itertuples(index=False):
@@ -608,23 +616,29 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
                           for first, later in list(copies.items())[:3])
         notes.append(f"contexts that are copies of another (the same source and the same outputs): {shown}; each copy "
                      "counts as a separate context in the intervals, which then look surer than the data are: keep one")
-    hidden = frame[frame["output"].map(lambda text: any(ch in HIDDEN_INSTRUCTIONS for ch in str(text)))]
+    hidden = frame[frame.apply(lambda row: any(hides_text(row.get(f)) for f in ("output", "source", "reference")), axis=1)]
     if len(hidden):
         first = hidden.iloc[0]
         notes.append(f"{len(hidden)} output{'s' if len(hidden) != 1 else ''} (system {first['system']!r} in context "
-                     f"{first['context_id']!r}{' and others' if len(hidden) > 1 else ''}) hold invisible characters (Unicode "
-                     "tag characters) that can spell an instruction a judge may read and a person cannot see; the judge "
-                     "reads them as sent: look at those outputs")
-    addressed = frame[frame["output"].map(lambda text: bool(ADDRESSES_JUDGE.search(str(text))))]
-    if len(addressed):
-        first = addressed.iloc[0]
-        said = ADDRESSES_JUDGE.search(str(first["output"])).group(0).strip()
-        systems = list(dict.fromkeys(addressed["system"].astype(str)))
-        notes.append(f"{len(addressed)} output{'s' if len(addressed) != 1 else ''} (system {first['system']!r} in context "
-                     f"{first['context_id']!r}{' and others' if len(addressed) > 1 else ''}; systems: "
-                     f"{', '.join(map(repr, systems[:5]))}{' ...' if len(systems) > 5 else ''}) hold text addressed to the "
-                     f"judge, such as {said[:60]!r}: a system can steer a judge that way, and the judge reads it as part of "
-                     "the output; look at those outputs before trusting their wins")
+                     f"{first['context_id']!r}{' and others' if len(hidden) > 1 else ''}, its output, source or reference) "
+                     "hold invisible characters (Unicode tag characters, variation selectors or a run of zero-width marks) "
+                     "that can spell an instruction a judge may read and a person cannot see; the judge reads them as sent: "
+                     "look at those rows")
+    for field in ("output", "source", "reference"):  # the judge reads all three
+        if field not in frame.columns:
+            continue
+        texts = frame[field].map(lambda text: text if isinstance(text, str) else "")
+        found = texts.map(addressed_to_judge)
+        addressed = frame[found != ""]
+        if len(addressed):
+            first = addressed.iloc[0]
+            systems = list(dict.fromkeys(addressed["system"].astype(str)))
+            what = {"output": "output", "source": "source", "reference": "reference"}[field]
+            notes.append(f"{len(addressed)} {what}{'s' if len(addressed) != 1 else ''} (system {first['system']!r} in context "
+                         f"{first['context_id']!r}{' and others' if len(addressed) > 1 else ''}; systems: "
+                         f"{', '.join(map(repr, systems[:5]))}{' ...' if len(systems) > 5 else ''}) hold text addressed to the "
+                         f"judge, such as {found[found != ''].iloc[0][:60]!r}: text can steer a judge that way, and the "
+                         f"judge reads it as part of the {what}; look at those rows before trusting their wins")
     alike = _look_alike_outputs(frame)
     if alike:
         (first, second), where = next(iter(alike.items()))
@@ -651,6 +665,41 @@ def _look_alike_outputs(frame: pd.DataFrame) -> dict[tuple[str, str], list[str]]
     return found
 
 
+def addressed_to_judge(text: str) -> str:
+    """The first piece of ``text`` that speaks to the judge (:data:`ADDRESSES_JUDGE` or a chat-template marker of a
+    known family, :data:`CHAT_MARKERS`), read on a normalised form (compatibility forms, invisible marks taken out,
+    look-alike letters of other scripts as Latin), so that "ＩＧＮＯＲＥ" or "ig\u200bnore" is still found; "" if none."""
+    if not text:
+        return ""
+    for form in (text, _for_matching(text)):
+        found = ADDRESSES_JUDGE.search(form) or CHAT_MARKERS.search(form)
+        if found:
+            return found.group(0).strip()
+    return ""
+
+
+def _for_matching(text: str) -> str:
+    shown = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+    return shown.translate(_LOOK_ALIKES)
+
+
+def hides_text(value: object) -> bool:
+    """Whether ``value`` carries characters that show nothing yet can spell text a model reads: the Unicode tag
+    block, a supplementary variation selector (U+E0100-U+E01EF, one a byte in "emoji smuggling"), or a run of
+    three or more variation selectors or zero-width marks (one after an emoji is ordinary)."""
+    if not isinstance(value, str):
+        return False
+    if any(ch in HIDDEN_INSTRUCTIONS or 0xE0100 <= ord(ch) <= 0xE01EF for ch in value):
+        return True
+    return bool(re.search("[\ufe00-\ufe0f\u200b-\u200d\u2060\ufeff]{3,}", value))
+
+
+#: Chat-template markers of the common model families (any judge's, not only this one's): text that forges a turn.
+CHAT_MARKERS = re.compile(
+    r"<\|im_(?:start|end)\|>|<\|eot_id\|>|<\|(?:start|end)_header_id\|>|\[/?INST\]|<(?:start|end)_of_turn>"
+    r"|<｜(?:Assistant|User|end▁of▁sentence|begin▁of▁sentence)｜>|<\|(?:assistant|user|system|endoftext)\|>"
+    r"|^\s*###\s*(?:Assistant|Human)\s*:", re.MULTILINE)
+
 #: Plain text that speaks to the judge rather than doing the task: an order to ignore the instructions, a
 #: forged role line, an order to answer with a label, a verdict on "summary A/B", the judge's question.
 ADDRESSES_JUDGE = re.compile(
@@ -660,7 +709,21 @@ ADDRESSES_JUDGE = re.compile(
     r"|\b(?:output|answer|reply|respond)\s+(?:only|with)\b[^.\n]{0,20}\b(?:summary|response|output|candidate)?\s*[AB]\b"
     r"|\b(?:summary|response|output|candidate)\s+[AB]\s+is\s+(?:the\s+)?(?:better|best|correct|right|preferred|always)\b"
     r"|\byou\s+(?:are|must|should)\s+(?:now\s+)?(?:the\s+)?(?:judge|evaluator|grader|prefer|choose|pick|answer)\b"
-    r"|\bwhich\s+(?:summary|response|output)\s+is\s+better\b")
+    r"|\bwhich\s+(?:summary|response|output)\s+is\s+better\b"
+    # a verdict in a judge's answer format: "[[B]]", "<answer>B</answer>", {"preferred": "B"}, "the better summary is B"
+    r"|\[\[\s*[AB]\s*\]\]|<answer>\s*[AB]\s*</answer>"
+    r"|[\"'](?:preferred|winner|better|answer|choice|verdict)[\"']\s*:\s*[\"']?[AB]\b"
+    r"|\bthe\s+(?:better|best|preferred|winning)\s+(?:summary|response|output|answer|candidate)\s+is\s+[\"']?[AB]\b"
+    # words to the grader: "dear evaluator", "note to the grader", "judges should pick ..."
+    r"|\b(?:dear|attention|note\s+to\s+the|to\s+the)\s+(?:evaluator|grader|judge|assessor|annotator)s?\b"
+    r"|\b(?:evaluator|grader|judge)s?\b,?\s+(?:please|you\s+(?:should|must))\s+(?:prefer|pick|choose|select)\b"
+    r"|<!--[^>]{0,200}?\b(?:grader|evaluator|judge|assistant|pick|prefer|choose)\b[^>]{0,200}-->"
+    # the order to ignore the instructions in a few other languages
+    r"|\bignore[rz]?\s+(?:toutes\s+)?les\s+instructions\s+(?:précédentes|ci-dessus)"
+    r"|\bignorier\w*\s+(?:alle\s+)?(?:vorherigen|obigen|bisherigen)\s+anweisungen"
+    r"|\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)"
+    r"|игнорируй\w*\s+(?:все\s+)?(?:предыдущие|вышеуказанные)\s+инструкци"
+    r"|忽略(?:之前|以上|上面|前面|先前)的?(?:所有)?(?:指令|指示|说明|提示)")
 
 #: Characters that show nothing yet can carry text a model reads: the Unicode tag block (U+E0000-U+E007F),
 #: used to hide instructions in a text.

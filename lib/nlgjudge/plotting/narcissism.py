@@ -22,7 +22,7 @@ def figure_name(name: str) -> str:
     """Model names broken before their size, so that tick labels stay short (at 10 pt a heatmap
     cell holds about ten characters: "Qwen2.5-Coder" ran into its neighbour, so the Qwen coder models read
     "Qwen"), written as the models' titles write them ("SmolLM2 135M"); any other name as given."""
-    families = {"qwen2.5-coder-": "Qwen\n", "smollm2-": "SmolLM2\n", "gemma-3-": "Gemma-3\n"}
+    families = {"qwen2.5-coder-": "Qwen\n", "smollm2-": "SmolLM2\n", "gemma-3-": "Gemma\n3 "}  # "Gemma-3" ran into "SmolLM2"
     base = name.replace("-instruct", "")
     for prefix, family in families.items():  # the packaged models: family, then the size as their titles write it
         if base.startswith(prefix):
@@ -41,7 +41,7 @@ def heatmap_panels(
     if not tables:
         raise ValueError("no heatmap to draw")
     n = len(tables)
-    fig, panels = panel_grid(n, max_columns, 5.3, 4.4)  # wide enough for "SmolLM2" beside "Gemma-3"
+    fig, panels = panel_grid(n, max_columns, 4.7, 4.4)
     ncols = min(n, max_columns)
     for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)

@@ -204,14 +204,20 @@ def show(fig: Figure) -> None:
 def figure_description(fig: Figure, most: int = 400) -> str:
     """A figure in words from its own text, for readers who cannot see it: its title, its panels'
     titles and its axes' labels (each said once, in order), at most ``most`` characters."""
+    def plain(text: str) -> str:  # mathtext as words a screen reader can say: "$P(A)$" -> "P(A)", "\\tau" -> "tau"
+        text = re.sub(r"\\(mathrm|mathit|mathbf|text)\{([^}]*)\}", r"\2", text)
+        text = re.sub(r"\\([A-Za-z]+)", r"\1", text).replace("$", "").replace("{", "").replace("}", "")
+        return " ".join(text.split())
+
     def once(texts: list[str]) -> list[str]:
-        return list(dict.fromkeys(" ".join(t.split()) for t in texts if t and t.strip()))
+        return list(dict.fromkeys(plain(t) for t in texts if t and t.strip()))
 
     title = fig._suptitle.get_text() if fig._suptitle is not None else ""  # noqa: SLF001 (matplotlib has no getter)
     panels = once([ax.get_title() for ax in fig.axes])
     across = once([ax.get_xlabel() for ax in fig.axes])
     up = once([ax.get_ylabel() for ax in fig.axes])
-    parts = [" ".join(title.split()) or (panels.pop(0) if len(panels) == 1 else "A figure")]
+    parts = [plain(title) or (panels.pop(0) if len(panels) == 1 else f"A figure in {len(panels)} panels" if panels
+                              else "A figure")]
     if panels:
         parts.append(f"Panels: {'; '.join(panels)}")
     if across:

@@ -62,8 +62,8 @@ def base_url(url: str | None) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ServerError(f"server_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {redact(text)!r}")
     if parts.username is not None or parts.password is not None:
-        raise ServerError(f"server_url {redact(text)!r} carries a user name or password: leave them out of the URL "
-                          f"and put the API key in ${API_KEY_ENV}")
+        raise ServerError(f"server_url {redact(text)!r} carries credentials before its host (user "
+                          f"and password): write the URL without them and put the API key in ${API_KEY_ENV}")
     if parts.query or parts.fragment or text.endswith(("?", "#")):
         raise ServerError(f"server_url {redact(text)!r} has a query string or fragment ('?...' or '#...'): pass only "
                           f"scheme, host, port and path, e.g. http://127.0.0.1:8000/v1; an API key goes in ${API_KEY_ENV}")
@@ -251,6 +251,8 @@ def redact(url: str) -> str:
         port = parts.port
     except ValueError:  # unparseable: keep what cannot be a secret (no credentials, query or fragment)
         return scrub(url.split("@")[-1].split("?")[0].split("#")[0])
+    if ":" in host:  # an IPv6 address keeps its brackets, so that the port can be told from it
+        host = f"[{host}]"
     if port:
         host += f":{port}"
     if not parts.scheme or not parts.netloc:  # "127.0.0.1:8000": no scheme; echo it, less any secret
@@ -339,7 +341,9 @@ class ServerClient:
                 problem = f"answered with a broken HTTP response ({' '.join(str(err).split())[:160]})"
                 continue
             except httpx.TransportError as err:
-                problem = f"cannot connect ({type(err).__name__})"
+                problem = (f"the server took the connection and then dropped it before answering ({type(err).__name__}); "
+                           "check that it is an OpenAI-compatible server and look at its log"
+                           if isinstance(err, httpx.ReadError) else f"cannot connect ({type(err).__name__})")
                 if (attempt == 0 and isinstance(err, httpx.ConnectError) and self.url.startswith("https://")
                         and "WRONG_VERSION_NUMBER" in str(err)):
                     # TLS spoken to a plain-HTTP server: it answers, in the other protocol
