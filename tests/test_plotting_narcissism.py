@@ -61,17 +61,3 @@ def test_interval_panels_wrap_and_list_the_first_row_on_top(n: int) -> None:
     with pytest.raises(ValueError, match="max_columns"):
         interval_dots({"p": table}, "v", "lo", "hi", "x", max_columns=0)
     plt.close(fig)
-
-
-@pytest.mark.parametrize("n", [1, 2, 3])
-def test_the_four_models_tick_labels_do_not_run_together_in_any_panel(n: int) -> None:
-    """With the colour bar beside it a panel is narrower: "Gemma-3" ran into "SmolLM2" there."""
-    import numpy as np
-
-    from nlgjudge.plotting.style import fit_to_page, legibility_problems
-
-    models = ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "gemma-3-270m"]
-    table = pd.DataFrame(np.linspace(0, 1, 16).reshape(4, 4), index=models, columns=models)
-    words = pd.Series(dict(zip(models, [70.0, 74.0, 71.0, 69.0])))
-    names = [f"d{k}" for k in range(n)]
-    assert legibility_problems(fit_to_page(heatmap_panels({k: table for k in names}, {k: words for k in names}))) == []
