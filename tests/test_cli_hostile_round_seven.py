@@ -135,50 +135,36 @@ class _Refusing(LoopbackServer):
         super().__init__(Handler)
 
 
-def test_a_refusal_nested_too_deep_to_read_still_names_the_server_and_status() -> None:
+def _models_refusal(server: LoopbackServer, url: str | None = None) -> str:
+    """The error a client gets asking ``server`` (at ``url``, its own by default) for its models; the server is closed."""
     from nlgjudge.engine.server import ServerError
     from nlgjudge.engine.server.client import ServerClient
 
-    server = _Refusing(400, b"[" * 200_000 + b"]" * 200_000)
-    client = ServerClient(server.url, retries=0)
+    client = ServerClient(url or server.url, retries=0)
     try:
         with pytest.raises(ServerError) as caught:
             client.get("/models")
     finally:
         client.close()
         server.close()
-    assert "HTTP 400" in str(caught.value) and "127.0.0.1" in str(caught.value)
+    return str(caught.value)
+
+
+def test_a_refusal_nested_too_deep_to_read_still_names_the_server_and_status() -> None:
+    said = _models_refusal(_Refusing(400, b"[" * 200_000 + b"]" * 200_000))
+    assert "HTTP 400" in said and "127.0.0.1" in said
 
 
 def test_a_key_the_server_refuses_is_said_to_be_refused_not_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nlgjudge.engine.server import ServerError
-    from nlgjudge.engine.server.client import ServerClient
-
     monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", KEY)
-    server = _Refusing(401, b'{"error": {"message": "denied"}}')
-    client = ServerClient(server.url, retries=0)
-    try:
-        with pytest.raises(ServerError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
-    assert "refused the key in NLGJUDGE_SERVER_API_KEY" in str(caught.value) and "put it in" not in str(caught.value)
+    said = _models_refusal(_Refusing(401, b'{"error": {"message": "denied"}}'))
+    assert "refused the key in NLGJUDGE_SERVER_API_KEY" in said and "put it in" not in said
 
 
 def test_https_to_a_plain_http_server_says_to_write_http() -> None:
-    from nlgjudge.engine.server import ServerError
-    from nlgjudge.engine.server.client import ServerClient
-
     server = _Refusing(200, b'{"object": "list", "data": []}')
-    client = ServerClient(server.url.replace("http://", "https://"), retries=0)
-    try:
-        with pytest.raises(ServerError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
-    assert "speaks plain HTTP, not HTTPS: write its URL with http://" in str(caught.value)
+    said = _models_refusal(server, server.url.replace("http://", "https://"))
+    assert "speaks plain HTTP, not HTTPS: write its URL with http://" in said
 
 
 def test_a_workbook_saved_under_a_csv_name_is_named_a_workbook(tmp_path: Path) -> None:
