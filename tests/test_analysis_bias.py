@@ -235,8 +235,8 @@ def test_the_summary_claims_a_relation_with_the_bias_only_when_it_holds_within_d
 
     distance = [0.05 * k for k in range(1, 9)]
     noisy = debiasing_summary(*_summary_frames(distance, [2.0, -1.0, 1.0, 4.0, 0.0, 3.0, 6.0, 5.0]))
-    assert "pooled over its 8 sets +0.69" in noisy[-1] and ": not resolved; about 90 sets would give an 80% chance" in noisy[-1]
-    assert "(this run has 8); pooled over its 8 sets" in noisy[-1] and noisy[-1].endswith("(sets share contexts: a description)")
+    assert "pooled over its 8 sets +0.69" in noisy[-1] and ": not resolved; about 90 independent sets would give an 80% chance" in noisy[-1]
+    assert "(this run has 8, and its sets share contexts" in noisy[-1] and "); pooled over its 8 sets" in noisy[-1] and noisy[-1].endswith("(sets share contexts: a description)")
     assert ": supported; pooled over its 8 sets" in debiasing_summary(*_summary_frames(distance, [k + 0.5 for k in range(8)]))[-1]
     assert debiasing_summary(*_summary_frames(distance, [8.0 - k for k in range(8)]))[-1].split("; pooled")[0].endswith(": contradicted")
     assert "no within-dataset test possible" in debiasing_summary(*_summary_frames(distance[:2], [1.0, 2.0]))[-1]

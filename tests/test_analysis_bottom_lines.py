@@ -51,7 +51,7 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "these data cannot tell on any of the 3 datasets" in lines.bias_line("J", 0.7, ["not resolved"] * 3, (15, 4, 22))
     # a finding supported only by less than its minimal effect says so; without the size it does not
     small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
-    assert "changes agreement with people by under 1 point everywhere, too little to matter" in small
+    assert "changes agreement with people by under 1 point per dataset, too little to matter" in small
     assert "matter" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
     # Elo: the side of chance and the count above the reference, only with a verdict that allows them
     said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
@@ -115,7 +115,7 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
                                                              "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
                                                              "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
                               {"no_repeat_minus_random": 1.0})
-    assert "too little to matter" in both and "but hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
+    assert "per dataset, too little to matter" in both and "but hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:
@@ -158,3 +158,12 @@ def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     assert lines.plain(line) == line
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
     assert len(crowded.split()) <= lines.MAX_WORDS  # the least important sentence gives way
+
+
+def test_the_elo_line_says_how_the_judges_picks_agree_with_people_within_its_words() -> None:
+    args = ("J", 99, "supported", "supported")
+    kwargs = {"kappa_below_zero": True, "above_reference": "5 of 6", "above_point": "6 of 6"}
+    chance = lines.elo_line(*args, **kwargs, with_people=False)
+    assert chance.endswith("Its picks agree with people's no more often than chance.") and lines.words_shown(chance) <= lines.MAX_WORDS
+    assert lines.elo_line(*args, **kwargs, with_people=True).endswith("more often than chance.")
+    assert "people" not in lines.elo_line(*args, **kwargs)

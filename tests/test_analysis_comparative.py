@@ -319,7 +319,7 @@ def test_contexts_needed_in_words_separate_what_the_benchmark_can_give() -> None
     rows = pd.DataFrame({"dataset": ["summeval", "topicalchat", "summeval", "webnlg"],
                          "contexts_needed": [30.0, 61.0, 499.0, np.nan]})
     assert analysis.needed_range(rows) == ("30 contexts for 1 of them, and more contexts than the benchmark has "
-                                           "for the other 3")  # TopicalChat has 60 dialogues
+                                           "for the other 3 (at the smallest gap that matters)")  # TopicalChat has 60 dialogues
     assert analysis.needed_range(rows.iloc[[0, 0]].assign(contexts_needed=[30.0, 90.0])) == (
         "from 30 to 90 contexts for 2 of them")
     assert analysis.needed_range(rows.iloc[0:0]) == "none (no claim is left unresolved)"

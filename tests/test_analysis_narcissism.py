@@ -476,3 +476,25 @@ def test_a_flag_is_an_open_row_counted_at_holms_strictest_step() -> None:
     expected = units_needed_from_interval(rows.loc[1, "effect_at"], 0.004, 0.076, 40, threshold=rows.loc[1, "needed_threshold"],
                                           alpha=0.05 / 4)
     assert needed.loc[0, "documents needed"] == str(expected) and "a flag: at alpha 0.05 / 4" in needed.loc[0, "method"]
+
+
+def test_a_band_row_open_at_its_design_size_is_not_said_to_leave_only_smaller_effects_open() -> None:
+    from nlgjudge.analysis.narcissism import CLAIM_COLUMNS, documents_needed_table
+
+    base = {"claim": "6", "row": "SummEval / q / CON", "estimate": 0.44, "low": 0.35, "high": 0.54, "n": 100,
+            "verdict": "not resolved", "reason": "", "documents needed": 12, "method": "m", "p_value": 0.2,
+            "p_family": 0.2, "effect_at": 0.5, "needed_threshold": 0.0}
+    band = documents_needed_table(pd.DataFrame([{**base, "band": True}], columns=CLAIM_COLUMNS))
+    assert band["more"].iloc[0].startswith("none at the band's centre") and "edge" in band["more"].iloc[0]
+    directional = documents_needed_table(pd.DataFrame([{**base, "band": False}], columns=CLAIM_COLUMNS))
+    assert directional["more"].iloc[0].startswith("none: already enough")
+
+
+def test_a_row_whose_excess_cannot_reach_the_smallest_effect_that_matters_cannot_test_the_claim() -> None:
+    # documents x evaluators x generators; generator 0 is evaluator 0's own; the others rate it near the top
+    scores = np.array([[[1.0, 0.0, 0.5], [0.97, 0.0, 1.0], [1.0, 0.0, 0.5]]] * 4)
+    evaluators = generators = ["a", "b", "c"]
+    near = analysis.excess_at_bound(scores, evaluators, generators, minimal_effect=0.1)
+    assert "can reach at most" in near[0] and "0.1" in near[0]
+    assert analysis.excess_at_bound(scores, evaluators, generators)[0] == ""  # without the plan's effect: the exact bounds only
+    assert analysis.excess_at_bound(scores, evaluators, generators, minimal_effect=0.001)[0] == ""

@@ -323,3 +323,28 @@ def test_the_lean_of_p_a_is_said_after_holm_over_the_datasets() -> None:
     assert " c " not in text  # two contexts are too few to read
     none = rt.lean_values(differences.assign(mean_difference_low=-1.0, mean_difference_high=1.0))["lean"]
     assert none.startswith("No dataset's mean shift of p(A) (llama.cpp minus torch) excludes 0")
+
+
+def _reading_rows(shift: dict[str, float]) -> pd.DataFrame:
+    """A correlations table (the template mean) of three readings on 6 contexts, each reading moved by ``shift``."""
+    from nlgjudge.analysis.comparative import COMPARATIVE, SCORING_EXPECTED, SCORING_SAMPLED, TEMPLATE_MEAN
+
+    rows = []
+    for method in (COMPARATIVE, SCORING_EXPECTED, SCORING_SAMPLED):
+        per_context = {f"c{k}": 0.3 + 0.05 * k + shift.get(method, 0.0) * (1 if k % 2 else 0.5) for k in range(6)}
+        rows.append({"model": "m", "dataset": "summeval", "method": method, "aspect": "COH", "template": TEMPLATE_MEAN,
+                     "per_context": per_context})
+    return pd.DataFrame(rows)
+
+
+def test_the_change_of_the_gap_is_traced_to_the_sampled_reading_only_when_it_moves_most() -> None:
+    from nlgjudge.analysis.comparative import SCORING_SAMPLED
+    from nlgjudge.analysis.runtime import change_by_reading
+
+    reference = _reading_rows({})
+    sampled_moves = change_by_reading(reference, _reading_rows({SCORING_SAMPLED: 0.2}))
+    assert "at most 0.0 for comparative assessment" in sampled_moves and "15.0 for its sampled score" in sampled_moves
+    assert "drawn again" in sampled_moves
+    all_move = change_by_reading(reference, _reading_rows({m: 0.2 for m in reference["method"]}))
+    assert "drawn again" not in all_move and all_move.endswith(".")
+    assert change_by_reading(reference, _reading_rows({}).iloc[:2]) == ""  # a reading missing: no sentence

@@ -573,3 +573,17 @@ def test_settled_words_name_each_datasets_draws() -> None:
     assert settled_words(used, 200) == (
         "on SummEval, 1 of the 7 comparisons took 800 draws per budget; "
         "on WebNLG, 3 of the 7 comparisons took more draws per budget (2 took 800 and 1 took 12,800)")
+
+
+def test_a_supported_finding_within_its_smallest_effect_that_matters_says_so_in_the_answer_box() -> None:
+    from types import SimpleNamespace
+
+    from nlgjudge.analysis.subsets import _dataset_cell
+
+    small = SimpleNamespace(comparison="no_repeat_minus_random", estimate=0.7, low=0.4, high=0.9, verdict="supported", reason="", n=40)
+    assert "supported, smaller than the smallest effect that matters" in _dataset_cell(small, "supported")
+    large = SimpleNamespace(**{**vars(small), "estimate": 2.0, "high": 3.5})
+    assert "smaller than" not in _dataset_cell(large, "supported")
+    assert "smaller than" not in _dataset_cell(small, "not resolved")
+    against = SimpleNamespace(**{**vars(small), "estimate": -0.4, "low": -0.6, "high": -0.2, "verdict": "contradicted"})
+    assert "contradicted, smaller than the smallest effect that matters" in _dataset_cell(against, "contradicted")

@@ -386,6 +386,40 @@ def test_a_remote_or_unexpected_mathjax_path_is_a_configuration_error(offline_bo
     offline_book._check_config(None, SimpleNamespace(mathjax_path=offline_book.LOCAL_MATHJAX_PATH))
 
 
+def test_pasted_prose_gets_typographic_apostrophes_but_code_and_math_keep_theirs(offline_book) -> None:
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    para = nodes.paragraph("", "", nodes.Text("people's ranking, the 'quoted' word, rock'n'roll 90's"),
+                           nodes.literal("", "x = d['key']"))
+    doc += [para, nodes.literal_block("", "print('it's')"), nodes.math("", "f'(x)")]
+    offline_book._typographic_apostrophes(None, doc, "intro")
+    assert para.astext().startswith("people\u2019s ranking, the 'quoted' word, rock\u2019n\u2019roll 90's")
+    assert "d['key']" in para.astext()
+    assert "print('it's')" in doc.astext() and "f'(x)" in doc.astext()
+
+
+@pytest.fixture(scope="module")
+def author_year_labels():
+    spec = importlib.util.spec_from_file_location("author_year_labels", REPO_ROOT / "book" / "_ext" / "author_year_labels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_references_are_labelled_by_authors_and_year_and_shared_labels_get_a_letter(author_year_labels) -> None:
+    from pybtex.database import Entry, Person
+
+    def entry(year: str, *names: str) -> Entry:
+        return Entry("misc", fields={"year": year}, persons={"author": [Person(n) for n in names]})
+
+    entries = [entry("2023", "Harang, Richard"), entry("1960", "Cohen, Jacob", "Elo, Arpad"),
+               entry("2023", "Liu, Yiqi", "Moosavi, Nafise", "Lin, Chenghua"), entry("2023", "Liu, Yang", "Iter, Dan", "Xu, Y")]
+    labels = list(author_year_labels.AuthorYearLabelStyle().format_labels(entries))
+    assert labels == ["Harang, 2023", "Cohen and Elo, 1960", "Liu et al., 2023a", "Liu et al., 2023b"]
+
+
 def test_the_installed_mathjax_is_version_3(offline_book) -> None:
     entry = offline_book.mathjax_distribution() / offline_book.ENTRY_POINT
     assert re.search(r"""VERSION\s*=\s*["']3\.""", entry.read_text(encoding="utf-8", errors="replace"))

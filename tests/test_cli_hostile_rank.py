@@ -25,8 +25,10 @@ from nlgjudge.ranking import MANIFEST_NAME, OUTPUT_FILES, STAGING_PREFIX, rank_o
 LOCK_NAME = getattr(ranking, "LOCK_NAME", ".nlgjudge-rank.lock")
 STAGING_MARKER = getattr(ranking, "STAGING_MARKER", ".nlgjudge-staging-owner")
 
+#: Outputs that differ in words, not only in a number: a system whose outputs differ only in a number reads as constant.
+WEATHER = ("rain", "sun", "snow", "wind", "fog", "hail", "storm", "frost", "mist", "dew")
 GOOD = [
-    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {c} ."}
+    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {WEATHER[c % len(WEATHER)]} {c} ."}
     for c in range(2)
     for s in ("alpha", "beta")
 ]

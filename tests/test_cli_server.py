@@ -20,8 +20,10 @@ from nlgjudge.engine.server.local import free_port, stop_server
 import nlgjudge
 from nlgjudge.cli import main as cli_main
 
+#: Outputs that differ in words, not only in a number: a system whose outputs differ only in a number reads as constant.
+WEATHER = ("rain", "sun", "snow", "wind", "fog", "hail", "storm", "frost", "mist", "dew")
 ROWS = [
-    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {c} ."}
+    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {WEATHER[c % len(WEATHER)]} {c} ."}
     for c in range(2)
     for s in ("alpha", "beta")
 ]

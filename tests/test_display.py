@@ -148,3 +148,15 @@ def test_bookkeeping_lines_name_the_study_and_the_runtime_in_words() -> None:
                            "comparative, summeval, judge (torch): 6 of 6"]).data
     assert "pairwise self-preference, qags_cnndm, judge (llama.cpp): 30 of 100" in folded
     assert "comparisons, summeval, judge (PyTorch)" in folded and "selfpref" not in folded and "llamacpp" not in folded
+
+
+def test_a_named_index_is_shown_in_the_header_rows_corner_not_on_a_row_of_its_own() -> None:
+    from nlgjudge.display import _frame_html
+
+    named = pd.DataFrame({"a": [1, 2], "b": [3, 4]}, index=pd.Index(["x", "y"], name="system"))
+    html = _frame_html(named)
+    assert html is not None and html.count("<tr") == 3 and "<th>system</th>" in html  # one header row, two rows
+    unnamed = _frame_html(named.rename_axis(None))
+    assert unnamed is not None and unnamed.count("<tr") == 3 and "system" not in unnamed
+    both = named.rename_axis(columns="measure")  # a named column axis keeps pandas's own layout
+    assert _frame_html(both) is not None and "measure" in _frame_html(both)

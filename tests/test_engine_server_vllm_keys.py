@@ -134,7 +134,9 @@ def test_a_server_without_identity_is_refused_with_a_cache_and_keyed_by_the_stat
         Judge(TOKENIZER, backend="torch", cache=False, server_identity="x")
 
 
-ROWS = [{"context_id": f"c{c}", "source": f"Article {c} .", "system": s, "output": f"{s} says {c} ."}
+#: Outputs that differ in words, not only in a number: a system whose outputs differ only in a number reads as constant.
+WEATHER = ("rain", "sun", "snow", "wind", "fog", "hail", "storm", "frost", "mist", "dew")
+ROWS = [{"context_id": f"c{c}", "source": f"Article {c} .", "system": s, "output": f"{s} says {WEATHER[c % len(WEATHER)]} {c} ."}
         for c in range(2) for s in ("alpha", "beta")]
 
 

@@ -33,9 +33,9 @@ def test_panels_wrap_at_two_a_row_and_hide_the_empty_slot(n: int, visible: int, 
     # the own-model cells (both evaluators wrote summaries) are outlined, and lengths are in the labels
     assert len(heatmaps[0].patches) == 2
     assert [t.get_text() for t in heatmaps[0].get_xticklabels()][1].endswith("(25)")
-    # one colour bar a row, saying that each row (evaluator) is rescaled on its own
-    bars = [ax for ax in fig.axes if ax.get_ylabel() == HEATMAP_SCALE_LABEL]
-    assert len(bars) == shape[0] and "per evaluator" in HEATMAP_SCALE_LABEL
+    # one colour bar for all panels, saying that each row (evaluator) is rescaled on its own
+    bars = [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    assert len(bars) == 1 and "per evaluator" in bars[0].get_xlabel() and "per evaluator" in HEATMAP_SCALE_LABEL
     plt.close(fig)
 
 
@@ -61,3 +61,23 @@ def test_interval_panels_wrap_and_list_the_first_row_on_top(n: int) -> None:
     with pytest.raises(ValueError, match="max_columns"):
         interval_dots({"p": table}, "v", "lo", "hi", "x", max_columns=0)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_the_four_models_tick_labels_do_not_run_together_in_any_panel_under_the_book_style(n: int) -> None:
+    """A colour bar beside one panel made it narrower: "Gemma 3" ran into "SmolLM2" there. The book's
+    style (larger tick labels) is set here, as in the book and the full suite, and undone after."""
+    import numpy as np
+
+    from nlgjudge.plotting.style import fit_to_page, legibility_problems, set_style
+
+    models = ["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "gemma-3-270m-it"]
+    table = pd.DataFrame(np.linspace(0, 1, 16).reshape(4, 4), index=models, columns=models)
+    words = pd.Series(dict(zip(models, [70.0, 74.0, 171.0, 69.0], strict=True)))
+    names = [f"d{k}" for k in range(n)]
+    with plt.rc_context():
+        set_style()
+        fig = fit_to_page(heatmap_panels({k: table for k in names}, {k: words for k in names}))
+        assert legibility_problems(fig) == []
+        assert len([ax for ax in fig.axes if ax.get_label() == "<colorbar>"]) == 1
+        plt.close(fig)

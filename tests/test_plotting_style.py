@@ -202,3 +202,18 @@ def test_show_puts_the_description_beside_the_image_for_the_page(monkeypatch: py
     spec.loader.exec_module(module)
     digest = hashlib.sha256(base64.b64decode(data["image/png"])).hexdigest()
     assert module.descriptions([tmp_path / "x.ipynb"]) == {digest: alt}
+
+
+def test_a_figures_finding_comes_first_in_its_description(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    from nlgjudge.plotting.style import show
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kwargs: shown.append((data, kwargs)))
+    fig, ax = plt.subplots()
+    ax.set(title="Positional bias", xlabel="P(A)")
+    show(fig, finding="The judge picks\nposition A in 0.84 to 0.95 of the comparisons.")
+    (data, kwargs), = shown
+    assert kwargs["metadata"]["image/png"]["alt"] == (
+        "The judge picks position A in 0.84 to 0.95 of the comparisons. Figure: Positional bias. Horizontal axis: P(A).")

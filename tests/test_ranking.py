@@ -16,8 +16,10 @@ from nlgjudge.engine import Judge
 from nlgjudge.ranking import MANIFEST_NAME, OUTPUT_FILES, rank_outputs
 from nlgjudge.safety import markdown_text
 
+#: Outputs that differ in words, not only in a number: a system whose outputs differ only in a number reads as constant.
+WEATHER = ("rain", "sun", "snow", "wind", "fog", "hail", "storm", "frost", "mist", "dew")
 GOOD = [
-    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {c} ."}
+    {"context_id": f"c{c}", "source": f"Article {c}: the council met on Monday .", "system": s, "output": f"{s} says {WEATHER[c % len(WEATHER)]} {c} ."}
     for c in range(3)
     for s in ("alpha", "beta", "gamma")
 ]

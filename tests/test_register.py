@@ -209,3 +209,17 @@ def test_an_open_row_whose_interval_excludes_the_effect_that_matters_says_so_and
     assert "design size met" in reg.needed_cell(reg.units_needed_for(spec.id, -1.0, 1.0, 8), 8)
     wide = reg.verdict(spec.id, 0.0, -10.0, 10.0, 8)
     assert "already excludes" not in wide.reason and reg.units_needed_for(spec.id, -10.0, 10.0, 8) > 8
+
+
+def test_a_chapter_says_which_of_its_claims_were_amended_after_their_data() -> None:
+    plan = reg.register()
+    late = [c for c in plan.claims.values() if c.amended_after_data]
+    assert late and not plan.claims["gaming.reference"].amended_after_data  # declared late, but before its data
+    chapter = late[0].chapter
+    n_late = sum(c.amended_after_data for c in plan.of_chapter(chapter))
+    note = reg.amended_note(chapter)
+    assert f"the rule for {n_late} of this chapter's {len(plan.of_chapter(chapter))} claims" in note
+    clean = dataclasses.replace(plan, claims={k: dataclasses.replace(c, history="") for k, c in plan.claims.items()},
+                                screen={**plan.screen, "history": []})
+    assert reg.amended_note(chapter, clean) == "No rule of this chapter's claims was changed after its results were seen"
+    assert "Amended after its data were read:" in reg.page_markdown({chapter: "T"}, plan)

@@ -14,6 +14,9 @@
   ran together) and wraps long printed lines (logs, prompts), which otherwise run off the page.
 * **Downloads beside their pages.** The CSV files a chapter writes for its readers
   (``book/downloads/<chapter>/``) are copied to ``<html>/book/downloads/``, where the pages link them.
+* **Typographic apostrophes in pasted text.** Text pasted from another page (the introduction's
+  bottom lines, glued from the chapters) escapes Sphinx's smart quotes; an apostrophe between two
+  letters there is made typographic ("people’s"), as everywhere else in the prose.
 * **A last check.** Any script or stylesheet still registered with a remote URL fails the build.
 * **A front page that opens the book.** The book's root page lives in ``book/``, so Jupyter Book
   writes ``index.html`` as a bare ``<meta http-equiv="Refresh">`` redirect, which some viewers
@@ -97,6 +100,28 @@ def _remove_thebe_nodes(app: Sphinx, doctree: nodes.document, docname: str) -> N
     for node in list(doctree.findall(nodes.raw)):
         if _is_thebe_node(node):
             node.parent.remove(node)
+
+
+def _inside_code(node: nodes.Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, (nodes.literal, nodes.FixedTextElement, nodes.raw, nodes.math, nodes.math_block)):
+            return True
+        parent = parent.parent
+    return False
+
+
+_APOSTROPHE = re.compile(r"(?<=[^\W\d_])'(?=[^\W\d_])")
+
+
+def _typographic_apostrophes(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """``people's`` -> ``people’s`` in every prose text node (never in code, literals or math)."""
+    for node in list(doctree.findall(nodes.Text)):
+        if "'" not in node or _inside_code(node):
+            continue
+        fixed = _APOSTROPHE.sub("\u2019", str(node))
+        if fixed != str(node):
+            node.parent.replace(node, nodes.Text(fixed))
 
 
 def _asset_name(asset: Any) -> str:
@@ -191,6 +216,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", _add_output_style)
     # after sphinx-thebe's own handlers (default priority 500)
     app.connect("doctree-resolved", _remove_thebe_nodes, priority=900)
+    app.connect("doctree-resolved", _typographic_apostrophes, priority=900)
     app.connect("html-page-context", _filter_page_assets, priority=900)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _copy_downloads)

@@ -38,6 +38,7 @@ COLUMN_LABELS: dict[str, str] = {
     "candidates_without_score": "candidates without a score",
     "ci_high": "95% CI, high",
     "ci_low": "95% CI, low",
+    "ci_mc_se": "Monte Carlo error of the ends",
     "column_group": "column group",
     "context_id": "context",
     "draws": "resamples",
@@ -146,7 +147,16 @@ def column_blocks(columns: pd.Index, most: int = MAX_TABLE_COLUMNS) -> list[list
     return blocks
 
 
+def _one_header_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a one-level index's name shown in the header row's corner, not on a second header
+    row of its own (pandas's default, which reads as an empty row of the table)."""
+    if frame.index.nlevels == 1 and frame.columns.nlevels == 1 and frame.index.name and frame.columns.name is None:
+        return frame.rename_axis(index=None, columns=frame.index.name)
+    return frame
+
+
 def _frame_html(frame: pd.DataFrame) -> str | None:
+    frame = _one_header_row(frame)
     most = max(2, MAX_TABLE_COLUMNS - frame.index.nlevels)
     if frame.shape[1] <= most:
         html = frame._repr_html_()

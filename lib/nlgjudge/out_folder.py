@@ -195,6 +195,12 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
 def _reason(error: OSError) -> str:
     name = error.filename
     if error.errno == errno.EEXIST and name and os.path.islink(name) and not os.path.exists(name):
+        try:
+            os.path.realpath(name, strict=True)
+        except OSError as resolving:
+            if resolving.errno == errno.ELOOP:  # the links lead back to themselves: no folder at the end of them
+                return (f"it is a symbolic-link loop ({shown_path(name)} -> {shown_path(os.readlink(name))} -> ... leads "
+                        "back to itself)")
         return f"it is a link to {shown_path(os.readlink(name))}, which does not exist"  # not "File exists"
     return error.strerror or type(error).__name__
 

@@ -256,7 +256,8 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     except ComparisonTooLongError as error:
         raise UserInputError(_too_long_message(frame, error, judge)) from None
     analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
-    notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute))
+    notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute),
+                            with_reference=bool(getattr(prompt, "with_reference", True)))  # a reference is read when shown
     notes += [f"the served judge, while judging: {message}" for message in server_said.messages]
     notes += family_warnings(judge.handle.name, _family(judge.handle), systems)
     truncated = last[0].truncated if last else 0
@@ -284,14 +285,14 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
 
 def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], prompt: Any) -> None:
     """Count every comparison's prompt tokens before any judging, where the runtime can tell (an
-    in-process judge that does not truncate): a prompt too long for the judge's context window fails
-    the run now, not after the comparisons before it (:class:`ComparisonTooLongError`). A server
-    checks its own window; a judge without these parts (a fake) is not checked."""
+    in-process judge, or a served one whose window is known): a prompt too long for the judge's context
+    window fails the run now, not after the comparisons before it (:class:`ComparisonTooLongError`). A
+    server whose window is not known checks its own; a judge without these parts (a fake) is not checked."""
     from nlgjudge.engine.prompting import encode_labels, encode_prompt
     from nlgjudge.studies.prompting import prompt_style
     from nlgjudge.studies.rank import ComparisonTooLongError, comparison_request
 
-    if getattr(judge, "backend", "server") == "server" or not hasattr(judge, "window"):
+    if not hasattr(judge, "window") or not hasattr(judge, "_load"):
         return
     # Cut from the left (--truncate), a prompt loses its opening and the start of the source: it must
     # still fit with the whole source gone, or the cut would reach the outputs being compared.
@@ -405,6 +406,23 @@ def _cache_file(judge: Any, cache: Any) -> Any:
         return output_cache_path()
     path = getattr(given, "path", given)
     return path if isinstance(path, (str, os.PathLike)) else None
+
+
+def _refuse_cache_on_input(cache_file: Any, inputs: dict[str, Any]) -> None:
+    """The output cache must not be one of the run's own input files (it would be refused as a damaged
+    cache, with advice to move the input aside): say so, naming the setting to change."""
+    if cache_file is None:
+        return
+    for what, path in inputs.items():
+        if path is None or str(path) == "-":
+            continue
+        try:
+            same = os.path.samefile(expand_user(path), cache_file)
+        except OSError:
+            continue
+        if same:
+            raise UserInputError(f"the output cache ({shown_path(cache_file)}, from NLGJUDGE_OUTPUT_CACHE or the default) is "
+                                 f"{what}: set NLGJUDGE_OUTPUT_CACHE to another file; nothing was written")
 
 
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
@@ -578,11 +596,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             prompt = build_prompt(aspect, args.noun, prompt_file, args.with_reference, cli=True)
             _refuse_secret_in_prompt(prompt_file)
             out = expand_user(args.out)
+            _refuse_cache_on_input(_cache_file(None, None), {"the input file": args.input, "the prompt file": prompt_file})
             created = prepare_out(out, force=args.force, inputs=[expand_user(args.input)], cache_file=_cache_file(None, None))
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
-            early = design_warnings(frame, judge_control_strings(judge))
+            early = design_warnings(frame, judge_control_strings(judge), with_reference=args.with_reference)
             for note in early:  # before judging: the user may stop here (report.md says them again)
                 emit(f"warning: {note}", sys.stderr)
             estimate = RunEstimate(judge, frame, prompt, budget)

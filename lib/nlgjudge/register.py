@@ -81,6 +81,13 @@ class Claim:
     borderline: float = 0.0
     comparator_method: str | None = None
     history: str = ""  # the plan's amendments to this claim, when and why (shown on the register page)
+    after_data: bool | None = None  # whether the history is an amendment made after the claim's data were read
+
+    @property
+    def amended_after_data(self) -> bool:
+        """Whether the plan's rule for this claim was set or changed after its data were read: any history
+        is, unless the register says otherwise (a claim declared late, but before its own data)."""
+        return bool(self.history) if self.after_data is None else self.after_data
 
     @property
     def is_equivalence(self) -> bool:
@@ -117,7 +124,7 @@ def _claim_from(entry: dict, families: dict[str, str], where: str) -> Claim:
     missing = [f for f in _FIELDS if f not in entry]
     if missing:
         raise RegisterError(f"{where}: claim {entry.get('id', '?')!r} lacks {', '.join(missing)}")
-    unknown = sorted(set(entry) - set(_FIELDS) - {"margin", "borderline", "comparator_method", "history"})
+    unknown = sorted(set(entry) - set(_FIELDS) - {"margin", "borderline", "comparator_method", "history", "after_data"})
     if unknown:
         raise RegisterError(f"{where}: claim {entry['id']!r} has unknown field(s) {', '.join(unknown)}")
     if entry["kind"] not in KINDS:
@@ -340,6 +347,23 @@ def _html(text: object) -> str:
     return html.escape(" ".join(str(text).split()), quote=False)  # quotes are text; attributes use "..."
 
 
+def amended_note(chapter: str, reg: Register | None = None) -> str:
+    """The answer box's line on the plan's amendments: how many of ``chapter``'s claims had their rule
+    set or changed after their data were read (the register page gives each amendment and the verdicts
+    it moved), and the judge screen's, which every chapter with a pairwise judge applies."""
+    reg = reg or register()
+    claims = reg.of_chapter(chapter)
+    late = [spec for spec in claims if spec.amended_after_data]
+    screen = any("after the data" in str(entry) for entry in reg.screen.get("history", []))  # type: ignore[union-attr]
+    parts = [f"the rule for {len(late)} of this chapter's {len(claims)} claims, so treat those verdicts as leads that "
+             "new data must confirm" if late else "",
+             "the pass mark of the judge screen, which every chapter uses" if screen else ""]
+    said = "; and ".join(p for p in parts if p)
+    if not said:
+        return "No rule of this chapter's claims was changed after its results were seen"
+    return f"Changed after the results were seen: {said}"
+
+
 def _effect_text(spec: Claim) -> str:
     band = f"within {spec.threshold:g} ± {spec.margin:g}" if spec.margin is not None else f"{spec.direction} {spec.threshold:g}"
     return f"{band}; minimal effect {spec.minimal_effect:g}: {spec.effect_reason}"
@@ -383,7 +407,8 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         amended = " ".join(f"*Amended {_html(str(entry).split(':', 1)[0])}:* {_html(str(entry).split(':', 1)[1].strip())}."
                            for entry in screen["history"])  # type: ignore[union-attr]
         lines += [
-            "**The judge screen**, the same for every judge and chapter and set by no data (the {term}`judge screen`): "
+            "**The judge screen**, the same for every judge and chapter, its pass mark chance, which no data chose (the "
+            "{term}`judge screen`; its history below says what was changed after the data were read): "
             f"{_html(str(screen['words']))}. Unit: {_html(str(screen['unit']))}, on at least {screen['min_units']} "
             f"contexts. Minimum: {_html(str(screen['minimum']))}. Otherwise {_html(str(screen['otherwise']))}. {amended}",
             "",
@@ -409,12 +434,15 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
             continue
         # An HTML table whose cells carry their column's name: a narrow window shows each claim as a
         # stack of labelled fields (outputs.css) instead of six columns broken mid-word.
-        lines += [f"Verdicts read in {{doc}}`{chapter}`.", "", '<table class="nlg-register">',
+        late = sum(spec.amended_after_data for spec in claims)
+        lines += [f"Verdicts read in {{doc}}`{chapter}`. Rules amended after their data were read: {late} of its "
+                  f"{len(claims)} claims.", "", '<table class="nlg-register">',
                   "<thead><tr>" + "".join(f"<th>{_html(label)}</th>" for label in _REGISTER_COLUMNS) + "</tr></thead>",
                   "<tbody>"]
         for spec in claims:
             paper_value = spec.reported if spec.reported_how == "none" else f"{spec.reported} ({spec.reported_how})"
-            amended = f"<br><i>Amended:</i> {_html(spec.history)}" if spec.history else ""
+            label = "Amended after its data were read" if spec.amended_after_data else "Declared late, before its data"
+            amended = f"<br><i>{label}:</i> {_html(spec.history)}" if spec.history else ""
             cells = (
                 f"<b>{_html(spec.words)}</b>; {_html(spec.paper)}{amended}",
                 _html(f"{spec.estimand}; unit: {spec.unit}; at least {spec.min_units}; comparator: {spec.comparator}"),

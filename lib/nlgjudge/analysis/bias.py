@@ -475,8 +475,9 @@ def bias_gain_relation(scores: pd.DataFrame, bias: pd.DataFrame, seed: int = 0,
                     f"{verdict.verdict}")
         if verdict.verdict == NOT_RESOLVED:  # at the plan's smallest effect that matters, never the observed one
             effect = registered_claim(RELATION_CLAIM_ID).minimal_effect
-            sentence += (f"; about {correlation_units_needed(effect)} sets would give an 80% chance to detect a correlation "
-                         f"of {effect:.1f}, the smallest that matters (this run has {test.n})")
+            sentence += (f"; about {correlation_units_needed(effect)} independent sets would give an 80% chance to detect a "
+                         f"correlation of {effect:.1f}, the smallest that matters (this run has {test.n}, and its sets share "
+                         "contexts, so they count for fewer: more sets of the same contexts would not get there)")
         sentence += f"; {described} (sets share contexts: a description)"
         rows.append({"model": judge_name, "n_sets": n_sets, "pooled": pooled, "within": test.statistic,
                      "p_value": test.p_value, "n_datasets": test.n_strata, "verdict": verdict.verdict,

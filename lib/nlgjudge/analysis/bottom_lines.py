@@ -152,7 +152,7 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mappi
     def read(key: str, short: bool) -> str:
         claim, subject = _SUBSET_WORDS[key]
         if sizes and key in sizes:
-            return f"{subject} changes agreement with people by under {sizes[key]:g} point everywhere, too little to matter"
+            return f"{subject} changes agreement with people by under {sizes[key]:g} point per dataset, too little to matter"
         found = list(verdicts.get(key, ()))
         if not found:
             return f"no dataset of this run tests whether {claim}"
@@ -217,10 +217,22 @@ _REFERENCE_WORDS = {
 
 
 def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, *, kappa_below_zero: bool = False,
-             above_reference: str | None = None, above_point: str | None = None) -> str:
+             above_reference: str | None = None, above_point: str | None = None, with_people: bool | None = None) -> str:
     """``kappa_below_zero``: the kappa's whole interval lies below 0 (the plan's secondary reading, a
     description); ``above_reference``: "k of n" contestants above the reference after Holm's correction;
-    ``above_point``: "m of n" above it by point estimate (said first, with the k "clearly")."""
+    ``above_point``: "m of n" above it by point estimate (said first, with the k "clearly"); ``with_people``:
+    whether the judge's kappa with people's choices lies wholly above 0 (a description), None: not known."""
+    people = ("" if with_people is None else " Its picks agree with people's more often than chance."
+              if with_people else " Its picks agree with people's no more often than chance.")
+    full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point)
+    if words_shown(full + people) <= MAX_WORDS:
+        return full + people
+    short = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, None)
+    return short + people if words_shown(short + people) <= MAX_WORDS else full
+
+
+def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, kappa_below_zero: bool,
+              above_reference: str | None, above_point: str | None) -> str:
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
     if kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"

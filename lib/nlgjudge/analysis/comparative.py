@@ -734,13 +734,13 @@ def _needed_words(rows: pd.DataFrame) -> str:
     reachable = needed[np.isfinite(needed) & (needed <= sizes)].astype(int)
     beyond = len(rows) - len(reachable)
     if reachable.empty:
-        text = "more contexts than the benchmarks have, for every one"
+        text = "more contexts than the benchmarks have, for every one, to detect a gap as small as the smallest that matters"
     elif reachable.min() == reachable.max():
         text = f"{int(reachable.min())} contexts for {len(reachable)} of them"
     else:
         text = f"from {int(reachable.min())} to {int(reachable.max())} contexts for {len(reachable)} of them"
     if beyond and not reachable.empty:
-        text += f", and more contexts than the benchmark has for the other {beyond}"
+        text += f", and more contexts than the benchmark has for the other {beyond} (at the smallest gap that matters)"
     return lead + text
 
 

@@ -225,20 +225,28 @@ def own_generators(evaluators: Sequence[str], generators: Sequence[str]) -> np.n
     return np.array([list(generators).index(e) if e in generators else -1 for e in evaluators], dtype=int)
 
 
-def excess_at_bound(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str]) -> list[str]:
-    """Per evaluator: why its eq. 4 excess is 0 by construction, or "" when it is not.
+def excess_at_bound(cube: np.ndarray, evaluators: Sequence[str], generators: Sequence[str],
+                    minimal_effect: float | None = None) -> list[str]:
+    """Per evaluator: why its eq. 4 excess cannot test the claim, or "" when it can.
 
     When every evaluator, its own included, rates the evaluator's generator lowest (eq. 4's floor, 0)
     or highest (its ceiling, 1), the excess is 0 however much more the own evaluator likes those
-    summaries than the others do: such a row cannot test the claim (the claim rule's "degenerate")."""
+    summaries than the others do: such a row cannot test the claim (the claim rule's "degenerate").
+    With ``minimal_effect`` (the claim's, from the plan), a row whose generator the other evaluators
+    already rate so high that its excess could reach at most 1 minus their mean, less than that effect,
+    cannot show the claim either: the ceiling leaves it no room."""
     normalised = min_max_normalise(cube.mean(axis=0), alpha=1.0, axis=1)
     reasons = []
     for e, g in enumerate(own_generators(evaluators, generators)):
         column = normalised[:, g] if g >= 0 else np.array([0.5])
+        room = 1.0 - float(np.delete(column, e).mean()) if g >= 0 and len(column) > 1 else np.inf
         if g >= 0 and (column == 0).all():
             reasons.append(f"every evaluator rates {generators[g]} lowest: its excess is 0 by construction (eq. 4's floor)")
         elif g >= 0 and (column == 1).all():
             reasons.append(f"every evaluator rates {generators[g]} highest: its excess is 0 by construction (eq. 4's ceiling)")
+        elif minimal_effect is not None and room < minimal_effect:
+            reasons.append(f"the other evaluators rate {generators[g]} near the top already: its excess can reach at most "
+                           f"{room:.3f}, less than the smallest effect that matters ({minimal_effect:g}; eq. 4's ceiling)")
         else:
             reasons.append("")
     return reasons
@@ -253,7 +261,7 @@ def self_bias_table(
     for a statistic recomputed on each resample), and whether self can be told from family."""
     own = own_generators(evaluators, generators)
     excess = self_bias_bootstrap(cube, own, n_boot=n_boot, seed=seed)
-    bounds = excess_at_bound(cube, evaluators, generators)
+    bounds = excess_at_bound(cube, evaluators, generators, registered_claim("narcissism.excess").minimal_effect)
     try:
         preference = self_preference_bootstrap(cube, lengths, own, n_boot=n_boot, seed=seed)
         unidentified = ""
@@ -552,7 +560,7 @@ def _preference_row(judge: str, opponent: str, own: np.ndarray, anchor: np.ndarr
 
 #: The columns of :func:`claim_rows`: one row per tested unit of a claim (an evaluator on a dataset, a judge).
 CLAIM_COLUMNS = ["claim", "row", "estimate", "low", "high", "n", "verdict", "reason", "documents needed", "method", "p_value",
-                 "p_family", "effect_at", "needed_threshold"]
+                 "p_family", "effect_at", "needed_threshold", "band"]
 #: How a row's "documents needed" is counted: from its per-document values (a paired t power
 #: calculation) or from its interval, whatever made it (the standard error scaled as 1/sqrt(n)).
 FROM_VALUES, FROM_INTERVAL = "paired t", "from the interval"
@@ -653,7 +661,8 @@ def claim_rows(
                      "p_value": p_from_interval(estimate, lo, hi, units, target) if verdict.tested else np.nan,
                      "p_family": (p_within_error(estimate, lo, hi, units, target, 0.0, se_error, MONTE_CARLO_Z)[0]
                                   if verdict.tested else np.nan),
-                     "effect_at": effect_at, "needed_threshold": needed_threshold})
+                     "effect_at": effect_at, "needed_threshold": needed_threshold,
+                     "band": bool(spec is not None and spec.margin is not None)})  # an equivalence claim
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
@@ -771,6 +780,12 @@ def claims_summary(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out).set_index("claim")
 
 
+#: What "more" says of a band (equivalence) row open at its design size: the size holds for a value at
+#: the band's centre; an estimate near an edge needs many more documents, and only then is settled.
+NEAR_EDGE = ("still open because the estimate lies near the band's edge, where more documents settle it only slowly; "
+             "this count does not say how many")
+
+
 def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int = 500) -> pd.DataFrame:
     """The rows that are not resolved, with the documents that would resolve them ("out of reach"
     beyond :data:`nlgjudge.stats.claims.MAX_UNITS` or at a zero effect), how many more that is,
@@ -800,11 +815,13 @@ def documents_needed_table(rows: pd.DataFrame, horizon: Mapping[str, int] | int 
         # per claim, else per dataset (a row is named "<dataset> / <evaluator>"), else the paper's 500
         dataset = str(row["row"]).split(" / ")[0]
         limit = (horizon.get(row["claim"], horizon.get(dataset, 500)) if isinstance(horizon, Mapping) else horizon)
+        band = bool(row.get("band", False))  # a band's design size holds for a value at its centre only
         out.append({"claim": row["claim"], "row": row["row"],
                     "estimate [95%]": interval_text(row["estimate"], row["low"], row["high"]),
                     "n now": int(row["n"]), "documents needed": "out of reach" if missing else str(int(needed)),
                     # the design size of the claim's smallest effect: a run that has it leaves open only smaller effects
                     "more": "–" if missing else (str(int(needed) - int(row["n"])) if needed > row["n"] else
+                                                 f"none at the band's centre: {NEAR_EDGE}" if band else
                                                  f"none: {ALREADY_ENOUGH}"),
                     "within": "–" if missing else f"{'yes' if needed <= limit else 'no'} ({limit})",
                     "method": row["method"]})

@@ -416,6 +416,12 @@ def report_markdown(
     lines += [f"- {markdown_text(note)}" for note in notes] if notes else ["- none"]
     if planned != analysis.n_model_comparisons:
         lines.append(f"- planned {planned} comparisons but made {analysis.n_model_comparisons}")
+    from nlgjudge.data.aimed_at_judge import COVERAGE  # what the text checks look for, said whatever they found
+
+    lines += ["", "## What the checks of the texts cannot see", "",
+              f"Before judging, every output, source and shown reference was searched for {COVERAGE}. These checks are "
+              "patterns: a text can still speak to the judge in words or a disguise they do not know, so read a sample "
+              "of the outputs of any system that wins more than you expect before trusting its place."]
     return "\n".join(lines) + "\n"
 
 

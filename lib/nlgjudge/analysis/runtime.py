@@ -33,6 +33,8 @@ import pandas as pd
 
 from nlgjudge.analysis.comparative import (
     COMPARATIVE,
+    SCORING_EXPECTED,
+    SCORING_SAMPLED,
     TEMPLATE_MEAN,
     comparative_predictions,
     comparative_vs_scoring,
@@ -454,6 +456,33 @@ def claim_table(reference: pd.DataFrame, other: pd.DataFrame, confidence: float 
     merged = pd.concat([merged.drop(columns=["ref_per_context_gap", "oth_per_context_gap"]).reset_index(drop=True),
                         pd.DataFrame(changes, columns=_GAP_CHANGE_COLUMNS)], axis=1)
     return merged[list(EMPTY_CLAIMS.columns)]
+
+
+#: The readings :func:`change_by_reading` compares, in the words the text uses.
+_READINGS = {COMPARATIVE: "comparative assessment", SCORING_EXPECTED: "prompt scoring's expected score",
+             SCORING_SAMPLED: "its sampled score"}
+
+
+def change_by_reading(reference: pd.DataFrame, other: pd.DataFrame) -> str:
+    """Where the change of the gap between runtimes comes from, a description: per reading (comparative,
+    prompt scoring's expected and sampled scores), the largest change between the runtimes of its mean
+    agreement with people over the dataset-aspects (:func:`method_agreement_table`, Spearman x100).
+    The sampled score alone draws its answers again under each runtime's random generator; when its
+    change is over twice the others', the sentence says so. "" when a reading is missing."""
+    table = method_agreement_table(reference, other, list(_READINGS)).dropna(subset=["difference"])
+    largest = table.groupby("method")["difference"].agg(lambda d: float(d.abs().max()))
+    if not set(_READINGS) <= set(largest.index):
+        return ""
+    from nlgjudge.prose import number
+
+    sentence = ("Between the runtimes, the agreement with people of each reading (Spearman x100, per dataset and aspect) "
+                f"moves by at most {'; '.join(f'{number(largest[m], 1)} for {words}' for m, words in _READINGS.items())}")
+    steady = max(largest[COMPARATIVE], largest[SCORING_EXPECTED])
+    if largest[SCORING_SAMPLED] > 2 * steady:
+        sentence += (". So most of the change of the gap comes from the sampled answers being drawn again by each "
+                     "runtime's own random generator, not from the runtime's arithmetic; a test of the runtime alone "
+                     "would reuse the same draws under both (a description, not a test)")
+    return sentence + "."
 
 
 #: Empty tables of :func:`method_agreement_table` and :func:`claim_table` (a run with nothing to compare).

@@ -426,7 +426,11 @@ def _dataset_cell(row: Any, after_holm: str) -> str:
     the datasets (a flag named as one), a borderline mark, and n."""
     from nlgjudge.prose import flag_words, interval_text
 
+    spec = registered_claim(f"subsets.{row.comparison}")  # the claim rule's qualifier: a side within the smallest effect
+    small = (after_holm in (SUPPORTED, CONTRADICTED) and spec.margin is None
+             and max(abs(row.low - spec.threshold), abs(row.high - spec.threshold)) < spec.minimal_effect)
     return (f"{interval_text(row.estimate, row.low, row.high, 1)}, {after_holm}"
+            + (", smaller than the smallest effect that matters" if small else "")
             + (f" ({flag_words(row.verdict)})" if after_holm != row.verdict else "")
             + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})")
 
@@ -444,13 +448,12 @@ def answer_table(claims: pd.DataFrame) -> pd.DataFrame:
     """The answer box's verdicts: one row per finding of :data:`ANSWER_FINDINGS`, one column per dataset,
     each cell as :func:`claims_prose` words it (after Holm's correction over the datasets)."""
     after_all = family_verdicts(claims)
-    # the rows' heading as the columns' name: it then sits in the header row's corner, not in a row of its own
-    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name=None),
-                         columns=pd.Index(list(dict.fromkeys(claims["dataset"])), name="finding (numbered as in the paper)"),
-                         dtype=object)
+    # the rows' heading as the columns' name: it sits in the header row's corner, not in a row of its own
+    columns = pd.Index(list(dict.fromkeys(claims["dataset"])), name="finding (numbered as in the paper)")
+    table = pd.DataFrame(index=pd.Index(list(ANSWER_FINDINGS.values()), name=None), columns=columns, dtype=object)
     for name, label in ANSWER_FINDINGS.items():
-        for row, after in zip(claims[claims["comparison"] == name].itertuples(),
-                              after_all[claims["comparison"] == name], strict=True):
+        rows = claims["comparison"] == name
+        for row, after in zip(claims[rows].itertuples(), after_all[rows], strict=True):
             table.loc[label, row.dataset] = _dataset_cell(row, after)
     return table.fillna("not computed")
 
@@ -598,8 +601,7 @@ class StrategyClaim:
 
 
 def _registered(comparison: str, finding: str, claim: str) -> StrategyClaim:
-    """A comparison's claim with its threshold, direction and margin from the claims register
-    (``subsets.<comparison>``): the register, not this module, sets how it is read."""
+    """A comparison's claim, read as the claims register (``subsets.<comparison>``) sets it."""
     spec = registered_claim(f"subsets.{comparison}")
     return StrategyClaim(finding, claim, threshold=spec.threshold, direction=spec.direction, margin=spec.margin)
 
@@ -609,12 +611,10 @@ def _registered(comparison: str, finding: str, claim: str) -> StrategyClaim:
 #: within 1 +- 1 point (symmetric behind by 0 to 2 points): declared in the register.
 STRATEGY_CLAIMS = {
     "no_repeat_minus_random": _registered("no_repeat_minus_random", "1", "no-repeat above random (R <= N(N-1)/2)"),
-    "no_repeat_minus_symmetric_equal_r": _registered(
-        "no_repeat_minus_symmetric_equal_r", "2",
-        "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)"),
-    "symmetric_minus_no_repeat_equal_pairs": _registered(
-        "symmetric_minus_no_repeat_equal_pairs", "2 (ours)",
-        "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders"),
+    "no_repeat_minus_symmetric_equal_r": _registered("no_repeat_minus_symmetric_equal_r", "2", (
+        "symmetric about 1 point below no-repeat at equal R (no-repeat - symmetric within 1 +- 1)")),
+    "symmetric_minus_no_repeat_equal_pairs": _registered("symmetric_minus_no_repeat_equal_pairs", "2 (ours)", (
+        "symmetric(2m) above no-repeat(m): equal distinct pairs, each shown in both orders")),
     "debias_gain_tiny_budgets": _registered("debias_gain_tiny_budgets", "3", "debiasing helps at R < N"),
     "debias_gain_small_budgets": _registered("debias_gain_small_budgets", "3", "debiasing helps at N <= R <= N(N-1)/4"),
     "debias_gain_full": _registered("debias_gain_full", "3", "debiasing helps with all N(N-1) comparisons"),

@@ -54,6 +54,7 @@ from nlgjudge.interrupt import STORED
 from nlgjudge.cache.errors import CacheBusyError, CacheDamagedError, CacheError, ImportConflictWarning
 from nlgjudge.cache.keys import is_valid_key, request_key
 from nlgjudge.cache.records import Row, StudyRecord, validate_study_name
+from nlgjudge.cache.side_files import foreign_side_file
 from nlgjudge.config import expand_path
 
 __all__ = [
@@ -396,14 +397,10 @@ class OutputCache:
         :class:`CacheError` for anything that is not an nlgjudge cache this version can use, before
         any connection that could write (switch to WAL, create tables, checkpoint) is opened.
         """
-        for suffix in ("-wal", "-shm", "-journal"):  # SQLite's side files: never another file's name for one
-            side = Path(f"{self.path}{suffix}")
-            if side.is_symlink() or (side.exists() and not side.is_file()):
-                kind = "a link" if side.is_symlink() else "not a file"
-                raise CacheError(
-                    f"cannot use {self.path} as the output cache: {side.name} beside it is {kind}, not SQLite's own side "
-                    "file, and SQLite will not write through it; nothing was written and it was left untouched: move it "
-                    "away, or choose another cache file (NLGJUDGE_OUTPUT_CACHE)")
+        foreign = foreign_side_file(self.path)  # SQLite's side files: never another file's name for one
+        if foreign:
+            raise CacheError(f"cannot use {self.path} as the output cache: {foreign}; nothing was written and it was left "
+                             "untouched: move it away, or choose another cache file (NLGJUDGE_OUTPUT_CACHE)")
         try:
             status = self.path.stat()
         except FileNotFoundError:

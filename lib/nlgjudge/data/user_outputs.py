@@ -27,6 +27,13 @@ import pandas as pd
 from nlgjudge.json_objects import DuplicateKeyError, unique_keys
 from nlgjudge.safety import shown_path
 from nlgjudge.config import expand_path
+from nlgjudge.data.aimed_at_judge import (  # noqa: F401 (addressed_to_judge, hides_text: the module's former names)
+    CONFUSABLE_SCRIPTS,
+    LOOK_ALIKES,
+    addressed_to_judge,
+    hides_text,
+    text_warnings,
+)
 
 #: Columns of the checked frame, in this order.
 COLUMNS = ("context_id", "source", "system", "output", "reference")
@@ -492,26 +499,11 @@ def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
                 )
 
 
-#: Letters of other scripts that look like Latin ones (Cyrillic and Greek), for names that would read alike.
-_LOOK_ALIKES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
-    "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w", "ɡ": "g",
-    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
-    "χ": "x", "γ": "y",
-    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
-    "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
-    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    # Armenian and Cherokee letters drawn like Latin ones
-    "օ": "o", "ս": "u", "հ": "h", "ո": "n", "ց": "g", "Օ": "O", "Ս": "U",
-    "Ꭺ": "A", "Ᏼ": "B", "Ꮯ": "C", "Ꭰ": "D", "Ꭼ": "E", "Ꮐ": "G", "Ꮋ": "H", "Ꭻ": "J", "Ꮶ": "K", "Ꮮ": "L",
-    "Ꮇ": "M", "Ꮲ": "P", "Ꭱ": "R", "Ꮪ": "S", "Ꭲ": "T", "Ꮩ": "V", "Ꮃ": "W", "Ꮓ": "Z",
-})
 
 
 def _skeleton(name: str) -> str:
     """What ``name`` reads as: :func:`_shown_as` with Cyrillic and Greek look-alikes as Latin letters."""
-    return _shown_as(name).translate(_LOOK_ALIKES)
+    return _shown_as(name).translate(LOOK_ALIKES)
 
 
 def _scripts(name: str) -> set[str]:
@@ -554,12 +546,14 @@ def visible_text(text: str) -> str:
     return shown if any(unicodedata.category(ch) not in ("Mn", "Me") for ch in shown) else ""
 
 
-def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = ()) -> list[str]:
+def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list[str] = (),
+                    with_reference: bool = True) -> list[str]:
     """What a ranking of ``frame`` (checked) should say before judging, each in one line: systems
     missing from some contexts (an unbalanced design), systems whose output is the same whatever the
     context (a constant or null system: its wins measure the judge, not the system), empty or blank
-    outputs (nothing to judge), texts holding
-    the judge's control strings (read as plain text), and system names that mix scripts."""
+    outputs (nothing to judge), system names that mix look-alike scripts, copied contexts, outputs that read
+    alike, and what :func:`~nlgjudge.data.aimed_at_judge.text_warnings` finds in the texts (the reference's
+    only when ``with_reference``: the judge reads it then)."""
     notes: list[str] = []
     contexts = frame["context_id"].nunique()
     present = frame.groupby("system", sort=False)["context_id"].nunique()
@@ -575,39 +569,8 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
                      f"{int(present.get(system, len(part)))} contexts ({where}): the judge compares nothing with the "
                      "other system's text there, and its wins or losses say nothing about the system; fix those rows "
                      "or leave the system out")
-    for system, part in frame.groupby("system", sort=False):
-        if len(part) < 3:
-            continue
-        normal = part["output"].map(_normalised)
-        top_count = int(normal.value_counts().iloc[0])
-        if top_count / len(part) >= CONSTANT_SHARE:
-            notes.append(f"system {system!r} gives the same output in {top_count} of its {len(part)} contexts (equal up to "
-                         "case, spacing and punctuation), whatever the source: a constant system, like a null model that "
-                         "games a judge; its wins say how the judge treats that text, not how well the system does the task")
-    for system, part in frame.groupby("system", sort=False):
-        if len(part) < 3:
-            continue
-        copies = sum(_normalised(o) == _normalised(src) for o, src in zip(part["output"], part["source"], strict=True))
-        if copies / len(part) >= CONSTANT_SHARE:
-            notes.append(f"system {system!r} gives the source itself as its output in {copies} of its {len(part)} contexts "
-                         "(equal up to case, spacing and punctuation): a null system that copies its input; a judge that "
-                         "likes length or coverage can prefer it, so its wins say how the judge treats a copy")
-    if control_strings:
-        rows = []
-        for record in frame.itertuples(index=False):
-            texts = (record.output, record.source, getattr(record, "reference", None))  # the reference too, when shown
-            found = [c for c in control_strings if any(isinstance(t, str) and c in t for t in texts)]
-            if found:
-                rows.append((record.system, record.context_id, found))
-        if rows:
-            strings = sorted({c for *_, found in rows for c in found})
-            systems = list(dict.fromkeys(system for system, _, _ in rows))
-            example = f"system {rows[0][0]!r} in context {rows[0][1]!r}"
-            notes.append(f"{len(rows)} row{'s' if len(rows) != 1 else ''} ({example}"
-                         f"{' and others' if len(rows) > 1 else ''}; systems: {', '.join(map(repr, systems[:5]))}"
-                         f"{' ...' if len(systems) > 5 else ''}) hold the judge's control strings "
-                         f"({', '.join(strings)}): they are read as plain text, never as the judge's own turn markers")
-    mixed = [name for name in dict.fromkeys(frame["system"]) if len(_scripts(name) - {"UNKNOWN"}) > 1]
+    # Latin mixed with Cyrillic or Greek can hide a look-alike; Latin with Han or Arabic cannot
+    mixed = [name for name in dict.fromkeys(frame["system"]) if len(_scripts(name) & CONFUSABLE_SCRIPTS) > 1]
     if mixed:
         notes.append(f"system names mixing letters of different scripts (look-alikes): {', '.join(map(repr, mixed))}")
     copies = _copied_contexts(frame)
@@ -616,29 +579,7 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
                           for first, later in list(copies.items())[:3])
         notes.append(f"contexts that are copies of another (the same source and the same outputs): {shown}; each copy "
                      "counts as a separate context in the intervals, which then look surer than the data are: keep one")
-    hidden = frame[frame.apply(lambda row: any(hides_text(row.get(f)) for f in ("output", "source", "reference")), axis=1)]
-    if len(hidden):
-        first = hidden.iloc[0]
-        notes.append(f"{len(hidden)} output{'s' if len(hidden) != 1 else ''} (system {first['system']!r} in context "
-                     f"{first['context_id']!r}{' and others' if len(hidden) > 1 else ''}, its output, source or reference) "
-                     "hold invisible characters (Unicode tag characters, variation selectors or a run of zero-width marks) "
-                     "that can spell an instruction a judge may read and a person cannot see; the judge reads them as sent: "
-                     "look at those rows")
-    for field in ("output", "source", "reference"):  # the judge reads all three
-        if field not in frame.columns:
-            continue
-        texts = frame[field].map(lambda text: text if isinstance(text, str) else "")
-        found = texts.map(addressed_to_judge)
-        addressed = frame[found != ""]
-        if len(addressed):
-            first = addressed.iloc[0]
-            systems = list(dict.fromkeys(addressed["system"].astype(str)))
-            what = {"output": "output", "source": "source", "reference": "reference"}[field]
-            notes.append(f"{len(addressed)} {what}{'s' if len(addressed) != 1 else ''} (system {first['system']!r} in context "
-                         f"{first['context_id']!r}{' and others' if len(addressed) > 1 else ''}; systems: "
-                         f"{', '.join(map(repr, systems[:5]))}{' ...' if len(systems) > 5 else ''}) hold text addressed to the "
-                         f"judge, such as {found[found != ''].iloc[0][:60]!r}: text can steer a judge that way, and the "
-                         f"judge reads it as part of the {what}; look at those rows before trusting their wins")
+    notes += text_warnings(frame, control_strings, with_reference)
     alike = _look_alike_outputs(frame)
     if alike:
         (first, second), where = next(iter(alike.items()))
@@ -665,71 +606,6 @@ def _look_alike_outputs(frame: pd.DataFrame) -> dict[tuple[str, str], list[str]]
     return found
 
 
-def addressed_to_judge(text: str) -> str:
-    """The first piece of ``text`` that speaks to the judge (:data:`ADDRESSES_JUDGE` or a chat-template marker of a
-    known family, :data:`CHAT_MARKERS`), read on a normalised form (compatibility forms, invisible marks taken out,
-    look-alike letters of other scripts as Latin), so that "ＩＧＮＯＲＥ" or "ig\u200bnore" is still found; "" if none."""
-    if not text:
-        return ""
-    for form in (text, _for_matching(text)):
-        found = ADDRESSES_JUDGE.search(form) or CHAT_MARKERS.search(form)
-        if found:
-            return found.group(0).strip()
-    return ""
-
-
-def _for_matching(text: str) -> str:
-    shown = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
-    return shown.translate(_LOOK_ALIKES)
-
-
-def hides_text(value: object) -> bool:
-    """Whether ``value`` carries characters that show nothing yet can spell text a model reads: the Unicode tag
-    block, a supplementary variation selector (U+E0100-U+E01EF, one a byte in "emoji smuggling"), or a run of
-    three or more variation selectors or zero-width marks (one after an emoji is ordinary)."""
-    if not isinstance(value, str):
-        return False
-    if any(ch in HIDDEN_INSTRUCTIONS or 0xE0100 <= ord(ch) <= 0xE01EF for ch in value):
-        return True
-    return bool(re.search("[\ufe00-\ufe0f\u200b-\u200d\u2060\ufeff]{3,}", value))
-
-
-#: Chat-template markers of the common model families (any judge's, not only this one's): text that forges a turn.
-CHAT_MARKERS = re.compile(
-    r"<\|im_(?:start|end)\|>|<\|eot_id\|>|<\|(?:start|end)_header_id\|>|\[/?INST\]|<(?:start|end)_of_turn>"
-    r"|<｜(?:Assistant|User|end▁of▁sentence|begin▁of▁sentence)｜>|<\|(?:assistant|user|system|endoftext)\|>"
-    r"|^\s*###\s*(?:Assistant|Human)\s*:", re.MULTILINE)
-
-#: Plain text that speaks to the judge rather than doing the task: an order to ignore the instructions, a
-#: forged role line, an order to answer with a label, a verdict on "summary A/B", the judge's question.
-ADDRESSES_JUDGE = re.compile(
-    r"(?im)\b(?:ignore|disregard|forget)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all)\b[^.\n]{0,20}"
-    r"\b(?:instructions?|rules|prompts?)\b"
-    r"|^\s*(?:system|assistant|###\s*(?:instruction|response))\s*:"
-    r"|\b(?:output|answer|reply|respond)\s+(?:only|with)\b[^.\n]{0,20}\b(?:summary|response|output|candidate)?\s*[AB]\b"
-    r"|\b(?:summary|response|output|candidate)\s+[AB]\s+is\s+(?:the\s+)?(?:better|best|correct|right|preferred|always)\b"
-    r"|\byou\s+(?:are|must|should)\s+(?:now\s+)?(?:the\s+)?(?:judge|evaluator|grader|prefer|choose|pick|answer)\b"
-    r"|\bwhich\s+(?:summary|response|output)\s+is\s+better\b"
-    # a verdict in a judge's answer format: "[[B]]", "<answer>B</answer>", {"preferred": "B"}, "the better summary is B"
-    r"|\[\[\s*[AB]\s*\]\]|<answer>\s*[AB]\s*</answer>"
-    r"|[\"'](?:preferred|winner|better|answer|choice|verdict)[\"']\s*:\s*[\"']?[AB]\b"
-    r"|\bthe\s+(?:better|best|preferred|winning)\s+(?:summary|response|output|answer|candidate)\s+is\s+[\"']?[AB]\b"
-    # words to the grader: "dear evaluator", "note to the grader", "judges should pick ..."
-    r"|\b(?:dear|attention|note\s+to\s+the|to\s+the)\s+(?:evaluator|grader|judge|assessor|annotator)s?\b"
-    r"|\b(?:evaluator|grader|judge)s?\b,?\s+(?:please|you\s+(?:should|must))\s+(?:prefer|pick|choose|select)\b"
-    r"|<!--[^>]{0,200}?\b(?:grader|evaluator|judge|assistant|pick|prefer|choose)\b[^>]{0,200}-->"
-    # the order to ignore the instructions in a few other languages
-    r"|\bignore[rz]?\s+(?:toutes\s+)?les\s+instructions\s+(?:précédentes|ci-dessus)"
-    r"|\bignorier\w*\s+(?:alle\s+)?(?:vorherigen|obigen|bisherigen)\s+anweisungen"
-    r"|\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)"
-    r"|игнорируй\w*\s+(?:все\s+)?(?:предыдущие|вышеуказанные)\s+инструкци"
-    r"|忽略(?:之前|以上|上面|前面|先前)的?(?:所有)?(?:指令|指示|说明|提示)")
-
-#: Characters that show nothing yet can carry text a model reads: the Unicode tag block (U+E0000-U+E007F),
-#: used to hide instructions in a text.
-HIDDEN_INSTRUCTIONS = frozenset(chr(c) for c in range(0xE0000, 0xE0080))
-
-
 def _copied_contexts(frame: pd.DataFrame) -> dict[str, list[str]]:
     """{first context: the later contexts with the same source and the same output per system}."""
     seen: dict[tuple, str] = {}
@@ -741,15 +617,6 @@ def _copied_contexts(frame: pd.DataFrame) -> dict[str, list[str]]:
         else:
             seen[key] = str(context_id)
     return copies
-
-
-#: A system whose output is the same (up to case, spacing and punctuation) in at least this share of its
-#: contexts, three or more, is constant.
-CONSTANT_SHARE = 0.8
-def _normalised(text: object) -> str:
-    """A text up to case, spacing and punctuation: nearly identical outputs compare equal."""
-    kept = "".join(ch if ch.isalnum() or ch.isspace() else " " for ch in str(text).casefold())
-    return " ".join(kept.split())
 
 
 def _check_encodable(value: str, field: str, where: str) -> None:

@@ -659,8 +659,8 @@ class Judge:
     def window(self, model: Any) -> int | None:
         if self.context_window is not None:
             return self.context_window
-        if self.backend == "server":
-            return None  # the server checks its own window (a too-long prompt gets its one-line refusal)
+        if self.backend == "server":  # what the server says it reads, else the packaged model's; None: its own check
+            return self._server.window() if self._server is not None else None
         if self.backend == "llamacpp":
             return int(model.n_ctx_train) or None
         cfg = model.config

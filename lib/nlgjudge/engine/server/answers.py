@@ -49,6 +49,10 @@ def check_logprobs(logprobs: Any, where: str) -> None:
 
     if not isinstance(logprobs, dict):
         raise ServerError(f"{where}/completions answered a malformed logprobs: expected an object, got {_shown(logprobs)}")
+    if "content" in logprobs and not any(k in logprobs for k in ("top_logprobs", "token_logprobs", "tokens")):
+        raise ServerError(f"{where}/completions answered log-probabilities in the chat-completions format (logprobs.content); "
+                          "this client reads the completions format (logprobs.tokens, token_logprobs and top_logprobs as "
+                          "{token: log-probability} objects): check the server or the proxy in front of it")
     tops = logprobs.get("top_logprobs")
     if tops is not None:
         if not isinstance(tops, list):

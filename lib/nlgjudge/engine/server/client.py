@@ -380,7 +380,9 @@ class ServerClient:
                 raise ServerError(f"{self.where}{path} answered an object that names {scrub(repr(str(repeated)))} twice; "
                                   "the answer is ambiguous, so it is not used: check the server") from None
             except (ValueError, RecursionError):
-                raise ServerError(f"{self.where}{path} answered with something that is not JSON") from None
+                raise ServerError(f"{self.where}{path} answered with something that is not JSON {_not_json(response)}; is "
+                                  "the URL the API's base (ending in /v1) rather than a web page, a login portal or a "
+                                  "proxy?") from None
             if isinstance(answer, dict) and "error" in answer and not any(k in answer for k in ("choices", "data")):
                 # an error sent with status 200: the server's own reason, not a shape complaint
                 raise ServerError(f"{self.where}{path} answered with an error instead of a result {_detail(response)}")
@@ -396,6 +398,9 @@ def _status_hint(status: int, path: str) -> str:
                     "(and that it has not expired)")
         return (f"; the server wants an API key: put it in the environment variable {API_KEY_ENV} "
                 "(never on the command line)")
+    if status == 404 and path.rstrip("/").endswith("/models"):
+        return ("; there is no /models endpoint at this URL, so it is probably not the API's base: check that the URL "
+                "ends in /v1 (e.g. http://host:8000/v1), with /v1 neither missing nor doubled")
     if status == 404 and path.rstrip("/").endswith("/completions") and "chat" not in path:
         return ("; the judge needs the server's completions endpoint with log-probabilities (OpenAI's legacy "
                 "/v1/completions, as vLLM and llama.cpp's server offer it), not only chat completions")
@@ -424,6 +429,13 @@ def retry_after(value: str | None) -> float | None:
 MAX_ANSWER_BYTES = 64 * 2**20
 
 
+
+
+def _not_json(response: Any) -> str:
+    """What came back instead of JSON, in brackets: an empty body, or its type and first visible words."""
+    kind = response.headers.get("Content-Type", "").split(";")[0].strip() or "no content type"
+    text = scrub(" ".join(re.sub(r"<[^>]*>", " ", response.text).split()))[:80]
+    return f"(an empty body, {kind})" if not response.content.strip() else f"({kind}: {text!r})"
 
 
 def _detail(response: Any) -> str:

@@ -124,6 +124,17 @@ class ServerRuntime:
                 self._entry = served_entry(self.client, self.model)
             return self._entry
 
+    def window(self) -> int | None:
+        """The served model's context window: the server's own ``max_model_len`` (vLLM), else the packaged
+        model's (a served copy of it reads no more), else None (the server checks its own)."""
+        from nlgjudge.models.packaged import PACKAGED_MODELS
+
+        value = self.entry().get("max_model_len")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        packaged = PACKAGED_MODELS.get(self.tokenizer_name or self.model) or PACKAGED_MODELS.get(self.model)
+        return packaged.context_window if packaged else None
+
     def capabilities(self) -> Capabilities:
         tokenizer = self.tokenizer()
         self.system_fingerprint()  # with the entry: what the keys name, asked with the probe
