@@ -25,18 +25,27 @@ _SIDE_MAGIC = {
 def foreign_side_file(database: Path) -> str | None:
     """Why a file beside ``database`` with one of SQLite's side-file names is not SQLite's own side file
     of it (so that opening the database would change or remove someone's file), or None."""
-    exists = database.is_file() and database.stat().st_size > 0
     for suffix, magics in _SIDE_MAGIC.items():
         side = Path(f"{database}{suffix}")
         if side.is_symlink() or (side.exists() and not side.is_file()):
             return f"{side.name} beside it is {'a link' if side.is_symlink() else 'not a file'}, not SQLite's own side file"
-        if not side.exists() or side.stat().st_size == 0:
-            continue  # absent, or an empty leftover SQLite reuses: nothing of anyone's to lose
-        if not exists:
+        try:  # another process's last connection may remove its side files at any moment: gone is fine
+            if side.stat().st_size == 0:
+                continue  # an empty leftover SQLite reuses: nothing of anyone's to lose
+            with open(side, "rb") as stream:
+                head = stream.read(max(len(m) for m in magics))
+        except FileNotFoundError:
+            continue
+        if not _database_exists(database):  # asked after the side file: a database made meanwhile is seen
             return (f"{side.name} beside it exists while the cache itself does not, so it is not SQLite's side file of "
                     "this cache (SQLite would delete or replay it)")
-        with open(side, "rb") as stream:
-            head = stream.read(max(len(m) for m in magics))
-        if not any(head.startswith(m) for m in magics):
+        if head and not any(head.startswith(m) for m in magics):
             return f"{side.name} beside it does not start as SQLite writes it, so it is someone else's file (SQLite would overwrite or delete it)"
     return None
+
+
+def _database_exists(database: Path) -> bool:
+    try:
+        return database.is_file() and database.stat().st_size > 0
+    except FileNotFoundError:
+        return False
