@@ -366,13 +366,18 @@ def test_output_style_widens_the_article_and_fits_every_table_in_it() -> None:
     assert "max-width: 100%" in tables
 
 
-@pytest.fixture(scope="module")
-def offline_book():
-    spec = importlib.util.spec_from_file_location("offline_book", REPO_ROOT / "book" / "_ext" / "offline_book.py")
+def _book_extension(name: str):
+    """One of the book's Sphinx extensions (book/_ext/<name>.py), loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "book" / "_ext" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def offline_book():
+    return _book_extension("offline_book")
 
 
 @pytest.mark.parametrize("path", ["https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js", "//cdn/x.js", "mathjax/other.js"])
@@ -401,11 +406,7 @@ def test_pasted_prose_gets_typographic_apostrophes_but_code_and_math_keep_theirs
 
 @pytest.fixture(scope="module")
 def author_year_labels():
-    spec = importlib.util.spec_from_file_location("author_year_labels", REPO_ROOT / "book" / "_ext" / "author_year_labels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _book_extension("author_year_labels")
 
 
 def test_references_are_labelled_by_authors_and_year_and_shared_labels_get_a_letter(author_year_labels) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from loopback_server import LoopbackServer, QuietJsonHandler
+from test_cli_hostile_round_seven import _models_refusal
 from test_cli_hostile_round_two import GOOD
 
 from nlgjudge.cli import main as cli_main
@@ -196,29 +197,15 @@ class _Answering(LoopbackServer):
         super().__init__(Handler)
 
 
-def _models_error(server: LoopbackServer) -> str:
-    from nlgjudge.engine.server import ServerError
-    from nlgjudge.engine.server.client import ServerClient
-
-    client = ServerClient(server.url, retries=0)
-    try:
-        with pytest.raises(ServerError) as caught:
-            client.get("/models")
-    finally:
-        client.close()
-        server.close()
-    return str(caught.value)
-
-
 def test_a_web_page_or_an_empty_body_instead_of_json_is_said_with_what_came_and_the_likely_cause() -> None:
-    page = _models_error(_Answering(200, b"<html><body>Please log in to the Wi-Fi portal</body></html>", "text/html"))
+    page = _models_refusal(_Answering(200, b"<html><body>Please log in to the Wi-Fi portal</body></html>", "text/html"))
     assert "text/html" in page and "Please log in" in page and "ending in /v1" in page
-    empty = _models_error(_Answering(200, b"", "application/json"))
+    empty = _models_refusal(_Answering(200, b"", "application/json"))
     assert "an empty body" in empty
 
 
 def test_a_404_on_models_says_the_url_is_probably_not_the_apis_base() -> None:
-    said = _models_error(_Answering(404, b'{"detail": "Not Found"}', "application/json"))
+    said = _models_refusal(_Answering(404, b'{"detail": "Not Found"}', "application/json"))
     assert "HTTP 404" in said and "ends in /v1" in said
 
 
