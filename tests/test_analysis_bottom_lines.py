@@ -38,7 +38,9 @@ def _all_lines() -> list[str]:
         for a, b in itertools.product(VERDICTS + ["unknown"], repeat=2):
             out += [lines.elo_line(judge, 99, a, b), lines.narcissism_line(a, b),
                     lines.elo_line(judge, 99, a, b, kappa_below_zero=True, above_reference="12 of 13", above_point="13 of 13"),
-                    lines.narcissism_line(a, b, a), lines.narcissism_line(a, b, a, excess_rows=(11, 12)), lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a)]
+                    lines.narcissism_line(a, b, a), lines.narcissism_line(a, b, a, excess_rows=(11, 12)), lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a),
+                    lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a, picks_with_people=False),
+                    lines.rank_line(judge, LONG_NAME, "BART", 0, 6, a, picks_with_people=True)]
     return out
 
 
@@ -55,18 +57,18 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "matter" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
     # Elo: the side of chance and the count above the reference, only with a verdict that allows them
     said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
-    assert "if slightly less often" in said and "6 of 6 systems' summaries above" in said
+    assert "if slightly less often" in said and "6 of 6 systems' summaries clearly above" in said
     assert "6 of 6" not in lines.elo_line("J", 99, "supported", "not resolved", above_reference="6 of 6")
     # the narcissism caveat comes with a claim that holds, and the gaming line names an open row above one half
     assert "Part of it is built in" in lines.narcissism_line("not resolved", "contradicted", "supported")
     assert "built in" not in lines.narcissism_line("not resolved", "contradicted", "not resolved")
     gaming = lines.gaming_line(["contradicted", "not resolved"], ["supported"], ["not resolved"], [("self-praise", "Q", 0.66)])
-    assert "Self-praise wins 66% under Q, too few articles to tell." in gaming
-    assert "small-judge tries" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
+    assert "The self-praising text wins 66% under Q, too few articles to tell." in gaming
+    assert "small judges' tries" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
     untested = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
                                  [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge was not shown to read the texts",
                                  tries="small-judge")
-    assert "4 untested as their judge was not shown to read the texts" in untested and "Self-praise wins 66%" in untested
+    assert "4 untested as their judge was not shown to read the texts" in untested and "The self-praising text wins 66%" in untested
     # Elo: by point estimate first, then how many clearly
     both = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", above_point="6 of 6")
     assert "It rates all 6 systems' summaries above the human reference by point estimate, 5 of them clearly." in both
@@ -97,6 +99,14 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "At least one evaluator tested does not score its own summaries higher" in lines.narcissism_line("contradicted", "supported")
     said = lines.rank_line("J", "A", "B", 0, 6, "not tested")
     assert "settle only 0 of 6 neighbouring places; the order of the others stays open" in said and "ties" not in said
+    # the judge's single picks against people's, said where the order itself cannot be tested against theirs
+    assert said.endswith("Too few systems to test its agreement with people.")
+    picks = lines.rank_line("J", "A", "B", 0, 6, "not tested", picks_with_people=False)
+    assert picks.endswith("Its picks between two summaries agree with people's no more often than chance.")
+    assert "more often than chance" in lines.rank_line("J", "A", "B", 0, 6, "not tested", picks_with_people=True)
+    assert lines.rank_line("J", "A", "B", 0, 6, "supported", picks_with_people=False).endswith("Its order agrees with people's.")
+    # the runtimes are glossed for a student who knows neither program, where the line has room
+    assert "two programs that run the same model" in lines.runtime_line("J", ["supported"] * 11, 5.0)
     assert lines.runtime_line("J", ["not resolved"] * 11, 5.0).startswith("These data cannot tell whether running J")
     assert "in all 11 benchmark aspects" in lines.runtime_line("J", ["supported"] * 11, 5.0)
     assert "in 2 of 3 benchmark aspects; it moves it more in 1" in lines.runtime_line("J", ["supported", "supported", "contradicted"], 5.0)
@@ -108,14 +118,14 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     hurts = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
                                      "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
                                      "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]})
-    assert "but hurts in 2 with fewer comparisons than candidates." in hurts
+    assert "With fewer comparisons than candidates, it hurts in 2." in hurts
     assert lines.words_shown(hurts) <= lines.MAX_WORDS
     # the size qualifier and the finding against the paper fit together, the judge's name giving way
     both = lines.subsets_line("Qwen2.5-Coder-1.5B-Instruct", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
                                                              "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
                                                              "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
                               {"no_repeat_minus_random": 1.0})
-    assert "per dataset, too little to matter" in both and "but hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
+    assert "per dataset, too little to matter" in both and "it hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:
@@ -153,7 +163,7 @@ def test_the_introduction_pastes_every_chapters_bottom_line_in_its_order() -> No
 def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
                              ["supported", "not resolved"])
-    assert line.startswith("One text for all articles beats real summaries in 4 of 8 judge tries: 4 lose.")
+    assert line.startswith("One fixed text beats real summaries in 4 of 8 judge tries: 4 lose.")
     assert "in 5 of 8" in line and "for 1 of 2 judges; these data cannot tell in 1" in line
     assert lines.plain(line) == line
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
@@ -167,3 +177,13 @@ def test_the_elo_line_says_how_the_judges_picks_agree_with_people_within_its_wor
     assert chance.endswith("Its picks agree with people's no more often than chance.") and lines.words_shown(chance) <= lines.MAX_WORDS
     assert lines.elo_line(*args, **kwargs, with_people=True).endswith("more often than chance.")
     assert "people" not in lines.elo_line(*args, **kwargs)
+
+
+def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bottom_line() -> None:
+    said = lines.narcissism_line("supported", "not resolved", "supported", excess_rows=(10, 12), excess_lead=True)
+    assert "The paper's measure, ignoring length, shows it under a rule set after the data." in said
+    assert "Part of it is built in" in said  # the caveat still fits
+    assert "for every evaluator" not in said.split("The paper's measure")[1]
+    elo = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", kappa_lead=True, with_people=False)
+    assert "about as often as chance, by a test set after the data" in elo and "as the paper found" not in elo
+    assert "Its picks agree with people's no more often than chance." in elo

@@ -208,9 +208,9 @@ def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
                  n_boot=200).set_index("key")
     assert out.loc["kappa", "verdict"] == "supported"  # contains 0, within +-0.2
     # a ranking correlation is tested over systems (the book's one unit): 4 systems cannot reach p < 0.05
-    assert out.loc["tau_different", "verdict"] == "not tested" and "description" in out.loc["tau_different", "reason"]
+    assert "tau_different" not in out.index  # "tau below 1" is a description: no test over systems asks about tau = 1
     assert out.loc["tau_reversed", "verdict"] == "not tested" and out.loc["tau_reversed", "reason"] == "n = 4 < 5"
-    assert out.loc["tau_different", "ci_high"] < 0 and out.loc["tau_different", "n"] == 4
+    assert out.loc["tau_reversed", "ci_high"] < 0 and out.loc["tau_reversed", "n"] == 4
     assert out.loc["reference", "verdict"] == "supported" and out.loc["reference", "estimate"] > 0
     assert out.loc["llms", "verdict"] == "supported" and "4 of 4" in out.loc["llms", "evidence"]
 
@@ -255,7 +255,7 @@ def test_claims_are_not_tested_on_a_degenerate_run() -> None:
     few = claims({"ROUGE-1": rouge, "llm": llm}, kappas, "llm", SYSTEMS, n_boot=50)
     assert (few["verdict"] == "not tested").all()
     assert few.set_index("key").loc[["kappa", "reference"], "reason"].str.contains("3 < 5").all()
-    assert list(few["short"]) == ["kappa near 0", "tau below 1", "tau below 0", "reference not always first", "LLMs above fine-tuned"]
+    assert list(few["short"]) == ["kappa near 0", "tau below 0", "reference not always first", "LLMs above fine-tuned"]
     many = _bt_outcomes({"GPT-4": 1.0, "ChatGPT": 0.5, "BRIO": 0.0, "BART": -0.5, "reference": -1.0}, 30, "llm")
     gate = "fails the judge screen: its two orders agree on 48% of 630 pairs after debiasing"
     by_position = claims({"ROUGE-1": rouge, "llm": many}, kappas, "llm", SYSTEMS, judge_gate=gate, n_boot=50)

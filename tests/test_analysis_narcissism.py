@@ -498,3 +498,15 @@ def test_a_row_whose_excess_cannot_reach_the_smallest_effect_that_matters_cannot
     assert "can reach at most" in near[0] and "0.1" in near[0]
     assert analysis.excess_at_bound(scores, evaluators, generators)[0] == ""  # without the plan's effect: the exact bounds only
     assert analysis.excess_at_bound(scores, evaluators, generators, minimal_effect=0.001)[0] == ""
+
+
+def test_a_not_tested_reason_keeps_its_setting_so_two_settings_never_read_as_one() -> None:
+    rows = pd.DataFrame({
+        "claim": ["c"] * 3, "row": ["d / a", "d / b", "d / c"],
+        "verdict": ["supported", "not tested", "not tested"],
+        "reason": ["", "reference-based: every evaluator rates b lowest: its excess is 0 by construction (eq. 4's floor)",
+                   "reference-free: the other evaluators rate c near the top already: its excess can reach at most 0.1"],
+    })
+    reason = analysis.overall_verdict(rows).reason
+    assert "reference-based, every evaluator rates b lowest" in reason
+    assert "reference-free, the other evaluators rate c near the top already" in reason

@@ -416,9 +416,12 @@ def test_references_are_labelled_by_authors_and_year_and_shared_labels_get_a_let
         return Entry("misc", fields={"year": year}, persons={"author": [Person(n) for n in names]})
 
     entries = [entry("2023", "Harang, Richard"), entry("1960", "Cohen, Jacob", "Elo, Arpad"),
-               entry("2023", "Liu, Yiqi", "Moosavi, Nafise", "Lin, Chenghua"), entry("2023", "Liu, Yang", "Iter, Dan", "Xu, Y")]
+               entry("2023", "Liu, Yiqi", "Moosavi, Nafise", "Lin, Chenghua"), entry("2023", "Liu, Yang", "Iter, Dan", "Xu, Y", "Wang, S"),
+               entry("2023", "Liu, Yixin", "Fabbri, Alexander", "Liu, Pengfei", "Zhao, Yilun")]
     labels = list(author_year_labels.AuthorYearLabelStyle().format_labels(entries))
-    assert labels == ["Harang, 2023", "Cohen and Elo, 1960", "Liu et al., 2023a", "Liu et al., 2023b"]
+    # three authors are named, as the answer boxes name a paper; more share "et al." and get a letter
+    assert labels == ["Harang, 2023", "Cohen and Elo, 1960", "Liu, Moosavi and Lin, 2023", "Liu et al., 2023a",
+                      "Liu et al., 2023b"]
 
 
 def test_the_installed_mathjax_is_version_3(offline_book) -> None:
@@ -488,3 +491,13 @@ def test_figure_text_is_at_least_11_px_in_an_800_px_window(built_book: Path) -> 
             if text_px < MIN_TEXT_PX - 0.05:
                 small.append(f"{chapter.name} figure {figure['i']}: {text_px:.1f} px ({figure['natural']} px shown at {figure['shown']})")
     assert not small, f"figure text below {MIN_TEXT_PX} px at {NARROW_WINDOW_PX} px: {small}"
+
+
+def test_a_group_author_sorts_by_its_name_not_after_every_letter(author_year_labels) -> None:
+    from pybtex.database import Entry, Person
+
+    group = Entry("misc", fields={"year": "2025", "title": "T"}, persons={"author": [Person("{Gemma Team}")]})
+    others = [Entry("misc", fields={"year": "2024", "title": "T"}, persons={"author": [Person(name)]})
+              for name in ("Zheng, Lianmin", "Allal, Loubna", "Harang, Richard")]
+    order = author_year_labels.AuthorYearSorting().sort([group, *others])
+    assert [entry.persons["author"][0].last_names[0] for entry in order] == ["Allal", "{Gemma Team}", "Harang", "Zheng"]

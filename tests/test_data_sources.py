@@ -210,5 +210,5 @@ def test_the_getting_the_data_table_names_every_folder_once_with_its_files_and_s
     assert len(table) == len(files)
     assert table.loc["SummEval", "folder/ and files"] == "summeval/ summeval_merged.jsonl"  # a path, not a reader name
     assert table.loc["SummEval", "where to get them"].startswith("online copy: mteb/summeval; by hand: ")
-    assert table.loc["Topical-Chat USR", "where to get them"].startswith("by hand only: ")
+    assert table.loc["TopicalChat", "where to get them"].startswith("by hand only: ")
     assert not table["where to get them"].str.contains("mirror").any()  # the mirror's notes are not the reader's

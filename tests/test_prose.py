@@ -40,7 +40,11 @@ def test_glued_text_is_pasted_exactly_as_computed(monkeypatch) -> None:
 def test_numbers_that_round_to_zero_print_without_a_sign():
     from nlgjudge.prose import interval_text, number
 
-    assert interval_text(13.8, -0.04, 27.6, 1) == "13.8 [0.0, 27.6]"
+    # an interval's end keeps its side of 0, which a reader reads it against: the decimals that show its sign
+    assert interval_text(13.8, -0.043, 27.6, 1) == "13.8 [-0.04, 27.6]" and interval_text(13.8, 0.0, 27.6, 1) == "13.8 [0.0, 27.6]"
+    # ... and its side of a claim's band: one decimal more within a rounding unit of the band's edge
+    assert interval_text(-0.12, -0.196, -0.04, 2, edges=(-0.2, 0.2)) == "-0.12 [-0.196, -0.04]"
+    assert interval_text(-0.12, -0.18, -0.04, 2, edges=(-0.2, 0.2)) == "-0.12 [-0.18, -0.04]"
     assert number(-0.04, 1) == "0.0" and number(-0.04, 1, signed=True) == "0.0" and number(0.04, 1, signed=True) == "0.0"
     assert number(-0.06, 1) == "-0.1" and number(0.06, 1, signed=True) == "+0.1"
 

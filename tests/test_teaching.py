@@ -73,3 +73,13 @@ def test_reading_time_counts_the_tables_a_page_shows_but_not_folded_or_removed_o
     assert teaching._shown_words({"metadata": {"tags": ["hide-input"]}, "outputs": [table]}) == 4
     assert teaching._shown_words({"metadata": {"tags": ["hide-output"]}, "outputs": [table]}) == 0
     assert teaching._shown_words({"metadata": {"tags": ["remove-cell"]}, "outputs": [table]}) == 0
+
+
+def test_the_cost_of_an_exercise_that_runs_a_model_is_read_from_the_committed_benchmark(tmp_path) -> None:
+    said = teaching.model_run_paragraph(ROOT)
+    assert "about 0.83 comparisons a second" in said and "about 20 minutes" in said  # 1000 / 0.835 s = 19.96 min
+    bench = tmp_path / teaching.RUNTIME_BENCH
+    bench.parent.mkdir(parents=True)
+    bench.write_text("runtime  time s  comparisons/s\nllama.cpp in-process (GGUF)   100.0   2.000\n", encoding="utf-8")
+    assert "about 2.00 comparisons a second, so a thousand comparisons take about 9 minutes" in teaching.model_run_paragraph(tmp_path)
+    assert "under one comparison a second" in teaching.model_run_paragraph(tmp_path / "elsewhere")  # no benchmark: no number

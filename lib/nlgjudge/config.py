@@ -81,6 +81,10 @@ def output_cache_path(default_name: str = "outputs.sqlite") -> Path:
             raise ValueError(f"{OUTPUT_CACHE_ENV}={value[:80]!r} is an SQLite name, not a file: the output cache keeps "
                              "the judgments between runs, so it must be a file on disk; set it to a path such as "
                              "~/.cache/nlgjudge/outputs.sqlite")
+        if value.rstrip().endswith(("/", os.sep)):  # a folder's name: the database would take the folder's name
+            raise ValueError(f"{OUTPUT_CACHE_ENV}={value[:80]!r} names a folder (it ends with a slash), but the output "
+                             "cache is a database file; set it to a file, e.g. "
+                             f"{OUTPUT_CACHE_ENV}={value.rstrip().rstrip('/' + os.sep)}/outputs.sqlite")
         path = expand_path(value)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path

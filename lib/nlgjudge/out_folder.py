@@ -20,7 +20,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -107,15 +107,20 @@ MIN_FREE_BYTES = 64 * 2**20
 
 
 def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bool = False,
-                inputs: Sequence[str | os.PathLike[str]] = (), cache_file: str | os.PathLike[str] | None = None) -> list[Path]:
+                inputs: Sequence[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str] | None] = (),
+                cache_file: str | os.PathLike[str] | None = None) -> list[Path]:
     """Check the output folder before any work: refuse an empty name, a path through a file, or an
     output file's name taken by a folder, an input file where an output goes (even with ``force``),
-    the output cache (``cache_file``) where an output goes (even with ``force``: a run would replace the
+    ``inputs``: the files the run reads (paths, or what each is -> its path: "the prompt file" -> ...),
+    never replaced; the output cache (``cache_file``) where an output goes (even with ``force``: a run would replace the
     database it is writing its judgments to), and a file there that rank did not write (its manifest, :data:`MANIFEST_NAME`, lists what it
     wrote; ``force`` replaces such files); create it, and write and remove a test file there (writing
     is the only test that holds for every user: root ignores permission bits, an immutable folder or
     ``/proc`` refuses root too), and refuse a disk with less than :data:`MIN_FREE_BYTES` free. Returns the folders it created, for :func:`_remove_created` to take
     back if the run fails."""
+    # every file the run reads (the input, a prompt file): never replaced, not even with force
+    read_files = ([(what, path) for what, path in inputs.items() if path is not None] if isinstance(inputs, Mapping)
+                  else [("the input file", path) for path in inputs])
     if not str(os.fspath(out)).strip():  # Path("") would be the current folder
         raise UserInputError(f"{option} {os.fspath(out)!r} is empty; pass the folder to write the results to, "
                              f"e.g. {option} ranking")
@@ -135,10 +140,10 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
                 raise UserInputError(f"{option} {folder}: {name} there is the output cache the judgments are stored in "
                                      f"({shown_path(cache_file)}), which a run never replaces; set NLGJUDGE_OUTPUT_CACHE to a "
                                      f"file outside {folder}, or pass {option} another folder")
-            for given in inputs:
+            for what, given in read_files:
                 if _same_file(target, expand_path(given)):
-                    raise UserInputError(f"{option} {folder}: {name} there is the input file {os.fspath(given)}, which a "
-                                         f"run never replaces; pass {option} another folder")
+                    raise UserInputError(f"{option} {folder}: {name} there is {what} {os.fspath(given)}, which a "
+                                         f"run never replaces, not even with --force; pass {option} another folder")
         if cache_file is not None:  # the run's own bookkeeping files are no place for the cache either
             cache = os.path.realpath(expand_path(cache_file))
             for name in (LOCK_NAME, MANIFEST_NAME):
@@ -176,6 +181,10 @@ def prepare_out(out: str | os.PathLike[str], option: str = "--out", *, force: bo
             stream.write("test")
         test.unlink()
     except OSError as error:
+        try:  # made but not written (a full disk): the test file is ours to take back
+            test.unlink(missing_ok=True)
+        except OSError:
+            pass
         _remove_created(missing)
         raise UserInputError(f"{option} {folder}: cannot write there ({_reason(error)}); "
                              f"pass {option} a folder you can write to") from None
@@ -334,5 +343,9 @@ def _make_staging(folder: Path) -> Path:
             staging.mkdir(mode=0o700)
         except FileExistsError:
             continue
-        (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="utf-8")
+        try:
+            (staging / STAGING_MARKER).write_text(str(os.getpid()), encoding="utf-8")
+        except BaseException:  # a full disk: the folder without its marker would be no one's to remove
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         return staging

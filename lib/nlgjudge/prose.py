@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 
 class _Plain:
@@ -108,15 +108,27 @@ def number(value: float, decimals: int = 1, signed: bool = False) -> str:
     return fixed(value, decimals, signed)
 
 
-def interval_text(value: float, low: float, high: float, decimals: int = 2) -> str:
+def interval_text(value: float, low: float, high: float, decimals: int = 2, edges: Sequence[float] = ()) -> str:
     """``"value [low, high]"``, the one way every table and sentence shows an estimate with its
     interval: "–" when there is no estimate, ``"value [n < 2]"`` when the interval is undefined
-    (fewer than two contexts)."""
+    (fewer than two contexts). An end a reader would read against a line keeps its side of it: an end
+    that rounds to 0 but is not 0 gets the decimals that show its sign ("-0.04", never "0.0"), and an
+    end within one rounding unit of one of ``edges`` (a claim's band) one more decimal ("-0.196", not
+    "-0.20" for a band ending at -0.2)."""
     if not math.isfinite(value):
         return "–"
     if not (math.isfinite(low) and math.isfinite(high)):
         return f"{fixed(value, decimals)} [n < 2]"
-    return f"{fixed(value, decimals)} [{fixed(low, decimals)}, {fixed(high, decimals)}]"
+    return f"{fixed(value, decimals)} [{_end(low, decimals, edges)}, {_end(high, decimals, edges)}]"
+
+
+def _end(end: float, decimals: int, edges: Sequence[float]) -> str:
+    places = decimals
+    if any(abs(end - edge) < 10.0 ** -decimals and end != edge for edge in edges):
+        places = decimals + 1
+    while end != 0 and float(fixed(end, places)) == 0 and places < decimals + 3:
+        places += 1
+    return fixed(end, places)
 
 
 def listing(names: list[str], empty: str = "none") -> str:

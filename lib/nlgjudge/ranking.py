@@ -46,6 +46,7 @@ import json
 import logging
 import errno
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -137,6 +138,10 @@ def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | N
     if not isinstance(noun, str) or not noun.strip() or noun != noun.strip() or "\n" in noun:
         raise UserInputError(f"{option('noun')} {noun!r}: what an output is called in the prompt must be words without "
                              f"surrounding spaces, e.g. {option('noun')} summary")
+    if re.search(r"(?<![\w-])[AB](?![\w-])", noun):  # "answer B": the prompt's labels "{noun} A" would read "answer B A"
+        raise UserInputError(f"{option('noun')} {noun!r}: holds the letter A or B on its own, which the prompt uses as the "
+                             f"two labels ({noun} A, {noun} B), so the judge could not tell them apart; pass a noun "
+                             f"without them, e.g. {option('noun')} summary")
     if prompt_file is not None:
         try:
             Path(prompt_file).stat()
@@ -207,7 +212,7 @@ def rank_outputs(
     else:
         frame = read_user_outputs(outputs, fields, with_reference=with_reference)
     prompt = build_prompt(aspect, noun, prompt_file, with_reference)
-    inputs = [] if isinstance(outputs, pd.DataFrame) else [outputs]
+    inputs = {"the input file": None if isinstance(outputs, pd.DataFrame) else outputs, "the prompt file": prompt_file}
     created = prepare_out(out, "out", force=force, inputs=inputs, cache_file=_cache_file(judge, cache)) if out is not None else []
     try:
         with out_lock(out, "out") if out is not None else nullcontext():
@@ -335,6 +340,10 @@ def _too_long_message(frame: pd.DataFrame, error: Any, judge: Any) -> str:
     if getattr(judge, "truncate", False):  # the cut would reach the outputs: no cut can make it fair
         return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
                 f"{detail}; --truncate cuts only the source, so shorten these outputs (or the prompt file's words)")
+    served = getattr(judge, "backend", None) == "server" or getattr(getattr(judge, "handle", None), "source", None) == "server"
+    if served:  # a server reads the prompt's text: --truncate, which cuts token ids here, cannot help it
+        return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
+                f"{detail}; shorten that context's source or outputs (or the prompt file's words)")
     return (f"{first} and {second} (context {error.context_id!r}, system {error.first!r} against {error.second!r}): "
             f"{detail}; shorten that context's source or outputs (or the prompt file's words), or pass --truncate to "
             "cut such prompts from the left (counted in report.md)")
@@ -597,7 +606,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _refuse_secret_in_prompt(prompt_file)
             out = expand_user(args.out)
             _refuse_cache_on_input(_cache_file(None, None), {"the input file": args.input, "the prompt file": prompt_file})
-            created = prepare_out(out, force=args.force, inputs=[expand_user(args.input)], cache_file=_cache_file(None, None))
+            created = prepare_out(out, force=args.force, cache_file=_cache_file(None, None),
+                                  inputs={"the input file": expand_user(args.input), "the prompt file": prompt_file})
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
@@ -645,6 +655,9 @@ def _refuse_credentials(args: Any) -> None:
     from nlgjudge.engine.server.client import API_KEY_ENV, holds_secret
 
     key = os.environ.get(API_KEY_ENV, "").strip()
+    if key[:7].casefold() == "bearer ":  # the client writes "Bearer" itself: the request would say it twice
+        raise UserInputError(f"{API_KEY_ENV} starts with the name of the authorization scheme and a space (its value "
+                             "is not shown), which the request's header adds itself; set it to the key alone, without that first word")
     for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out", "server_url"):
         value = getattr(args, option, None)
         if option == "server_url":  # a route may look random; only the key itself is refused there

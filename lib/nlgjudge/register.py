@@ -287,21 +287,26 @@ def already_enough(needed: float | None, n: int) -> bool:
     return needed is not None and math.isfinite(float(needed)) and float(needed) <= n
 
 
-def needed_cell(needed: float | None, n: int, equivalence: bool = False) -> str:
+def needed_cell(needed: float | None, n: int, equivalence: bool = False, at_observed: float | None = None) -> str:
     """A "contexts needed" cell: the design size, "out of reach", or, when the run already has at least
     that many units, "design size met" with the size and the run's units beside it. ``equivalence``: the
     claim is a band (two one-sided tests), whose design size holds for a value at the band's centre;
-    an interval left open at that size reaches past the band's edge, which more units settle only slowly."""
+    an interval left open at that size reaches past the band's edge, which more units settle only slowly.
+    ``at_observed``: for such a row, the units that would put the interval inside the band were the true
+    value where this run's estimate lies (a planning scenario, labelled so; None: not given)."""
     if needed is None or not math.isfinite(float(needed)):
         return "out of reach"
+    scenario = ("" if at_observed is None else
+                f"; were the true value where this run's estimate lies, about {int(at_observed)} (a planning scenario)"
+                if math.isfinite(float(at_observed)) else "; were the true value where this run's estimate lies, out of reach")
     if float(needed) <= n and equivalence:
         return (f"design size met ({int(needed)} would do for a value at the band's centre; this run has {n}): still "
-                "open because the estimate lies near the band's edge, where more units settle it only slowly")
+                f"open because the estimate lies near the band's edge, where more units settle it only slowly{scenario}")
     if float(needed) <= n:
         return (f"design size met ({int(needed)} would do; this run has {n}): still open, but an effect as large as the "
                 "smallest that matters would likely have been found, so any effect left is smaller")
     if equivalence:  # the design size of two one-sided tests holds for a value at the band's centre only
-        return f"{int(needed)} for a value at the band's centre; more near an edge, none outside it"
+        return f"{int(needed)} for a value at the band's centre; more near an edge, none outside it{scenario}"
     return str(int(needed))
 
 
@@ -364,6 +369,16 @@ def amended_note(chapter: str, reg: Register | None = None) -> str:
     return f"Changed after the results were seen: {said}"
 
 
+#: Beside the verdict of a claim whose rule was set or changed after its data were read (the glossary's "lead").
+LEAD_WORDS = " (a lead: rule changed after the data)"
+
+
+def lead_words(claim_id: str) -> str:
+    """:data:`LEAD_WORDS` for a claim amended after its data were read, "" for any other: a chapter puts
+    it beside that claim's verdict, so that the row itself says it is a lead, not a finding."""
+    return LEAD_WORDS if claim(claim_id).amended_after_data else ""
+
+
 def _effect_text(spec: Claim) -> str:
     band = f"within {spec.threshold:g} ± {spec.margin:g}" if spec.margin is not None else f"{spec.direction} {spec.threshold:g}"
     return f"{band}; minimal effect {spec.minimal_effect:g}: {spec.effect_reason}"
@@ -407,8 +422,9 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         amended = " ".join(f"*Amended {_html(str(entry).split(':', 1)[0])}:* {_html(str(entry).split(':', 1)[1].strip())}."
                            for entry in screen["history"])  # type: ignore[union-attr]
         lines += [
-            "**The judge screen**, the same for every judge and chapter, its pass mark chance, which no data chose (the "
-            "{term}`judge screen`; its history below says what was changed after the data were read): "
+            "**The judge screen**, the same for every judge and chapter, its pass mark chance, a level no judge's "
+            "agreement sets, adopted after the data were read (the {term}`judge screen`; its history below says "
+            "what was changed, and the verdict it moved): "
             f"{_html(str(screen['words']))}. Unit: {_html(str(screen['unit']))}, on at least {screen['min_units']} "
             f"contexts. Minimum: {_html(str(screen['minimum']))}. Otherwise {_html(str(screen['otherwise']))}. {amended}",
             "",

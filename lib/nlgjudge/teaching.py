@@ -37,7 +37,8 @@ LESSONS = (
            "compute a judge's rank correlation with people on one context, and say why one context settles nothing",
            ("worked", 1)),
     Lesson("Comparing versus scoring", ("comparative",),
-           "a claim declared before its data; paired intervals over contexts; a family and Holm's correction; a fresh sample",
+           "a claim declared before its data, and what changing its rule after the data costs (this chapter's were); "
+           "paired intervals over contexts; a family and Holm's correction; a fresh sample",
            "the paired t interval; what a p-value is",
            "read a claims table: a paired interval, its verdict, and what Holm's correction does to a count",
            ("comparative", 2)),
@@ -67,10 +68,10 @@ LESSONS = (
            "state a claim about every evaluator, and see how its verdict depends on which evaluators are tested",
            ("narcissism", 2)),
     Lesson("Doing it yourself", ("rank", "register"),
-           "ranking your own systems with intervals; reading an analysis plan before the data (the comparative chapter's rows)",
+           "ranking your own systems with intervals; writing a claim's plan before its data (the comparative chapter's rows as the model)",
            "lessons 2, 3 and 6",
-           "rank their own systems with intervals, and read an analysis plan's rows before the data",
-           ("rank", 1)),
+           "rank their own systems with intervals, and write a claim's row of the analysis plan before its data",
+           ("rank", 5)),
     Lesson("Can a system game the judge?", ("gaming",),
            "attacks as extra systems; a defense read as a paired difference; texts under judgment as data",
            "lessons 2, 3 and 8",
@@ -153,6 +154,27 @@ def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
     return max(1, math.ceil(words / WORDS_PER_MINUTE)), rerun, exercises
 
 
+#: The benchmark of the runtimes on the book's machine (``make bench``'s served-judge comparison, committed).
+RUNTIME_BENCH = Path("data/bench/vllm-cpu-server-qwen1.5b-2026-11-28.txt")
+
+
+def model_run_paragraph(root: Path) -> str:
+    """What an exercise that runs a model costs, from the committed benchmark of the main judge on the
+    book's machine (llama.cpp in-process, the runtime the chapters use): a thousand comparisons' time."""
+    path = root / RUNTIME_BENCH
+    found = re.search(r"(?m)^llama\.cpp in-process \(GGUF\)\s+[\d.]+\s+([\d.]+)\s*$",
+                      path.read_text(encoding="utf-8")) if path.is_file() else None
+    rate = f"about {float(found[1]):.2f} comparisons a second, so a thousand comparisons take about " \
+           f"{math.ceil(1000 / float(found[1]) / 60)} minutes" if found else "under one comparison a second"
+    return ("**Exercises that run a model** (their commands say `-p released_only False`, or call `nlgjudge rank`): "
+            f"on the book's 2-core machine the main judge made {rate} (the runtime benchmark of {{doc}}`gpu`); "
+            "multiply by the comparisons an exercise makes (most say how many). Run them before class, or give them as "
+            "homework. "
+            "As a planning guide, not a measurement: allow a student about 15 minutes for an exercise that reruns a "
+            "chapter and reads its answer, and about 30 for one that asks them to write something first (an input "
+            "file, a plan row).")
+
+
 def page_markdown(root: Path) -> str:
     from nlgjudge.prose import listing
 
@@ -199,6 +221,8 @@ def page_markdown(root: Path) -> str:
         "gives this build's numbers):",
         "",
         *outcomes,
+        "",
+        model_run_paragraph(root),
         "",
         "**Reading the long chapters in one lesson.** Read first, then skim or leave for later:",
         "",

@@ -176,7 +176,8 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mappi
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
-    hurts = (f" but hurts in {tiny[CONTRADICTED]} with fewer comparisons than candidates" if tiny[CONTRADICTED] else "")
+    # its own sentence: a second budget, never merged into the first finding's count
+    hurts = (f". With fewer comparisons than candidates, it hurts in {tiny[CONTRADICTED]}" if tiny[CONTRADICTED] else "")
     # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the finding
     # against the paper, then the judge's name, then the longer wording
     for sizes, tail, prefix, short in itertools.product((small, None), (hurts, ""), (True, False), (False, True)):
@@ -192,14 +193,19 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
         return plain(f"No benchmark aspect has both runtimes' outputs for {name(judge)}, so this run cannot compare them.")
     counts = _count(verdicts)
     change = f"changes the main result by {margin:g} points or more"
-    if counts[NOT_RESOLVED] == n:
-        return plain(f"These data cannot tell whether running {name(judge)} under torch rather than llama.cpp {change}: "
-                     f"in all {n} benchmark aspects the interval of the change is too wide.")
-    if counts[SUPPORTED] == n:
-        return plain(f"Running {name(judge)} under torch rather than llama.cpp moves the main result by less than {margin:g} points "
-                     f"in all {n} benchmark aspects.")
-    return plain(f"Running {name(judge)} under torch rather than llama.cpp moves the main result by less than {margin:g} points "
-                 f"in {_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='it moves it more')}.")
+
+    def line(running: str) -> str:
+        if counts[NOT_RESOLVED] == n:
+            return (f"These data cannot tell whether {running} {change}: "
+                    f"in all {n} benchmark aspects the interval of the change is too wide.")
+        where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
+        rest = "" if counts[SUPPORTED] == n else _rest(counts, against="it moves it more")
+        return (f"{running[0].upper() + running[1:]} moves the main result by less than {margin:g} points "
+                f"in {where} benchmark aspects{rest}.")
+
+    # the runtimes glossed where the line has room: a student need not know either program
+    glossed = line(f"running {name(judge)} with torch rather than llama.cpp, two programs that run the same model,")
+    return plain(glossed if words_shown(glossed) <= MAX_WORDS else line(f"running {name(judge)} under torch rather than llama.cpp"))
 
 
 _KAPPA_WORDS = {
@@ -217,28 +223,34 @@ _REFERENCE_WORDS = {
 
 
 def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, *, kappa_below_zero: bool = False,
-             above_reference: str | None = None, above_point: str | None = None, with_people: bool | None = None) -> str:
+             above_reference: str | None = None, above_point: str | None = None, with_people: bool | None = None,
+             kappa_lead: bool = False) -> str:
     """``kappa_below_zero``: the kappa's whole interval lies below 0 (the plan's secondary reading, a
     description); ``above_reference``: "k of n" contestants above the reference after Holm's correction;
     ``above_point``: "m of n" above it by point estimate (said first, with the k "clearly"); ``with_people``:
-    whether the judge's kappa with people's choices lies wholly above 0 (a description), None: not known."""
+    whether the judge's kappa with people's choices lies wholly above 0 (a description), None: not known;
+    ``kappa_lead``: the kappa claim's test was chosen after its data were read, so its verdict is a lead,
+    said so in the line (in place of the secondary "slightly less often")."""
     people = ("" if with_people is None else " Its picks agree with people's more often than chance."
               if with_people else " Its picks agree with people's no more often than chance.")
-    full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point)
+    full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point,
+                     kappa_lead)
     if words_shown(full + people) <= MAX_WORDS:
         return full + people
-    short = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, None)
+    short = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, None, kappa_lead)
     return short + people if words_shown(short + people) <= MAX_WORDS else full
 
 
 def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, kappa_below_zero: bool,
-              above_reference: str | None, above_point: str | None) -> str:
+              above_reference: str | None, above_point: str | None, kappa_lead: bool = False) -> str:
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
-    if kappa_verdict == SUPPORTED and kappa_below_zero:
+    if kappa_verdict == SUPPORTED and kappa_lead:
+        kappa = "agrees with ROUGE about as often as chance, by a test set after the data"
+    elif kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
     reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
     if reference_verdict == SUPPORTED and above_reference:
-        reference = f"It rates {above_reference} systems' summaries above the human reference"
+        reference = f"It rates {above_reference} systems' summaries clearly above the human reference"
         if above_point:
             clear, point = above_reference.split(" of ")[0], above_point.split(" of ")
             everyone = f"all {point[1]}" if point[0] == point[1] else above_point
@@ -274,11 +286,12 @@ _OWN_SHORT = {SUPPORTED: "shows it for every evaluator", CONTRADICTED: "fails to
 
 
 def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None,
-                    excess_rows: tuple[int, int] | None = None) -> str:
+                    excess_rows: tuple[int, int] | None = None, excess_lead: bool = False) -> str:
     """``gamma_verdict``: the same claim controlling for length, said first where given (the
     length-controlled reading is the stricter one). ``excess_rows``: the paper's measure's rows that hold
     and all its rows, said where the claim about every row is left open (so that "cannot tell" never
-    reads as "no sign" when most rows hold)."""
+    reads as "no sign" when most rows hold). ``excess_lead``: the paper's measure's rule was changed
+    after its data were read, so its verdict is a lead, said so in the line."""
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
@@ -286,6 +299,9 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
     if excess_verdict == NOT_RESOLVED and excess_rows is not None and excess_rows[0]:
         held, rows = excess_rows
         short = f"shows it clearly in {held} of {rows} evaluator-dataset pairs"
+    if excess_lead and excess_verdict in (SUPPORTED, CONTRADICTED):
+        short = {SUPPORTED: "shows it", CONTRADICTED: "fails to show it for one evaluator"}[excess_verdict]
+        short += " under a rule set after the data"
     own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}. "
            f"The paper's measure, ignoring length, {short}" if gamma_verdict is not None else
            _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
@@ -308,14 +324,26 @@ def _system(text: str) -> str:
     return "the human reference" if str(text) == "reference" else name(text)
 
 
-def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: int, people_verdict: str) -> str:
-    return plain(f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last, but the data settle only "
-                 f"{_of(n_resolved, n_adjacent)} neighbouring places; the order of the others stays open. "
-                 f"{_PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()}.")
+def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: int, people_verdict: str,
+              picks_with_people: bool | None = None) -> str:
+    """``picks_with_people``: whether the judge's picks between two systems agree with people's more
+    often than chance (a kappa interval wholly above 0, a description), None: not known. Said where the
+    order itself cannot be set against people's (too few systems), so the line never leaves the judge's
+    agreement with people unsaid when the data hold it."""
+    # "last by its estimates": the Elo chapter rates several systems clearly above the reference in another family
+    order = (f"{name(judge)} puts {_system(top)} first and {_system(bottom)} last by its estimates, but the data settle only "
+             f"{_of(n_resolved, n_adjacent)} neighbouring places; the order of the others stays open.")
+    people = _PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()
+    if picks_with_people is not None and people_verdict not in (SUPPORTED, CONTRADICTED, NOT_RESOLVED):
+        picks = ("Its picks between two summaries agree with people's more often than chance."
+                 if picks_with_people else "Its picks between two summaries agree with people's no more often than chance.")
+        if words_shown(f"{order} {picks}") <= MAX_WORDS:
+            return plain(f"{order} {picks}")
+    return plain(f"{order} {people}.")
 
 
 #: The gaming chapter's attack titles as a bottom line's subject (the titles are table labels).
-_ATTACK_WORDS = {"self-praise": "Self-praise", "irrelevant text": "The irrelevant text",
+_ATTACK_WORDS = {"self-praise": "The self-praising text", "irrelevant text": "The irrelevant text",
                  "imitated answer": "The text imitating an answer", "forged chat turns": "The forged chat turns"}
 
 
@@ -336,8 +364,10 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
             parts.append(f"{wins[NOT_TESTED]} untested" + (f" as {why}" if why else ""))
         return (": " + ", ".join(parts)) if parts else ""
 
-    opening = (f"One text for all articles beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
-               f"{tries} tries")
+    # "small-judge tries" read as jargon: the tries are said as whose they are
+    whose = "small judges' tries" if tries == "small-judge" else f"{tries} tries"
+    opening = (f"One fixed text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
+               f"{whose}")
     open_row = ""
     if open_above_half:
         attack, judge, rate = max(open_above_half, key=lambda row: row[2])

@@ -517,15 +517,14 @@ KAPPA_BORDERLINE = registered_claim("elo.kappa").borderline
 #: Fewer articles than this and the claim rule says "not tested" (the register's minimum for the chapter's claims).
 MIN_ARTICLES_FOR_A_CLAIM = registered_claim("elo.kappa").min_units
 #: Each claim key's entry in the claims register.
-CLAIM_IDS = {"kappa": "elo.kappa", "tau_different": "elo.tau_different", "tau_reversed": "elo.tau_reversed",
+CLAIM_IDS = {"kappa": "elo.kappa", "tau_reversed": "elo.tau_reversed",
              "reference": "elo.reference", "llms": "elo.llms"}
 #: Each claim's short name, for tables (the full wording is the ``claim`` column).
-CLAIM_SHORT = {"kappa": "kappa near 0", "tau_different": "tau below 1", "tau_reversed": "tau below 0",
+CLAIM_SHORT = {"kappa": "kappa near 0", "tau_reversed": "tau below 0",
                "reference": "reference not always first", "llms": "LLMs above fine-tuned"}
 #: Per claim key: the unit of its estimate, and what its n counts (the unit of inference).
 CLAIM_UNITS = {
     "kappa": ("Cohen's kappa", "articles"),
-    "tau_different": ("Kendall's tau", "systems"),
     "tau_reversed": ("Kendall's tau", "systems"),
     "reference": ("Elo points", "articles"),
     "llms": ("Elo points", "articles"),
@@ -536,6 +535,7 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
     """The claims table for the page: per judge and claim, the estimate with its interval, its unit,
     n and what n counts, the verdict and its reason (verdict first after the estimate)."""
     from nlgjudge.prose import interval_text
+    from nlgjudge.register import lead_words
 
     units = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[0])
     counts = claims_frame["key"].map(lambda key: CLAIM_UNITS.get(key, ("", ""))[1])
@@ -544,13 +544,16 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
         # resampled articles is shown as a description only.
         # Elo points are read to the point (as the text says "+452"), kappa and tau to two decimals
         interval=[f"{e:.2f} (no interval: tested over systems)" if key.startswith("tau") and np.isfinite(e) else
-                  interval_text(e, lo, hi, 0 if CLAIM_UNITS.get(key, ("",))[0] == "Elo points" else 2)
+                  interval_text(e, lo, hi, 0 if CLAIM_UNITS.get(key, ("",))[0] == "Elo points" else 2,
+                                edges=(-NEAR_ZERO_KAPPA, NEAR_ZERO_KAPPA) if key == "kappa" else ())
                   for e, lo, hi, key in zip(claims_frame["estimate"], claims_frame["ci_low"], claims_frame["ci_high"],
                                             claims_frame["key"], strict=True)],
         reason=[f"{r}; spread over resampled articles {interval_text(e, lo, hi)} (a description)" if key.startswith("tau") else r
                 for r, e, lo, hi, key in zip(claims_frame["reason"], claims_frame["estimate"], claims_frame["ci_low"],
                                              claims_frame["ci_high"], claims_frame["key"], strict=True)],
         unit=units, n_counts=counts)
+    # a claim amended after its data says so beside its verdict: a lead, not a finding
+    shown["verdict"] = [v + lead_words(CLAIM_IDS[k]) if k in CLAIM_IDS else v for v, k in zip(shown["verdict"], shown["key"])]
     return (shown.set_index(["judge", "short"])[["verdict", "interval", "unit", "n", "n_counts", "reason"]]
             .rename(columns={"interval": "estimate [95% interval]", "n_counts": "n counts"})
             .rename_axis(index=["judge", "claim"]))
@@ -585,6 +588,8 @@ def _needed(claim_key: str, low: float, high: float, n: int) -> float:
 
 
 def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_articles: int, degenerate: str | None) -> dict:
+    from nlgjudge.prose import interval_text
+
     pair = kappas[((kappas["judge_1"] == llm_judge) & (kappas["judge_2"] == rouge_judge))
                   | ((kappas["judge_2"] == llm_judge) & (kappas["judge_1"] == rouge_judge))]
     row = {"key": "kappa", "paper": "kappa -0.035 (GPT-4), -0.021 (GPT-3): 'as bad as random'",
@@ -621,18 +626,21 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                    "with ROUGE more often than chance")
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
-            "evidence": f"kappa = {kappa:.2f} [{low:.2f}, {high:.2f}] on {int(pair['n_encounters'].iloc[0])} encounters "
+            # an end near the band's edge is printed with the decimal that shows its side of it
+            "evidence": f"kappa = {interval_text(kappa, low, high, 2, edges=(-NEAR_ZERO_KAPPA, NEAR_ZERO_KAPPA))} on "
+                        f"{int(pair['n_encounters'].iloc[0])} encounters "
                         f"of {n_articles} articles" + (f"; {int(pair['draws'].iloc[0]):,} resamples, Monte Carlo error of its "
                                                        f"ends {mc_se:.4f}" if "draws" in pair.columns and mc_se else ""),
             "verdict": verdict.verdict, "reason": reason, "articles_needed": needed}
 
 
 def _tau_rows(tau: Mapping[str, float], rouge_judge: str, degenerate: str | None) -> list[dict]:
-    """The two ranking claims, tested over the contestants (the book's one unit for a ranking
-    correlation, :data:`nlgjudge.analysis.people.RANKING_UNIT`, as the people correlations are): "not
-    positively related" by the exact permutation test of tau; "ranks differently" (tau below 1) is
-    a description of these articles, since a permutation test asks about tau = 0, not 1. The
-    bootstrap interval over articles is shown as the estimate's stability."""
+    """The ranking claim, tested over the contestants (the book's one unit for a ranking correlation,
+    :data:`nlgjudge.analysis.people.RANKING_UNIT`, as the people correlations are): "not positively
+    related" (the paper's "radically different") by the exact permutation test of tau. Whether the
+    rankings differ at all (tau below 1) is no claim: no test over systems asks about tau = 1, so the
+    chapter describes it from this row's tau (the register's secondary readings). The bootstrap
+    interval over articles is shown as the estimate's stability."""
     estimate, low, high = tau["tau"], tau["ci_low"], tau["ci_high"]
     n, k = int(tau["n_articles"]), int(tau["n_contestants"])
     p_systems = float(tau.get("p_systems", float("nan")))
@@ -640,21 +648,13 @@ def _tau_rows(tau: Mapping[str, float], rouge_judge: str, degenerate: str | None
                 f"(exact permutation p over them = {p_systems:.2f}; its spread over {n} resampled articles, a description: [{low:.2f}, {high:.2f}])"
                 if np.isfinite(estimate) else f"fewer than 3 contestants ranked by both ({k})")
     untested = degenerate or (None if k >= 3 else f"only {k} contestant(s) ranked by both")
-    differs = (ClaimVerdict(NOT_TESTED, untested) if untested else
-               ClaimVerdict(NOT_TESTED, f"a description of these articles (tau = {estimate:.2f}): a ranking correlation is "
-                            "tested over systems against tau = 0, which the next row does"))
     reversed_ = systems_test(estimate, p_systems, k, direction="below", degenerate=untested)
-    rows = []
-    for key, claim, verdict in (
-        ("tau_different", f"the judge ranks the systems differently from {rouge_judge} (Kendall's tau below 1)", differs),
-        ("tau_reversed", f"... radically differently: not positively related to {rouge_judge}'s ranking (tau below 0)", reversed_),
-    ):
-        rows.append({"key": key, "claim": claim, "paper": "'a radically different ranking' (no number given)",
-                     "estimate": estimate, "ci_low": low, "ci_high": high, "n": k, "evidence": evidence,
-                     "verdict": verdict.verdict, "reason": verdict.reason,
-                     # more articles do not add systems: no "articles needed" for a test over systems
-                     "articles_needed": float("nan")})
-    return rows
+    # more articles do not add systems: no "articles needed" for a test over systems
+    return [{"key": "tau_reversed", "claim": f"the judge ranks the systems radically differently from {rouge_judge}: "
+             f"not positively related to its ranking (Kendall's tau below 0)",
+             "paper": "'a radically different ranking' (no number given)",
+             "estimate": estimate, "ci_low": low, "ci_high": high, "n": k, "evidence": evidence,
+             "verdict": reversed_.verdict, "reason": reversed_.reason, "articles_needed": float("nan")}]
 
 
 def _reference_row(draws: StrengthDraws | None, reference: str, degenerate: str | None) -> dict:
@@ -760,9 +760,9 @@ def claims(
     1. ``kappa``: chance agreement with ``rouge_judge`` (the paper's "as bad as random"): kappa's
        interval contains 0 and lies within +-:data:`NEAR_ZERO_KAPPA`; an interval below 0
        (systematic disagreement) or above 0 (agreement) contradicts it, and the reason says which.
-    2. ``tau_different`` / ``tau_reversed``: Kendall's tau between the two judges' Bradley-Terry
-       rankings, bootstrap over articles (:func:`kendall_between_judges`), below 1 (the rankings
-       differ) and below 0 (the paper's "radically different": not positively related).
+    2. ``tau_reversed``: Kendall's tau between the two judges' Bradley-Terry rankings below 0 (the
+       paper's "radically different": not positively related), by the exact permutation test over the
+       contestants; its bootstrap over articles (:func:`kendall_between_judges`) is shown beside it.
     3. ``reference``: some contestant above the reference, its paired interval above 0.
     4. ``llms``: every (LLM, fine-tuned) pair ordered by its paired interval
        (:func:`~nlgjudge.stats.claims.ordering_verdict`).
@@ -788,7 +788,7 @@ def claims(
 
 
 #: Claims tested over the contestants, not the articles: more articles cannot resolve them.
-OVER_SYSTEMS = ("tau_different", "tau_reversed")
+OVER_SYSTEMS = ("tau_reversed",)
 
 
 def needed_sentence(claims_table: pd.DataFrame, available: int) -> str:

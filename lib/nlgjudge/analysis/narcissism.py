@@ -200,7 +200,8 @@ def length_correlation_table(
     summaries share its article, so a document effect (long articles: longer summaries and higher
     scores) cannot pass for a length preference, as it can in a correlation pooled over documents.
     A document whose lengths or scores are all equal, or hold a missing value, has no correlation:
-    left out and counted (``n_left_out``). ``n`` and ``n_documents`` count the documents read."""
+    left out and counted (``n_left_out``). ``n`` and ``n_documents`` count the documents read;
+    ``per_document`` holds their correlations."""
     from nlgjudge.stats.correlation import spearman_rows
 
     rows = []
@@ -215,8 +216,10 @@ def length_correlation_table(
             estimate, low, high = interval.mean, interval.low, interval.high
         elif values.size == 1:
             estimate = float(values[0])
+        # per_document: the values the t interval is made of, so "documents needed" is the paired-t count
         rows.append({"evaluator": name, "spearman": estimate, "ci_low": low, "ci_high": high, "n": int(values.size),
-                     "n_documents": int(values.size), "n_left_out": int(cube.shape[0] - values.size)})
+                     "n_documents": int(values.size), "n_left_out": int(cube.shape[0] - values.size),
+                     "per_document": values})
     return pd.DataFrame(rows).set_index("evaluator")
 
 
@@ -676,9 +679,12 @@ def untested_claim(claim: str, reason: str) -> pd.DataFrame:
 
 def _short_reason(reason: object) -> str:
     """A not-tested row's reason as a clause of a summary: its first clause of several words (up to a
-    colon or semicolon; a leading label such as the setting, "reference-based:", is passed over)."""
+    colon or semicolon). A leading setting ("reference-based: ...") is kept in words, so that reasons of
+    the two settings, said side by side, never read as one contradicting the other."""
     clauses = [part.strip() for part in re.split(r"[:;]", str(reason)) if part.strip()]
-    return next((part for part in clauses if " " in part), clauses[0] if clauses else "no reason recorded")
+    text = next((part for part in clauses if " " in part), clauses[0] if clauses else "no reason recorded")
+    setting = clauses[0] if clauses and clauses[0] in ("reference-free", "reference-based") else None
+    return f"{setting}, {text}" if setting and text != setting else text
 
 
 def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:

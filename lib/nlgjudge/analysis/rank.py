@@ -400,7 +400,7 @@ def report_markdown(
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
         else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",
-        f"- The judge {analysis.judge_test} (the book's judge screen, fixed before the data: do a pair's two orders "
+        f"- The judge {analysis.judge_test} (the book's judge screen, the same for every run: do a pair's two orders "
         "agree more often than chance after debiasing, with the whole interval over contexts above the chance level?)",
         f"- P(A) before debiasing: {analysis.p_a_before:.3f}; after: {analysis.p_a_after:.3f} (threshold tau = {analysis.tau:.4f}, "
         "fitted on all this run's comparisons)",

@@ -397,13 +397,19 @@ class OutputCache:
         :class:`CacheError` for anything that is not an nlgjudge cache this version can use, before
         any connection that could write (switch to WAL, create tables, checkpoint) is opened.
         """
-        foreign = foreign_side_file(self.path)  # SQLite's side files: never another file's name for one
+        try:
+            foreign = foreign_side_file(self.path)  # SQLite's side files: never another file's name for one
+            try:
+                status = self.path.stat()
+            except FileNotFoundError:
+                status = None
+        except OSError as error:  # a name too long, a loop of links, ...: said with the way out
+            raise CacheError(f"cannot use {self.path} as the output cache ({error.strerror or type(error).__name__}); "
+                             "choose another cache file (NLGJUDGE_OUTPUT_CACHE)") from None
         if foreign:
             raise CacheError(f"cannot use {self.path} as the output cache: {foreign}; nothing was written and it was left "
                              "untouched: move it away, or choose another cache file (NLGJUDGE_OUTPUT_CACHE)")
-        try:
-            status = self.path.stat()
-        except FileNotFoundError:
+        if status is None:
             return None
         if not stat.S_ISREG(status.st_mode):
             raise CacheError(

@@ -44,7 +44,7 @@ _ASPECTS: dict[str, tuple[str, str, tuple[float, float]]] = {
 
 INFO = DatasetInfo(
     name="topicalchat",
-    title="Topical-Chat USR (dialogue responses, annotator means)",
+    title="TopicalChat (dialogue responses, USR annotator means)",
     aspects={abbrev: full for abbrev, (full, _, _) in _ASPECTS.items()},
     noun="response",
     source_kind="dialogue",

@@ -501,9 +501,14 @@ def _check_name_variants(checked: pd.DataFrame, origin: str) -> None:
 
 
 
+#: Dashes and minus signs drawn like the hyphen-minus: "model‐v1" (U+2010) reads as "model-v1".
+_DASH_LIKE = re.compile("[\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d]")
+
+
 def _skeleton(name: str) -> str:
-    """What ``name`` reads as: :func:`_shown_as` with Cyrillic and Greek look-alikes as Latin letters."""
-    return _shown_as(name).translate(LOOK_ALIKES)
+    """What ``name`` reads as: :func:`_shown_as` with Cyrillic and Greek look-alikes as Latin letters and
+    dash-like characters as the hyphen-minus."""
+    return _DASH_LIKE.sub("-", _shown_as(name).translate(LOOK_ALIKES))
 
 
 def _scripts(name: str) -> set[str]:
@@ -526,11 +531,12 @@ def _check_look_alikes(checked: pd.DataFrame, origin: str) -> None:
         if len(variants) > 1:
             first, second = variants[:2]
             places = [checked["_place"][checked["system"] == v].iloc[0] for v in (first, second)]
-            scripts = sorted(_scripts(first) ^ _scripts(second)) or sorted(_scripts(first) | _scripts(second))
+            scripts = sorted(_scripts(first) ^ _scripts(second))
+            how = (f"with letters of different scripts ({', '.join(s.title() for s in scripts)})" if scripts
+                   else "with look-alike characters (a dash or minus sign for a hyphen)")
             raise UserInputError(
                 f"{origin}, {' and '.join(places)}: system names {first!r} and {second!r} read the same but are written "
-                f"with letters of different scripts ({', '.join(s.title() for s in scripts)}), so they would "
-                "count as two systems that look alike; write the name the same way everywhere")
+                f"{how}, so they would count as two systems that look alike; write the name the same way everywhere")
 
 
 #: Characters that show as nothing although ``str.strip`` keeps them (zero-width marks are category Cf).

@@ -169,7 +169,11 @@ def _mask_fragments(text: str, key: str) -> str:
 
 def check_api_key(key: str) -> None:
     """Refuse, without repeating it, a key that cannot travel in an HTTP header: a line break or other
-    control character inside it, or a character outside printable ASCII (an HTTP header is ASCII)."""
+    control character inside it, or a character outside printable ASCII (an HTTP header is ASCII), and one that
+    starts with "Bearer ", which the header adds itself."""
+    if key[:7].casefold() == "bearer ":
+        raise ServerError(f"${API_KEY_ENV} starts with the name of the authorization scheme and a space (its value "
+                          "is not shown), which the request's header adds itself; set it to the key alone, without that first word")
     for position, ch in enumerate(key, start=1):
         if ch in "\r\n" or ord(ch) < 32 or ord(ch) == 127:
             raise ServerError(f"${API_KEY_ENV} holds a line break or control character at character {position} of "
