@@ -102,7 +102,7 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     # the judge's single picks against people's, said where the order itself cannot be tested against theirs
     assert said.endswith("Too few systems to test its agreement with people.")
     picks = lines.rank_line("J", "A", "B", 0, 6, "not tested", picks_with_people=False)
-    assert picks.endswith("Its picks between two summaries agree with people's no more often than chance.")
+    assert picks.endswith("Its picks are not shown to match people's beyond chance.")
     assert "more often than chance" in lines.rank_line("J", "A", "B", 0, 6, "not tested", picks_with_people=True)
     assert lines.rank_line("J", "A", "B", 0, 6, "supported", picks_with_people=False).endswith("Its order agrees with people's.")
     # the runtimes are glossed for a student who knows neither program, where the line has room
@@ -174,16 +174,22 @@ def test_the_elo_line_says_how_the_judges_picks_agree_with_people_within_its_wor
     args = ("J", 99, "supported", "supported")
     kwargs = {"kappa_below_zero": True, "above_reference": "5 of 6", "above_point": "6 of 6"}
     chance = lines.elo_line(*args, **kwargs, with_people=False)
-    assert chance.endswith("Its picks agree with people's no more often than chance.") and lines.words_shown(chance) <= lines.MAX_WORDS
+    assert chance.endswith("Its picks are not shown to match people's beyond chance.") and lines.words_shown(chance) <= lines.MAX_WORDS
     assert lines.elo_line(*args, **kwargs, with_people=True).endswith("more often than chance.")
     assert "people" not in lines.elo_line(*args, **kwargs)
 
 
 def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bottom_line() -> None:
     said = lines.narcissism_line("supported", "not resolved", "supported", excess_rows=(10, 12), excess_lead=True)
-    assert "The paper's measure, ignoring length, shows it under a rule set after the data." in said
+    assert "The paper's measure, ignoring length, shows it by a rule chosen after the data." in said
     assert "Part of it is built in" in said  # the caveat still fits
     assert "for every evaluator" not in said.split("The paper's measure")[1]
     elo = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", kappa_lead=True, with_people=False)
-    assert "about as often as chance, by a test set after the data" in elo and "as the paper found" not in elo
-    assert "Its picks agree with people's no more often than chance." in elo
+    assert "about as often as chance, by a rule chosen after the data" in elo and "as the paper found" not in elo
+    assert "Its picks are not shown to match people's beyond chance." in elo
+
+
+def test_the_comparative_line_says_its_count_is_a_lead_when_the_claims_rule_changed_after_the_data() -> None:
+    verdicts = ["supported"] * 5 + ["not resolved"] * 6
+    assert "by a rule chosen after the data" in lines.comparative_line("J", verdicts, lead=True)
+    assert "after the data" not in lines.comparative_line("J", verdicts)

@@ -264,3 +264,13 @@ def test_a_served_judge_is_not_told_to_use_truncate_for_an_over_long_prompt() ->
     local = _too_long_message(frame, error, SimpleNamespace(backend="llamacpp", truncate=False))
     assert "--truncate" not in served and "shorten that context's source or outputs" in served
     assert "pass --truncate" in local
+
+
+def test_a_screen_interval_end_near_chance_is_printed_with_the_decimals_that_keep_its_side() -> None:
+    from nlgjudge.stats.degenerate import OrderAgreement, degenerate_reason
+
+    edge = OrderAgreement(n_pairs=400, n_contexts=30, agreement=0.61, low=0.5451, high=0.68, chance=0.5455)
+    assert edge.interval_text == "61.00% [54.51%, 68.00%]" and edge.chance_text == "54.55%"
+    assert "where chance is 54.55%" in degenerate_reason(edge)
+    clear = OrderAgreement(n_pairs=400, n_contexts=30, agreement=0.78, low=0.75, high=0.81, chance=0.51)
+    assert clear.interval_text == "78% [75%, 81%]" and clear.chance_text == "51%"

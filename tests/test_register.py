@@ -225,14 +225,6 @@ def test_a_chapter_says_which_of_its_claims_were_amended_after_their_data() -> N
     assert "Amended after its data were read:" in reg.page_markdown({chapter: "T"}, plan)
 
 
-def test_an_open_band_row_gives_the_units_at_its_own_estimate_as_a_labelled_scenario() -> None:
-    said = reg.needed_cell(65, 99, equivalence=True, at_observed=412)
-    assert said.startswith("design size met (65 would do for a value at the band's centre; this run has 99)")
-    assert said.endswith("were the true value where this run's estimate lies, about 412 (a planning scenario)")
-    assert "out of reach" in reg.needed_cell(65, 99, equivalence=True, at_observed=float("nan"))
-    assert "planning scenario" not in reg.needed_cell(65, 99, equivalence=True)
-
-
 def test_a_claim_amended_after_its_data_reads_as_a_lead_and_no_other() -> None:
     amended = [c for c in reg.register().claims.values() if c.amended_after_data]
     declared = [c for c in reg.register().claims.values() if not c.amended_after_data]

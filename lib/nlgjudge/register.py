@@ -287,26 +287,21 @@ def already_enough(needed: float | None, n: int) -> bool:
     return needed is not None and math.isfinite(float(needed)) and float(needed) <= n
 
 
-def needed_cell(needed: float | None, n: int, equivalence: bool = False, at_observed: float | None = None) -> str:
+def needed_cell(needed: float | None, n: int, equivalence: bool = False) -> str:
     """A "contexts needed" cell: the design size, "out of reach", or, when the run already has at least
     that many units, "design size met" with the size and the run's units beside it. ``equivalence``: the
     claim is a band (two one-sided tests), whose design size holds for a value at the band's centre;
-    an interval left open at that size reaches past the band's edge, which more units settle only slowly.
-    ``at_observed``: for such a row, the units that would put the interval inside the band were the true
-    value where this run's estimate lies (a planning scenario, labelled so; None: not given)."""
+    an interval left open at that size reaches past the band's edge, which more units settle only slowly."""
     if needed is None or not math.isfinite(float(needed)):
         return "out of reach"
-    scenario = ("" if at_observed is None else
-                f"; were the true value where this run's estimate lies, about {int(at_observed)} (a planning scenario)"
-                if math.isfinite(float(at_observed)) else "; were the true value where this run's estimate lies, out of reach")
     if float(needed) <= n and equivalence:
         return (f"design size met ({int(needed)} would do for a value at the band's centre; this run has {n}): still "
-                f"open because the estimate lies near the band's edge, where more units settle it only slowly{scenario}")
+                "open because the estimate lies near the band's edge, where more units settle it only slowly")
     if float(needed) <= n:
         return (f"design size met ({int(needed)} would do; this run has {n}): still open, but an effect as large as the "
                 "smallest that matters would likely have been found, so any effect left is smaller")
     if equivalence:  # the design size of two one-sided tests holds for a value at the band's centre only
-        return f"{int(needed)} for a value at the band's centre; more near an edge, none outside it{scenario}"
+        return f"{int(needed)} for a value at the band's centre; more near an edge, none outside it"
     return str(int(needed))
 
 

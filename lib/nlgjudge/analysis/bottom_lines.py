@@ -100,13 +100,15 @@ def worked_line(judge: str, n_summaries: int, rho: float) -> str:
                  "the next chapters run the same steps on every article.")
 
 
-def comparative_line(judge: str, verdicts: Sequence[str]) -> str:
+def comparative_line(judge: str, verdicts: Sequence[str], lead: bool = False) -> str:
+    """``lead``: the claim's rule was chosen after its data were read, said in the line (a lead, not a finding)."""
     n = len(verdicts)
     if not n:
         return plain(f"This run has no comparison of {name(judge)} with its own prompt scoring, so the paper's claim is not tested here.")
     counts = _count(verdicts)
+    rule = ", by a rule chosen after the data" if lead else ""
     return _fit(f"Comparing two candidates beat the same model's sampled one-to-ten scores for {name(judge)} in "
-                f"{_of(counts[SUPPORTED], n)} benchmark aspects{_rest(counts, against='scoring was better')}.",
+                f"{_of(counts[SUPPORTED], n)} benchmark aspects{rule}{_rest(counts, against='scoring was better')}.",
                 "The paper found comparing far better with larger judges.")
 
 
@@ -232,7 +234,7 @@ def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict:
     ``kappa_lead``: the kappa claim's test was chosen after its data were read, so its verdict is a lead,
     said so in the line (in place of the secondary "slightly less often")."""
     people = ("" if with_people is None else " Its picks agree with people's more often than chance."
-              if with_people else " Its picks agree with people's no more often than chance.")
+              if with_people else " Its picks are not shown to match people's beyond chance.")
     full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point,
                      kappa_lead)
     if words_shown(full + people) <= MAX_WORDS:
@@ -245,7 +247,7 @@ def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict
               above_reference: str | None, above_point: str | None, kappa_lead: bool = False) -> str:
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
     if kappa_verdict == SUPPORTED and kappa_lead:
-        kappa = "agrees with ROUGE about as often as chance, by a test set after the data"
+        kappa = "agrees with ROUGE about as often as chance, by a rule chosen after the data"
     elif kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
     reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
@@ -301,7 +303,7 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
         short = f"shows it clearly in {held} of {rows} evaluator-dataset pairs"
     if excess_lead and excess_verdict in (SUPPORTED, CONTRADICTED):
         short = {SUPPORTED: "shows it", CONTRADICTED: "fails to show it for one evaluator"}[excess_verdict]
-        short += " under a rule set after the data"
+        short += " by a rule chosen after the data"
     own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}. "
            f"The paper's measure, ignoring length, {short}" if gamma_verdict is not None else
            _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
@@ -336,7 +338,7 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
     people = _PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()
     if picks_with_people is not None and people_verdict not in (SUPPORTED, CONTRADICTED, NOT_RESOLVED):
         picks = ("Its picks between two summaries agree with people's more often than chance."
-                 if picks_with_people else "Its picks between two summaries agree with people's no more often than chance.")
+                 if picks_with_people else "Its picks are not shown to match people's beyond chance.")
         if words_shown(f"{order} {picks}") <= MAX_WORDS:
             return plain(f"{order} {picks}")
     return plain(f"{order} {people}.")

@@ -55,7 +55,7 @@ def agreement_table(comparisons: Mapping[Hashable, pd.DataFrame], key_names: Seq
         keys = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(key_names, keys, strict=True)), "contexts": result.n_contexts,
                      "pairs in both orders": result.n_pairs, "orders agree (%, 95% interval)": result.interval_text,
-                     "chance (%)": "–" if result.chance != result.chance else f"{result.chance:.0%}",
+                     "chance (%)": "–" if result.chance != result.chance else result.chance_text,
                      "outcome": "passes" if not result.degenerate else f"fails: {result.outcome}"})
     return pd.DataFrame(rows)
 

@@ -83,11 +83,28 @@ class OrderAgreement:
         return self.outcome != PASSES
 
     @property
+    def places(self) -> int:
+        """Decimals of a percent that keep each interval end on its side of chance ("54.51%" against "54.55%",
+        where whole percents would print both as 55%), at most two."""
+        places = 0
+        for end in (self.low, self.high):
+            while (end == end and self.chance == self.chance and end != self.chance and places < 2
+                   and f"{end:.{places}%}" == f"{self.chance:.{places}%}"):
+                places += 1
+        return places
+
+    @property
+    def chance_text(self) -> str:
+        """Chance in percent, with the decimals :attr:`places` gives the interval."""
+        return f"{self.chance:.{self.places}%}"
+
+    @property
     def interval_text(self) -> str:
         """The agreement with its interval, in percent ("71% [66%, 76%]")."""
         if self.n_contexts < 2:
             return "–" if self.agreement != self.agreement else f"{self.agreement:.0%}"
-        return f"{self.agreement:.0%} [{self.low:.0%}, {self.high:.0%}]"
+        k = self.places
+        return f"{self.agreement:.{k}%} [{self.low:.{k}%}, {self.high:.{k}%}]"
 
 
 def order_agreement(
@@ -188,7 +205,7 @@ def degenerate_reason(result: OrderAgreement) -> str | None:
         return (f"judge not screened: pairs in both orders on {result.n_contexts} context{'s' if result.n_contexts != 1 else ''}, "
                 f"and the screen needs {MIN_CONTEXTS}")
     said = (f"its two orders agree on {result.interval_text} of pairs per context after debiasing, over {result.n_contexts} "
-            f"contexts, where chance is {result.chance:.0%}")
+            f"contexts, where chance is {result.chance_text}")
     if outcome == POSITION:
         return f"fails the judge screen: {said}, at or below chance: its decisions follow position more than the texts"
     return f"fails the judge screen: {said}; the interval reaches chance, so the run does not show that it reads the texts"
@@ -211,4 +228,4 @@ def outcome_words(result: OrderAgreement) -> str:
     if reason is not None:
         return "fails the judge screen: " + reason.split(": ", 1)[1]
     return (f"passes the judge screen: its two orders agree on {result.interval_text} of pairs per context after "
-            f"debiasing, over {result.n_contexts} contexts, above chance, {result.chance:.0%}")
+            f"debiasing, over {result.n_contexts} contexts, above chance, {result.chance_text}")
