@@ -10,13 +10,14 @@ disk; an API key written with its "Bearer" word; and a served judge told to use 
 from __future__ import annotations
 
 import builtins
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from test_cli_hostile_rank import no_model  # noqa: F401 - the fixture: a model loaded is a failure
-from test_cli_hostile_round_two import GOOD
+from test_cli_hostile_round_four import _one_error
+from test_cli_hostile_round_nine import _with_b
+from test_cli_hostile_round_two import GOOD, _jsonl
 
 from nlgjudge.cli import main as cli_main
 from nlgjudge.data.aimed_at_judge import addressed_to_judge, hides_text, reorders_text
@@ -100,32 +101,31 @@ def test_a_run_of_invisible_operators_soft_hyphens_or_joiners_hides_text(marks: 
     assert hides_text(f"The cat lounged for hours.{marks}") and not hides_text("co\u00adoperate")  # one soft hyphen is ordinary
 
 
-def _frame(b_outputs: list[str], sources: list[str] | None = None) -> pd.DataFrame:
-    rows = []
-    for c, b in enumerate(b_outputs):
-        source = sources[c] if sources else f"Article {c}: the council met on Monday ."
-        rows += [{"context_id": f"c{c}", "source": source, "system": "alpha", "output": f"alpha says {c} {'xyz'[c % 3]} ."},
-                 {"context_id": f"c{c}", "source": source, "system": "beta", "output": b}]
-    return pd.DataFrame(rows)
+def _sourced(sources: list[str]) -> list[dict[str, str]]:
+    """The good input with context k's source ``sources[k]``."""
+    return [{**r, "source": sources[int(r["context_id"][1:])]} for r in GOOD]
+
+
+def _k(row: dict[str, str]) -> int:
+    return int(row["context_id"][1:])
 
 
 def test_a_template_filled_from_its_source_is_no_constant_system_but_a_counter_is() -> None:
     cities = ["Paris", "Lyon", "Nice"]
-    template = _frame([f"Weather for {c}: sunny, high of {20 + k} degrees and low of {10 + k}, with light winds from the "
-                       "north and no rain expected." for k, c in enumerate(cities)],
-                      [f"city={c}; sky=sunny; high=..; low=.." for c in cities])
+    template = _with_b(lambda r: f"Weather for {cities[_k(r)]}: sunny, high of {20 + _k(r)} degrees and low of {10 + _k(r)}, "
+                                 "with light winds from the north and no rain expected.",
+                       _sourced([f"city={c}; sky=sunny; high=..; low=.." for c in cities]))
     assert not any("same or nearly the same output" in w for w in design_warnings(template))
-    counter = _frame([f"Great summary, very accurate ({k})." for k in range(3)])
+    counter = _with_b(lambda r: f"Great summary, very accurate ({_k(r)}).")
     assert any("same or nearly the same output in 3 of its 3" in w for w in design_warnings(counter))
 
 
 def test_a_near_copy_of_the_source_or_the_reference_is_said_with_the_tasks_where_it_is_expected() -> None:
     sources = [f"She go to school every day with her {n} brothers and their dog." for n in ("two", "three", "four")]
-    fixed = _frame([s.replace("She go", "She goes") for s in sources], sources)
+    fixed = _with_b(lambda r: r["source"].replace("She go", "She goes"), _sourced(sources))
     said = [w for w in design_warnings(fixed) if "gives the source itself" in w]
     assert len(said) == 1 and "expected for a task whose output stays close to its source" in said[0]
-    referenced = _frame([f"Gold {k}." for k in range(3)]).assign(reference=lambda f: f["context_id"].map(
-        {f"c{k}": f"Gold {k}." for k in range(3)}))
+    referenced = _with_b(lambda r: f"Gold {_k(r)}.", [{**r, "reference": f"Gold {_k(r)}."} for r in GOOD])
     said = [w for w in design_warnings(referenced, with_reference=True) if "gives the reference itself" in w]
     assert len(said) == 1 and "that is a leak" in said[0] and "null system" not in said[0]
 
@@ -145,15 +145,7 @@ def test_a_dash_for_a_hyphen_in_a_system_name_is_refused_as_a_look_alike() -> No
 
 
 def _input(tmp_path: Path) -> Path:
-    path = tmp_path / "in.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in GOOD))
-    return path
-
-
-def _refused(capsys: pytest.CaptureFixture[str], status: int) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and len(err) == 1 and "Traceback" not in err[0], err
-    return err[0]
+    return _jsonl(tmp_path / "in.jsonl", GOOD)
 
 
 def test_the_prompt_file_is_never_an_output_even_with_force(no_model, tmp_path: Path,
@@ -165,7 +157,7 @@ def test_the_prompt_file_is_never_an_output_even_with_force(no_model, tmp_path: 
     before = prompt.read_bytes()
     status = cli_main(["rank", str(_input(tmp_path)), "--model", "smollm2-135m-instruct", "--out", str(out),
                        "--prompt", str(prompt), "--force"])
-    said = _refused(capsys, status)
+    said = _one_error(status, capsys.readouterr().err)
     assert "report.md there is the prompt file" in said and "not even with --force" in said
     assert prompt.read_bytes() == before
 
@@ -173,7 +165,7 @@ def test_the_prompt_file_is_never_an_output_even_with_force(no_model, tmp_path: 
 def test_a_noun_holding_a_label_is_refused(no_model, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status = cli_main(["rank", str(_input(tmp_path)), "--model", "smollm2-135m-instruct", "--out", str(tmp_path / "o"),
                        "--noun", "answer B"])
-    said = _refused(capsys, status)
+    said = _one_error(status, capsys.readouterr().err)
     assert "--noun 'answer B'" in said and "letter A or B" in said and not (tmp_path / "o").exists()
 
 
@@ -181,7 +173,7 @@ def test_an_output_cache_named_like_a_folder_is_refused(no_model, tmp_path: Path
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NLGJUDGE_OUTPUT_CACHE", f"{tmp_path}/cachedir/")
     status = cli_main(["rank", str(_input(tmp_path)), "--model", "smollm2-135m-instruct", "--out", str(tmp_path / "o")])
-    said = _refused(capsys, status)
+    said = _one_error(status, capsys.readouterr().err)
     assert "names a folder" in said and "outputs.sqlite" in said
     assert not (tmp_path / "cachedir").exists()
 
@@ -204,7 +196,7 @@ def test_a_key_written_with_its_bearer_word_is_refused_without_showing_it(no_mod
     monkeypatch.setenv("NLGJUDGE_SERVER_API_KEY", "Bearer sk-P10dummyKeyZx47Rt")
     status = cli_main(["rank", str(_input(tmp_path)), "--model", "smollm2-135m-instruct",
                        "--out", str(tmp_path / "key_bearer_prefix"), "--server-url", "http://127.0.0.1:9/v1"])
-    said = _refused(capsys, status)
+    said = _one_error(status, capsys.readouterr().err)
     assert "starts with the name of the authorization scheme" in said and "Zx47Rt" not in said and "--out" not in said
 
 
