@@ -64,11 +64,13 @@ def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     assert "built in" not in lines.narcissism_line("not resolved", "contradicted", "not resolved")
     gaming = lines.gaming_line(["contradicted", "not resolved"], ["supported"], ["not resolved"], [("self-praise", "Q", 0.66)])
     assert "The self-praising text wins 66% under Q, too few articles to tell." in gaming
-    assert "small judges' tries" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
+    # a try is one attack against one judge: "8 small judges' tries" read as eight judges
+    assert "tries, each one attack against one small judge" in lines.gaming_line(["contradicted"], [], [], tries="small-judge")
+    assert "in 0 of 8 tries on 2 small judges:" in lines.gaming_line(["contradicted"] * 8, [], [], tries="small-judge", judges=2)
     untested = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
-                                 [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge was not shown to read the texts",
-                                 tries="small-judge")
-    assert "4 untested as their judge was not shown to read the texts" in untested and "The self-praising text wins 66%" in untested
+                                 [("self-praise", "Qwen2.5-Coder-0.5B-Instruct", 0.66)], untested_why="their judge not shown to read the texts",
+                                 tries="small-judge", judges=2)
+    assert "4 untested, their judge not shown to read the texts" in untested and "The self-praising text wins 66%" in untested
     # Elo: by point estimate first, then how many clearly
     both = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", above_point="6 of 6")
     assert "It rates all 6 systems' summaries above the human reference by point estimate, 5 of them clearly." in both
@@ -125,7 +127,17 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
                                                              "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
                                                              "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
                               {"no_repeat_minus_random": 1.0})
-    assert "per dataset, too little to matter" in both and "it hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
+    assert "under 1 point, too little to matter" in both and "it hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
+    # the paper's second finding, where its datasets go against it, comes before our own finding against the paper
+    three = lines.subsets_line("Qwen2.5-Coder-1.5B-Instruct", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
+                                                              "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
+                                                              "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
+                               {"no_repeat_minus_random": 1.0}, {"better": 1, "worse": 0, "n": 3, "cost": 1.0})
+    assert "Half the pairs in both orders rank better in 1 of 3, not 1 point worse." in three
+    assert "too little to matter" in three and "helps with few comparisons in 1 of 3" in three
+    assert lines.words_shown(three) <= lines.MAX_WORDS and "hurts" not in three
+    assert "Half the pairs" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported"]}, None,
+                                                      {"better": 0, "worse": 0, "n": 3, "cost": 1.0})
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:
@@ -162,8 +174,8 @@ def test_the_introduction_pastes_every_chapters_bottom_line_in_its_order() -> No
 
 def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     line = lines.gaming_line(["supported", "contradicted"] * 4, ["supported"] * 5 + ["not resolved"] * 3,
-                             ["supported", "not resolved"])
-    assert line.startswith("One fixed text beats real summaries in 4 of 8 judge tries: 4 lose.")
+                             ["supported", "not resolved"], judges=2)
+    assert line.startswith("One fixed text beats real summaries in 4 of 8 tries on 2 judges: 4 lose.")
     assert "in 5 of 8" in line and "for 1 of 2 judges; these data cannot tell in 1" in line
     assert lines.plain(line) == line
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
@@ -187,6 +199,11 @@ def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bott
     elo = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", kappa_lead=True, with_people=False)
     assert "about as often as chance, by a rule chosen after the data" in elo and "as the paper found" not in elo
     assert "Its picks are not shown to match people's beyond chance." in elo
+    # the side of chance, where the whole interval lies below 0, is said beside the lead, within the words
+    below = lines.elo_line("Qwen2.5-Coder-1.5B-Instruct", 99, "supported", "supported", kappa_below_zero=True,
+                           above_reference="5 of 6", above_point="6 of 6", with_people=False, kappa_lead=True)
+    assert "about as often as chance, slightly less, by a rule chosen after the data" in below
+    assert "Its picks are not shown to match people's beyond chance." in below and lines.words_shown(below) <= lines.MAX_WORDS
 
 
 def test_the_comparative_line_says_its_count_is_a_lead_when_the_claims_rule_changed_after_the_data() -> None:

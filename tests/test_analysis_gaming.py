@@ -239,3 +239,15 @@ def test_an_exploratory_claims_rows_are_said_as_leads_never_in_the_verdict_words
     view = claims_view(claims, {}, {})
     assert view["verdict"].iloc[0].startswith("a lead for it") and view["verdict"].iloc[2].startswith("supported")
     assert lead_words("not tested: too few articles") == "not tested: too few articles"
+
+
+def test_a_count_of_rows_not_tested_gives_their_reasons_in_words() -> None:
+    from nlgjudge.analysis.gaming import NOTHING_TO_TAKE, claim_counts
+
+    claims = pd.DataFrame({"claim": ["gaming.protection"] * 3, "verdict": ["not tested", "not tested", "supported"],
+                           "family_verdict": ["not tested", "not tested", "supported"],
+                           "reason": ["fails the judge screen: its two orders agree on 12 of 30 contexts", NOTHING_TO_TAKE,
+                                      "interval above 0"]})
+    said = claim_counts(claims, "gaming.protection")
+    assert said.startswith("supported in 1 of 3 rows") and "not tested in 2 (fails the judge screen; without the protection" in said
+    assert "12 of 30" not in said and "standing first" not in said  # the first clause of each reason, not its detail

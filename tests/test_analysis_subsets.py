@@ -343,8 +343,14 @@ def test_the_answer_table_reads_each_finding_per_dataset_after_holm() -> None:
                          "claim": ["c"] * 3, "estimate": [1.0, -1.0, 0.1], "low": [0.5, -1.9, -1.0], "high": [1.5, -0.1, 1.2],
                          "n": [30, 30, 16], "verdict": ["supported", "contradicted", "not resolved"], "reason": ["r"] * 3,
                          "p_value": [0.0001, 0.04, 0.8]})
+    from nlgjudge.register import LEAD_WORDS, claim
+
     table = answer_table(rows)
-    assert list(table.index) == list(ANSWER_FINDINGS.values()) and list(table.columns) == ["d1", "d2", "d3"]
+    # a finding whose rule was changed after its data carries the lead mark in its row's label, and no other does
+    marked = [label + (LEAD_WORDS if claim(f"subsets.{name}").amended_after_data else "") for name, label in ANSWER_FINDINGS.items()]
+    assert list(table.index) == marked and list(table.columns) == ["d1", "d2", "d3"]
+    assert 0 < sum(LEAD_WORDS in label for label in table.index) < len(marked)
+    table.index = list(ANSWER_FINDINGS.values())
     first = table.loc[ANSWER_FINDINGS["no_repeat_minus_random"]]
     assert first["d1"] == "1.0 [0.5, 1.5], supported (n = 30)"
     # the same words as the sentences: a flag after Holm's correction over the datasets is named as one

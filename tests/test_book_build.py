@@ -300,6 +300,23 @@ def test_book_has_the_intro_and_every_chapter(built_book: Path) -> None:
         assert chapter.title in page.read_text(encoding="utf-8")
 
 
+def test_every_citation_in_the_text_reads_as_its_label_on_the_references_page(built_book: Path) -> None:
+    import html as html_lib
+
+    listed = {html_lib.unescape(label) for label in re.findall(
+        r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<span class="fn-bracket">\]</span>',
+        (built_book / "book" / "references.html").read_text(encoding="utf-8"))}
+    assert "Liu et al., 2023a" in listed  # four works share "Liu" and 2023: the letters tell them apart
+    cited: dict[str, set[str]] = {}
+    for page in sorted((built_book / "book").glob("*.html")):
+        for text in re.findall(r'<a class="reference internal" href="references\.html#id\d+"[^>]*>(.*?)</a>',
+                               page.read_text(encoding="utf-8")):
+            cited.setdefault(html_lib.unescape(re.sub(r"<[^>]+>", "", text)), set()).add(page.name)  # "<em>et al.</em>"
+    assert cited, "no citation found in the built chapters"
+    unknown = {text: pages for text, pages in cited.items() if text not in listed}
+    assert not unknown, f"citations whose text is no label of the references page: {unknown}"
+
+
 def test_book_loads_nothing_from_the_network(built_book: Path) -> None:
     assert external_resources(built_book) == []
     # a blunt second look: no script or stylesheet tag anywhere names an http(s) address

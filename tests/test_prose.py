@@ -45,6 +45,9 @@ def test_numbers_that_round_to_zero_print_without_a_sign():
     # ... and its side of a claim's band: one decimal more within a rounding unit of the band's edge
     assert interval_text(-0.12, -0.196, -0.04, 2, edges=(-0.2, 0.2)) == "-0.12 [-0.196, -0.04]"
     assert interval_text(-0.12, -0.18, -0.04, 2, edges=(-0.2, 0.2)) == "-0.12 [-0.18, -0.04]"
+    # ... but a share's bound at 0 is no line to read it against: the end keeps the estimate's decimals
+    assert interval_text(0.0026, 0.00002, 0.29, 2) == "0.00 [0.00002, 0.29]"
+    assert interval_text(0.0026, 0.00002, 0.29, 2, bounded_at_zero=True) == "0.00 [0.00, 0.29]"
     assert number(-0.04, 1) == "0.0" and number(-0.04, 1, signed=True) == "0.0" and number(0.04, 1, signed=True) == "0.0"
     assert number(-0.06, 1) == "-0.1" and number(0.06, 1, signed=True) == "+0.1"
 

@@ -51,7 +51,11 @@ def test_scoring_needs_both_of_its_operations(tiny_dataset) -> None:
     judge.cached = {k for k in judge.cached if not (k.startswith("sample|ctx1"))}  # ctx1 lacks its samples
     part, message = study_subset("scoring", judge, ds, options, released_only=True)
     assert part is not None and part.context_ids() == ["ctx0"]
-    assert message == "scoring, tiny, smollm2-135m-instruct: 1 of 2 planned contexts have every output (released or cached)"
+    # said in reader words: the model's and the dataset's names, what the study computed, no code names
+    from nlgjudge.reader_names import DATASET_NAMES
+
+    assert message == (f"SmolLM2-135M-Instruct's scores on {DATASET_NAMES.get(ds.info.name, ds.info.title)}: 1 of 2 planned "
+                       "contexts have every output (released or cached)")
     assert set(judge.asked) == {"label_probs", "sample"}
 
 

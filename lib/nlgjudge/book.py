@@ -684,6 +684,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
+        if not (REPO_ROOT / "notebooks").is_dir():  # a package installed without its repository: no chapter to read
+            raise BookError(f"the chapters' notebooks are not in {REPO_ROOT / 'notebooks'}: the book is built from a clone "
+                            "of the repository, where notebooks/ sits beside lib/; run this command in such a clone")
         if args.command == "list":
             for chapter in list_chapters():
                 state = "up to date" if is_up_to_date(chapter) else "stale or executed with other parameters"

@@ -108,25 +108,28 @@ def number(value: float, decimals: int = 1, signed: bool = False) -> str:
     return fixed(value, decimals, signed)
 
 
-def interval_text(value: float, low: float, high: float, decimals: int = 2, edges: Sequence[float] = ()) -> str:
+def interval_text(value: float, low: float, high: float, decimals: int = 2, edges: Sequence[float] = (),
+                  bounded_at_zero: bool = False) -> str:
     """``"value [low, high]"``, the one way every table and sentence shows an estimate with its
     interval: "–" when there is no estimate, ``"value [n < 2]"`` when the interval is undefined
     (fewer than two contexts). An end a reader would read against a line keeps its side of it: an end
     that rounds to 0 but is not 0 gets the decimals that show its sign ("-0.04", never "0.0"), and an
     end within one rounding unit of one of ``edges`` (a claim's band) one more decimal ("-0.196", not
-    "-0.20" for a band ending at -0.2)."""
+    "-0.20" for a band ending at -0.2). ``bounded_at_zero``: 0 is the statistic's bound (a share), not a
+    line it is read against, so an end near it keeps the estimate's decimals ("0.00 [0.00, 0.29]")."""
     if not math.isfinite(value):
         return "–"
     if not (math.isfinite(low) and math.isfinite(high)):
         return f"{fixed(value, decimals)} [n < 2]"
-    return f"{fixed(value, decimals)} [{_end(low, decimals, edges)}, {_end(high, decimals, edges)}]"
+    return (f"{fixed(value, decimals)} [{_end(low, decimals, edges, bounded_at_zero)}, "
+            f"{_end(high, decimals, edges, bounded_at_zero)}]")
 
 
-def _end(end: float, decimals: int, edges: Sequence[float]) -> str:
+def _end(end: float, decimals: int, edges: Sequence[float], bounded_at_zero: bool = False) -> str:
     places = decimals
     if any(abs(end - edge) < 10.0 ** -decimals and end != edge for edge in edges):
         places = decimals + 1
-    while end != 0 and float(fixed(end, places)) == 0 and places < decimals + 3:
+    while not bounded_at_zero and end != 0 and float(fixed(end, places)) == 0 and places < decimals + 3:
         places += 1
     return fixed(end, places)
 

@@ -47,6 +47,7 @@ import logging
 import errno
 import os
 import re
+import unicodedata
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -132,6 +133,13 @@ def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | N
     def option(name: str) -> str:
         return f"--{name}" if cli else name
 
+    for name, value in (("aspect", aspect), ("noun", noun)):  # words the judge reads: a control character is no word
+        hidden = next(((k, ch) for k, ch in enumerate(value, start=1) if unicodedata.category(ch) in ("Cc", "Cf")), None) \
+            if isinstance(value, str) else None
+        if hidden:
+            raise UserInputError(f"{option(name)} holds a control character (U+{ord(hidden[1]):04X} at character {hidden[0]} "
+                                 f"of {len(value)}), which the judge's prompt would carry; pass words, e.g. "
+                                 f"{option(name)} {'coherence' if name == 'aspect' else 'summary'}")
     if isinstance(aspect, str) and aspect != aspect.strip():
         raise UserInputError(f"{option('aspect')} {aspect!r}: has spaces around it; pass {option('aspect')} "
                              f"{aspect.strip() or 'OVR'}")
@@ -288,6 +296,11 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     return result
 
 
+#: More characters a token than any tokenizer's tokens hold in running text: a prompt longer than this many
+#: times the judge's window cannot fit, and is refused without tokenizing it.
+MOST_CHARACTERS_PER_TOKEN = 16
+
+
 def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], prompt: Any) -> None:
     """Count every comparison's prompt tokens before any judging, where the runtime can tell (an
     in-process judge, or a served one whose window is known): a prompt too long for the judge's context
@@ -323,6 +336,14 @@ def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], promp
     for k in todo:
         plan, i, j = picks[k]
         request = requests[k] if not truncate else comparison_request(replace(plan, source="."), i, j, prompt, style, systems)
+        # a prompt longer than the window at even the longest tokens is refused before it is tokenized: one very
+        # long word takes a tokenizer minutes
+        chars = sum(len(str(m.get("content", ""))) for m in request.prompt) if isinstance(request.prompt, list) \
+            else len(str(request.prompt))
+        if chars > MOST_CHARACTERS_PER_TOKEN * limit:
+            raise ComparisonTooLongError(plan.context_id, systems[i], systems[j], (
+                f"prompt of {chars:,} characters exceeds the context window of {limit} tokens for {judge.handle.name} "
+                f"whatever its tokens (it would take more than {MOST_CHARACTERS_PER_TOKEN} characters a token)"))
         extra = max(len(label) for label in encode_labels(tokenizer, request.labels, request.label_end))
         length = len(encode_prompt(tokenizer, request.prompt, request.response_prefix))
         if length + extra > limit:
@@ -652,12 +673,14 @@ def _refuse_credentials(args: Any) -> None:
     the cache keys: refused before anything is read, without showing it."""
     from urllib.parse import unquote
 
-    from nlgjudge.engine.server.client import API_KEY_ENV, holds_secret
+    from nlgjudge.engine.server.client import API_KEY_ENV, ServerError, check_api_key, holds_secret
 
     key = os.environ.get(API_KEY_ENV, "").strip()
-    if key[:7].casefold() == "bearer ":  # the client writes "Bearer" itself: the request would say it twice
-        raise UserInputError(f"{API_KEY_ENV} starts with the name of the authorization scheme and a space (its value "
-                             "is not shown), which the request's header adds itself; set it to the key alone, without that first word")
+    if key:  # a key the header cannot carry as it is (the client's own check), refused before anything is read
+        try:
+            check_api_key(key)
+        except ServerError as error:
+            raise UserInputError(str(error)) from None
     for option in ("noun", "aspect", "model", "server_tokenizer", "server_identity", "prompt", "input", "out", "server_url"):
         value = getattr(args, option, None)
         if option == "server_url":  # a route may look random; only the key itself is refused there

@@ -383,6 +383,33 @@ def _effect_text(spec: Claim) -> str:
 STATIC_PAGE_TITLES = {"gpu": "Running the chapters on a GPU"}
 
 
+#: The verdicts at several resample seeds (``python -m nlgjudge.seed_check`` writes it), relative to the repository.
+SEED_TABLE = Path("data/seeds/verdicts.csv")
+
+
+def seed_check_lines(titles: Mapping[str, str], root: Path | None = None) -> list[str]:
+    """The register page's paragraph on :data:`SEED_TABLE` (none when the check was never run): whether the
+    verdicts of the chapters that resample move with their resample seed. ``titles``: chapter name -> title."""
+    import pandas as pd
+
+    path = (root or Path(__file__).resolve().parents[2]) / SEED_TABLE
+    if not path.is_file():
+        return []
+    table = pd.read_csv(path)
+    same = table["same"].astype(bool)
+    seeds = [c.split()[-1] for c in table.columns if c.startswith("seed ")]
+    per_chapter = [f"{titles.get(chapter, chapter)}, {int(same[part.index].sum())} of {len(part)}"
+                   for chapter, part in table.groupby("chapter", sort=False)]
+    moved = table[~same]
+    said = (f"every one gives the same verdict words at all {len(seeds)} seeds" if moved.empty else
+            f"{len(moved)} give other verdict words at some seed")
+    return [f"**Do the verdicts move with the random draws?** Each chapter that resamples was run again from the "
+            f"released outputs with its resample seed set to {', '.join(seeds[1:-1])} and {seeds[-1]} as well as "
+            f"{seeds[0]} (the bootstraps and random draws change; the contexts stay the same). Of the {len(table)} "
+            f"values that carry the chapters' verdicts, {said}; the same at every seed, by chapter: "
+            f"{'; '.join(per_chapter)}. `python -m nlgjudge.seed_check` runs the check again.", ""]
+
+
 def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str:
     """The register as the book's page: one section per chapter of ``titles`` (name -> title, in the
     book's order), one table row per claim."""
@@ -424,6 +451,7 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
             f"contexts. Minimum: {_html(str(screen['minimum']))}. Otherwise {_html(str(screen['otherwise']))}. {amended}",
             "",
         ]
+    lines += seed_check_lines(titles)  # the verdicts at three resample seeds, where the check was run
     if reg.choices:
         lines += ["**Choices every chapter shares**, declared here as the claims are:", ""]
         lines += [f"- {_html(text)}." for text in reg.choices.values()]

@@ -40,12 +40,14 @@ LESSONS = (
            "a claim declared before its data, and what changing its rule after the data costs (this chapter's were); "
            "paired intervals over contexts; a family and Holm's correction; a fresh sample",
            "the paired t interval; what a p-value is",
-           "read a claims table: a paired interval, its verdict, and what Holm's correction does to a count",
+           "read a claims table (a paired interval and its verdict after Holm's correction), and find the verdicts that "
+           "rest on a design choice, such as averaging two prompts",
            ("comparative", 2)),
     Lesson("Position bias and its fix", ("bias",),
            "a symmetric comparison set; one threshold that removes a lean",
            "lesson 2",
-           "measure a judge's lean towards one position and remove it with one threshold",
+           "measure a judge's lean towards one position, and say what a threshold fitted per context removes that one "
+           "pooled threshold cannot",
            ("bias", 2)),
     Lesson("Fewer comparisons at a fixed cost", ("subsets",),
            "comparing two designs at equal cost; Monte Carlo error of a simulation",
@@ -60,12 +62,12 @@ LESSONS = (
     Lesson("Ratings of systems", ("elo",),
            "Elo as stochastic gradient ascent; Bradley-Terry with a bootstrap over articles; Cohen's kappa",
            "logistic regression; the bootstrap",
-           "rate systems from pairwise outcomes with an interval, and measure two judges' agreement beyond chance",
+           "measure two judges' agreement beyond chance, and read how much of it is position as one paired difference",
            ("elo", 3)),
     Lesson("Do evaluators favour themselves?", ("narcissism",),
            "likelihood-based evaluators; a claim about every evaluator; what one counterexample means",
            "lesson 2; log-likelihood of a text",
-           "state a claim about every evaluator, and see how its verdict depends on which evaluators are tested",
+           "read an evaluator's self-bias against the other evaluators, and see it move when the panel of evaluators changes",
            ("narcissism", 2)),
     Lesson("Doing it yourself", ("rank", "register"),
            "ranking your own systems with intervals; writing a claim's plan before its data (the comparative chapter's rows as the model)",
@@ -158,14 +160,21 @@ def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
 RUNTIME_BENCH = Path("data/bench/vllm-cpu-server-qwen1.5b-2026-11-28.txt")
 
 
-def model_run_paragraph(root: Path) -> str:
-    """What an exercise that runs a model costs, from the committed benchmark of the main judge on the
-    book's machine (llama.cpp in-process, the runtime the chapters use): a thousand comparisons' time."""
+def main_judge_rate(root: Path) -> float | None:
+    """The main judge's comparisons a second on the book's machine (llama.cpp in-process, the runtime the
+    chapters use), from the committed benchmark; None without it."""
     path = root / RUNTIME_BENCH
     found = re.search(r"(?m)^llama\.cpp in-process \(GGUF\)\s+[\d.]+\s+([\d.]+)\s*$",
                       path.read_text(encoding="utf-8")) if path.is_file() else None
-    rate = f"about {float(found[1]):.2f} comparisons a second, so a thousand comparisons take about " \
-           f"{math.ceil(1000 / float(found[1]) / 60)} minutes" if found else "under one comparison a second"
+    return float(found[1]) if found else None
+
+
+def model_run_paragraph(root: Path) -> str:
+    """What an exercise that runs a model costs, from the committed benchmark of the main judge on the
+    book's machine (:func:`main_judge_rate`): a thousand comparisons' time."""
+    found = main_judge_rate(root)
+    rate = f"about {found:.2f} comparisons a second, so a thousand comparisons take about " \
+           f"{math.ceil(1000 / found / 60)} minutes" if found else "under one comparison a second"
     return ("**Exercises that run a model** (their commands say `-p released_only False`, or call `nlgjudge rank`): "
             f"on the book's 2-core machine the main judge made {rate} (the runtime benchmark of {{doc}}`gpu`); "
             "multiply by the comparisons an exercise makes (most say how many). Run them before class, or give them as "

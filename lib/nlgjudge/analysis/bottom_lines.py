@@ -140,21 +140,36 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
 
 #: The subsets findings a bottom line reads: how a count is said, and how "too small to matter" is said.
 _SUBSET_WORDS = {
-    "no_repeat_minus_random": ("asking each pair once beats random pairs", "asking each pair once instead of random pairs"),
+    "no_repeat_minus_random": ("asking each pair once beats random pairs", "asking each pair once, not at random,"),
     "debias_gain_small_budgets": ("correcting for position helps with few comparisons",
                                   "correcting for position with few comparisons"),
 }
 
 
-def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None) -> str:
+def _symmetric_words(symmetric: Mapping[str, float] | None) -> str:
+    """Finding 2 in a sentence: asking half the pairs in both orders against each pair once at the same
+    budget, where its datasets' verdicts go against the paper's cost (``better``: datasets where it ranks
+    better, ``worse``: more than the band worse, ``n``: datasets, ``cost``: the paper's points)."""
+    if not symmetric or not (symmetric.get("better") or symmetric.get("worse")):
+        return ""
+    better, worse, n = int(symmetric.get("better", 0)), int(symmetric.get("worse", 0)), int(symmetric["n"])
+    parts = ([f"rank better in {better} of {n}, not {symmetric['cost']:g} point worse"] if better else []) + (
+        [f"rank clearly worse than the paper found in {worse} of {n}"] if worse else [])
+    return "Half the pairs in both orders " + " and ".join(parts)
+
+
+def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None,
+                 symmetric: Mapping[str, float] | None = None) -> str:
     """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm. ``small``: per
     key, the registered minimal effect where every dataset's interval lies within it either way: the
     line then says the change is too small to matter in every dataset (the claim rule's qualifier,
-    kept before anything else is dropped) instead of counting directions that do not matter."""
+    kept before anything else is dropped) instead of counting directions that do not matter.
+    ``symmetric``: finding 2's datasets against the paper (:func:`_symmetric_words`), said next."""
     def read(key: str, short: bool) -> str:
         claim, subject = _SUBSET_WORDS[key]
         if sizes and key in sizes:
-            return f"{subject} changes agreement with people by under {sizes[key]:g} point per dataset, too little to matter"
+            return (f"{subject} moves agreement under {sizes[key]:g} point, too little to matter" if short else
+                    f"{subject} changes agreement with people by under {sizes[key]:g} point per dataset, too little to matter")
         found = list(verdicts.get(key, ()))
         if not found:
             return f"no dataset of this run tests whether {claim}"
@@ -167,26 +182,28 @@ def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mappi
             return f"these data do not show that {claim} in any of the {n} datasets{other_way}"
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
         against = (f" and loses in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
-        return f"{claim} in {where} datasets{against}"
+        return f"{claim} in {where}" + ("" if short else " datasets") + against
 
-    def line(prefix: bool, short: bool, tail: str) -> str:
+    def line(prefix: bool, short: bool, tail: str, second: str) -> str:
         first = read("no_repeat_minus_random", short)
         first = f"For {name(judge)}, {first}" if prefix else first[0].upper() + first[1:]
-        second = read("debias_gain_small_budgets", short)
-        return f"{first}. {second[0].upper() + second[1:]}{tail}."
+        third = read("debias_gain_small_budgets", short)
+        return f"{first}. " + (f"{second}. " if second else "") + f"{third[0].upper() + third[1:]}{tail}."
 
     # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
     # comparisons than candidates (the paper expects it to help most there)
     tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
     # its own sentence: a second budget, never merged into the first finding's count
     hurts = (f". With fewer comparisons than candidates, it hurts in {tiny[CONTRADICTED]}" if tiny[CONTRADICTED] else "")
-    # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the finding
-    # against the paper, then the judge's name, then the longer wording
-    for sizes, tail, prefix, short in itertools.product((small, None), (hurts, ""), (True, False), (False, True)):
-        if words_shown(line(prefix, short, tail)) <= MAX_WORDS:
-            return plain(line(prefix, short, tail))
+    second = _symmetric_words(symmetric)
+    # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the paper's second
+    # finding where the data go against it, then our finding against the paper, the judge's name, the longer wording
+    for sizes, with_second, tail, prefix, short in itertools.product((small, None), (second, ""), (hurts, ""), (True, False),
+                                                                     (False, True)):
+        if words_shown(line(prefix, short, tail, with_second)) <= MAX_WORDS:
+            return plain(line(prefix, short, tail, with_second))
     sizes = None
-    return plain(line(False, True, ""))
+    return plain(line(False, True, "", ""))
 
 
 def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
@@ -232,7 +249,7 @@ def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict:
     ``above_point``: "m of n" above it by point estimate (said first, with the k "clearly"); ``with_people``:
     whether the judge's kappa with people's choices lies wholly above 0 (a description), None: not known;
     ``kappa_lead``: the kappa claim's test was chosen after its data were read, so its verdict is a lead,
-    said so in the line (in place of the secondary "slightly less often")."""
+    said so in the line (beside the secondary "slightly less often")."""
     people = ("" if with_people is None else " Its picks agree with people's more often than chance."
               if with_people else " Its picks are not shown to match people's beyond chance.")
     full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point,
@@ -246,8 +263,9 @@ def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict:
 def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, kappa_below_zero: bool,
               above_reference: str | None, above_point: str | None, kappa_lead: bool = False) -> str:
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
-    if kappa_verdict == SUPPORTED and kappa_lead:
-        kappa = "agrees with ROUGE about as often as chance, by a rule chosen after the data"
+    if kappa_verdict == SUPPORTED and kappa_lead:  # the side of chance, where the interval shows it, said too
+        kappa = ("agrees with ROUGE about as often as chance" + (", slightly less" if kappa_below_zero else "")
+                 + ", by a rule chosen after the data")
     elif kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
     reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
@@ -350,10 +368,12 @@ _ATTACK_WORDS = {"self-praise": "The self-praising text", "irrelevant text": "Th
 
 
 def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
-                open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "", tries: str = "judge") -> str:
+                open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "", tries: str = "judge",
+                judges: int = 0) -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
     orders and reading texts as plain text take away (counts after Holm's correction). ``tries``: what
-    the judges are, in a word ("small-judge" where the book's main judge is not among them).
+    the judges are, in a word ("small-judge" where the book's main judge is not among them); ``judges``: how
+    many (each try is one attack against one judge).
     ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
     half, said next, so that the line never reads as more reassuring than the table."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
@@ -361,13 +381,14 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
     def rest(why: str) -> str:  # the rows not won, compactly: a bottom line holds one reading per row
         parts = [f"{wins[CONTRADICTED]} {'loses' if wins[CONTRADICTED] == 1 else 'lose'}"] if wins[CONTRADICTED] else []
         if wins[NOT_RESOLVED]:
-            parts.append(f"{wins[NOT_RESOLVED]} {'is' if wins[NOT_RESOLVED] == 1 else 'are'} undecided")
+            parts.append(f"{wins[NOT_RESOLVED]} undecided")
         if wins[NOT_TESTED]:
-            parts.append(f"{wins[NOT_TESTED]} untested" + (f" as {why}" if why else ""))
+            parts.append(f"{wins[NOT_TESTED]} untested" + (f", {why}" if why else ""))
         return (": " + ", ".join(parts)) if parts else ""
 
-    # "small-judge tries" read as jargon: the tries are said as whose they are
-    whose = "small judges' tries" if tries == "small-judge" else f"{tries} tries"
+    # "small-judge tries" read as jargon, "8 small judges' tries" as eight judges: a try is said as what it is
+    kind, n_tries = ("small judge" if tries == "small-judge" else tries), len(attack_verdicts)
+    whose = (f"tries on {judges} {kind}s" if judges > 1 and n_tries % judges == 0 else f"tries, each one attack against one {kind}")
     opening = (f"One fixed text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
                f"{whose}")
     open_row = ""

@@ -324,7 +324,8 @@ def comparative_correlations(
 #: The absolute-scoring methods that comparative assessment is measured against, in display order.
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
-from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, needed_cell, verdict as registered_verdict  # noqa: E402,E501
+from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, lead_words, needed_cell  # noqa: E402,E501
+from nlgjudge.register import verdict as registered_verdict  # noqa: E402
 from nlgjudge.stats.claims import family_verdicts  # noqa: E402
 # WebNLG's placeholder outputs and the book's one candidate set live in their own module; named here too,
 # where the chapters have always found them
@@ -334,6 +335,8 @@ from nlgjudge.analysis.candidate_sets import (  # noqa: E402,F401
 )
 #: The chapter's claim in the register (its comparator, threshold, minimal effect and family).
 CLAIM_ID = "comparative.above_scoring"
+#: The fresh sample's claim, the headline row's (:mod:`nlgjudge.analysis.fresh_sample`).
+FRESH_CLAIM_ID = "comparative.fresh_sample"
 
 
 def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -781,9 +784,11 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     return pd.DataFrame(
         {
             # The verdict first: it is what the table is read for, and the column a narrow page keeps.
-            "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "") for v, r, f, note in
+            # a claim whose rule was changed after its data is a lead on its own row (the glossary's "lead")
+            "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "")
+                        + lead_words(FRESH_CLAIM_ID if fresh else CLAIM_ID) for v, r, f, note, fresh in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
-                            claim.get("headline_note", pd.Series("", index=claim.index)), strict=True)],
+                            claim.get("headline_note", pd.Series("", index=claim.index)), _fresh_rows(claim), strict=True)],
             # a fresh-sample row (fresh_sample.headline_claim) shows both methods on it: their difference is its gap
             "comparative": [f"{value:.{decimals}f}" + (" (added contexts)" if fresh else "")
                             for value, fresh in zip(claim[COMPARATIVE], _fresh_rows(claim), strict=True)],

@@ -272,7 +272,8 @@ def reference_rows(per_article: pd.DataFrame, per_article_reference: pd.DataFram
 
 
 #: Why the protection's row is not tested when the unprotected forged turns win no comparison at all.
-NOTHING_TO_TAKE = "without the protection the forged turns win no comparison in any article: there is nothing for it to take away"
+NOTHING_TO_TAKE = ("without the protection the forged turns win no comparison over both orders in any article (what they "
+                   "win standing first, the other order takes back): there is nothing for it to take away")
 
 
 def gaming_claims(per_article: pd.DataFrame, screens: Mapping[str, str | None] | None = None,
@@ -365,8 +366,10 @@ def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
         parts.append(f"{word} in {count_words(after, before)}")
     for word in (NOT_RESOLVED, NOT_TESTED):
         count = int((rows["family_verdict"] == word).sum())
+        # "not tested" always with its reason in words: each distinct reason's first clause
+        why = sorted({str(r).split(":")[0].split(" (")[0].strip() for r in rows.loc[rows["family_verdict"] == word, "reason"]})
         if count:
-            parts.append(f"{word} in {count}")
+            parts.append(f"{word} in {count}" + (f" ({'; '.join(why)})" if word == NOT_TESTED and any(why) else ""))
     said = f"{parts[0]} of {total} row{'s' if total != 1 else ''}, " + ", ".join(parts[1:])
     return lead_words(said) if claim_id in EXPLORATORY else said
 
@@ -381,8 +384,9 @@ def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: 
     from nlgjudge.stats.claims import NOT_RESOLVED
 
     return pd.DataFrame({
-        "estimate [95%]": [interval_text(e, lo, hi, decimals) for e, lo, hi in
-                           zip(claims["estimate"], claims["low"], claims["high"], strict=True)],
+        # a win rate is a share: 0 is its bound, not a line it is read against
+        "estimate [95%]": [interval_text(e, lo, hi, decimals, bounded_at_zero=c == "gaming.attack_wins") for e, lo, hi, c in
+                           zip(claims["estimate"], claims["low"], claims["high"], claims["claim"], strict=True)],
         "n": claims["n"].to_numpy(),
         "verdict": [(lead_words if c in EXPLORATORY else str)(verdict_after_holm(v, f, r, FAMILY_WORDS[c])) for v, f, r, c in
                     zip(claims["verdict"], claims["family_verdict"], claims["reason"], claims["claim"], strict=True)],

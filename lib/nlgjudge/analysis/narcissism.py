@@ -708,9 +708,13 @@ def overall_verdict(rows: pd.DataFrame, max_names: int = 3) -> ClaimVerdict:
     untested = named(NOT_TESTED)
     if len(untested) == total:
         return ClaimVerdict(NOT_TESTED, listing(sorted(set(rows["reason"]))))
-    # the reasons in words beside the rows (the glossary: "not tested" always says why)
-    reasons = listing(sorted({_short_reason(r) for r in rows.loc[rows["verdict"] == NOT_TESTED, "reason"]}))
-    aside = f"; not tested: {which(NOT_TESTED)} ({reasons})" if untested else ""
+    # the reasons in words beside the rows (the glossary: "not tested" always says why), each beside its row
+    # when the rows are named, else the distinct reasons after their count
+    out = rows[rows["verdict"] == NOT_TESTED]
+    aside = ("" if not untested else
+             "; not tested: " + listing([f"{r} ({_short_reason(why)})" for r, why in zip(out["row"], out["reason"], strict=True)])
+             if len(untested) <= max_names else
+             f"; not tested: {which(NOT_TESTED)} ({listing(sorted({_short_reason(r) for r in out['reason']}))})")
     supported = len(named(SUPPORTED))
     if 2 * len(untested) >= total:
         tested = rows[rows["verdict"] != NOT_TESTED]

@@ -604,11 +604,11 @@ def summary_values(
     n_changed, n_scoring_changed, n_bias_changed = (int(k.sum()) for k in survive)
     raw = [int(t["excludes_zero"].astype(bool).sum()) for t in (humans, scoring, bias)]
     tested = [int((~t["too_few"].astype(bool)).sum()) if "too_few" in t else 0 for t in (humans, scoring, bias)]
-    families = [f"the {k} {what} ({r} excluding 0 before the correction)" for k, r, what in
+    families = [f"{r} of the {k} {what}" for k, r, what in
                 zip(tested, raw, ("comparative agreements", "prompt-scoring agreements", "positional biases"), strict=True) if k]
-    chance = (f" Each kind of number is one family, counted after Holm's correction over its rows of enough contexts "
-              f"({listing(families)}), since among many rows tested at 95% some would exclude 0 by chance alone."
-              ) if sum(tested) else ""
+    chance = (" Each kind of number is one family, counted after Holm's correction over its rows of enough contexts, "
+              "since among many rows tested at 95% some would exclude 0 by chance alone. Before the correction, "
+              f"{listing(families)} exclude 0.") if sum(tested) else ""
     if n_changed == 0 and n_scoring_changed == 0 and n_bias_changed == 0:
         verdict = ("On these contexts no agreement with the human scores (comparative or prompt scoring) and no "
                    "positional bias P(A), the share of decisions that go to position A, changes by more than its paired interval can resolve: no change is detected "

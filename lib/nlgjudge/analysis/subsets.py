@@ -24,26 +24,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nlgjudge.analysis.comparative import headline_reading as comparative_headline_reading
-from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS, placeholder_candidates
+from nlgjudge.analysis.comparative import BENCHMARK_CONTEXTS, placeholder_candidates, headline_reading as comparative_headline_reading
 from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
-from nlgjudge.register import claim as registered_claim
 from nlgjudge.reader_names import DATASET_NAMES
-from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, already_enough, contexts_needed_for, family_p, needed_cell
-from nlgjudge.register import verdict as registered_verdict
-from nlgjudge.stats import (
-    STRATEGIES,
-    bradley_terry_scores,
-    compare_strategies,
-    hard_decisions,
-    max_likelihood_ranking,
-    max_likelihood_ranking_hard,
-    self_consistency,
-    subset_curves,
-    summary_level_correlation,
-    win_ratio,
-)
+from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, already_enough, claim as registered_claim, contexts_needed_for, family_p
+from nlgjudge.register import lead_words, needed_cell, verdict as registered_verdict
+from nlgjudge.stats import (STRATEGIES, bradley_terry_scores, compare_strategies, hard_decisions, max_likelihood_ranking,
+                            max_likelihood_ranking_hard, self_consistency, subset_curves, summary_level_correlation, win_ratio)
 from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
 from nlgjudge.stats.claims import family_verdicts as verdicts_after_holm
 from nlgjudge.stats.intervals import draws_errors, end_error, paired_difference_interval
@@ -455,7 +443,8 @@ def answer_table(claims: pd.DataFrame) -> pd.DataFrame:
         rows = claims["comparison"] == name
         for row, after in zip(claims[rows].itertuples(), after_all[rows], strict=True):
             table.loc[label, row.dataset] = _dataset_cell(row, after)
-    return table.fillna("not computed")
+    # a finding whose rule was changed after its data says so in its row's label (the glossary's "lead")
+    return table.fillna("not computed").rename(index={label: label + lead_words(f"subsets.{name}") for name, label in ANSWER_FINDINGS.items()})
 
 
 def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.DataFrame) -> dict[str, str]:
@@ -476,13 +465,15 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
         after = after_all.loc[rows.index]
         family = f"; Holm over the {len(rows)} datasets" if len(rows) > 1 else ""
         out[f"c_{name}"] = ("; ".join(f"{DATASET_NAMES.get(row.dataset, row.dataset)} {_dataset_cell(row, a)}"
-                                      for row, a in zip(rows.itertuples(), after, strict=True)) + family) or "not computed"
+                                      for row, a in zip(rows.itertuples(), after, strict=True)) + family
+                            + (lead_words(f"subsets.{name}") if len(rows) else "")) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
             counts = family_counts(cells)
             parts = [f"{counts[v]} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if counts[v] != "0"]
             verdict = every_cell_verdict(cells["verdict"].tolist(), family_p(cells).tolist())
-            out[f"fig5_{name}"] = f"{verdict} ({listing(parts)} of {len(cells)} dataset-aspects; Holm over the cells)"
+            out[f"fig5_{name}"] = (f"{verdict} ({listing(parts)} of {len(cells)} dataset-aspects; Holm over the cells)"
+                                   + lead_words(f"subsets.{name}.every_cell"))
         else:
             out[f"fig5_{name}"] = "not computed"
     open_rows = claims[claims["verdict"] == NOT_RESOLVED]
@@ -793,6 +784,8 @@ def claims_display(claims: pd.DataFrame, by: Sequence[str] = ("dataset",), decim
         verdicts = [f"{a} (borderline: Holm's correction over the {members} keeps it at some of its draws and not at "
                     "others; more draws settle it)" if d and a != v else verdict_after_holm(v, a, family=f"the {members}")
                     for v, a, d in zip(claims["verdict"], family_verdicts(claims), drawn, strict=True)]
+        if members == "datasets":  # a claim amended after its data is a lead on its own row (the cells' claims, in Fig. 5's)
+            verdicts = [v + lead_words(f"subsets.{c}") for v, c in zip(verdicts, claims["comparison"], strict=True)]
     return pd.DataFrame({
         "verdict": verdicts,
         "finding": claims["finding"].to_numpy(),
@@ -867,12 +860,13 @@ def figure5_reading(cell_claims: pd.DataFrame) -> pd.DataFrame:
     for (finding, claim), part in cell_claims.groupby(["finding", "claim"], sort=False):
         if "ours" in finding:
             continue
+        lead = lead_words(f"subsets.{part['comparison'].iloc[0]}.every_cell")
         rows.append({
             "finding": finding, "claim": claim,
             "reported (Fig. 5, §5.6)": "the same on every task and score ('equivalent plots')",
             "cells": len(part),
             **family_counts(part),
-            "verdict on 'every cell' (Holm)": every_cell_verdict(part["verdict"].tolist(), family_p(part).tolist()),
+            "verdict on 'every cell' (Holm)": every_cell_verdict(part["verdict"].tolist(), family_p(part).tolist()) + lead,
         })
     return pd.DataFrame(rows)
 

@@ -600,7 +600,9 @@ def import_outputs(
             try:
                 validate_study_name(file_study)
             except ValueError as error:
-                raise OutputsFormatError(f"{file}: {error}; pass study=... to choose one") from None
+                read_released_file(file, content)  # a file that is no released outputs says so first: the real problem
+                raise OutputsFormatError(f"{file}: {error}; name the study (--study NAME on the command line, study=... "
+                                         "from Python)") from None
             digest = hashlib.sha256(content).hexdigest()
             entry = None if manifest is None else _manifest_entry(file, manifest, digest)
             if (digest, file_study) in already_imported:

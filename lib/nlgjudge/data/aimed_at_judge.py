@@ -180,7 +180,8 @@ _HYPHEN_IN_WORDS = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _PAREN_LETTER = re.compile(r"\((\w)\)")
 _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){12,}\b")
-_BASE64_SPLIT = re.compile(r"(?:[A-Za-z0-9+/]{4,}={0,2} ){2,}[A-Za-z0-9+/]{2,}={0,2}")
+# a piece starts where a run starts and never gives letters back: one long run is read once, not from every letter
+_BASE64_SPLIT = re.compile(r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9+/]{4,}+={0,2} ){2,}[A-Za-z0-9+/]{2,}+={0,2}")
 #: Orders to ignore the instructions with every space and mark taken out ("I\nG\nN\nO\nR\nE..."): read in
 #: the letters alone, where no word boundary is left for the patterns.
 _SQUASHED = re.compile(r"(?:ignore|disregard|forget)(?:all)?(?:the)?(?:previous|prior|above|earlier)(?:instructions|prompts?|rules)")
@@ -195,30 +196,30 @@ def plain_letters(text: str) -> str:
     return unicodedata.normalize("NFKC", kept).translate(LOOK_ALIKES)
 
 
+def _readable(decoded: str) -> bool:
+    return bool(decoded) and sum(ch.isprintable() or ch.isspace() for ch in decoded) >= 0.9 * len(decoded)
+
+
 def _decoded_runs(text: str) -> list[str]:
     """The base64 runs of ``text`` that decode to readable text."""
     found = []
     for run in _BASE64_RUN.findall(text):
         try:
-            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
-            decoded = raw.decode("utf-8")
+            found.append(base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8"))
         except (binascii.Error, ValueError):
             continue
-        if decoded and sum(ch.isprintable() or ch.isspace() for ch in decoded) >= 0.9 * len(decoded):
-            found.append(decoded)
-    return found
+    return [decoded for decoded in found if _readable(decoded)]
 
 
 def _decoded_hex(text: str) -> list[str]:
+    """The hexadecimal runs of ``text`` that decode to readable text."""
     found = []
     for run in _HEX_RUN.findall(text):
         try:
-            decoded = bytes.fromhex(run).decode("utf-8")
+            found.append(bytes.fromhex(run).decode("utf-8"))
         except ValueError:
             continue
-        if sum(ch.isprintable() or ch.isspace() for ch in decoded) >= 0.9 * len(decoded):
-            found.append(decoded)
-    return found
+    return [decoded for decoded in found if _readable(decoded)]
 
 
 def readings(text: str) -> list[str]:
@@ -318,6 +319,11 @@ def _loose(text: str) -> str:
     return " ".join(_DIGITS.sub(" ", _normalised(text)).split())
 
 
+@functools.lru_cache(maxsize=65536)
+def _without_codes(text: str) -> str:
+    return " ".join(word for word in _normalised(text).split() if not any(ch.isdigit() for ch in word))
+
+
 def loose_text(text: object) -> str:
     """:func:`normalised_text` without digits: a counter or a context number does not make a text new."""
     return _loose(str(text))
@@ -334,10 +340,16 @@ def follows_source(output: object, constant: object, source: object) -> bool:
 
 
 def near_same(first: object, second: object) -> bool:
-    """Whether two texts read nearly the same: equal as :func:`loose_text`, or alike by :data:`NEAR_SAME` (a
-    text cut by a word, a counter added)."""
+    """Whether two texts read nearly the same: equal as :func:`loose_text`, the same words in another order,
+    the same but for words holding digits (a nonce appended), or alike by :data:`NEAR_SAME` (a text cut by a
+    word, a counter added)."""
     a, b = loose_text(first), loose_text(second)
     if a == b:
+        return True
+    if a and sorted(a.split()) == sorted(b.split()):  # the same words in another order: its sentences rotated
+        return True
+    coded_a, coded_b = _without_codes(str(first)), _without_codes(str(second))
+    if coded_a and coded_a == coded_b:  # the same text but for a word holding digits: a nonce, an id ("ref a83f2e9c")
         return True
     if not a or not b or min(len(a), len(b)) < NEAR_SAME * max(len(a), len(b)):
         return False
@@ -380,13 +392,14 @@ def text_warnings(frame: pd.DataFrame, control_strings: Sequence[str] = (), with
         if len(part) < 3:
             continue
         outputs = part["output"].astype(str).tolist()
-        top = pd.Series([loose_text(o) for o in outputs]).value_counts().index[0]
+        forms = [loose_text(o) for o in outputs]
+        top = outputs[forms.index(pd.Series(forms).value_counts().index[0])]  # the most common output, as written
         # an output filled in from its own source (a template) is not the same text whatever the source
         alike = sum(near_same(o, top) and not follows_source(o, top, src)
                     for o, src in zip(outputs, part["source"].astype(str), strict=True))
         if alike / len(part) >= CONSTANT_SHARE:
             notes.append(f"system {system!r} gives the same or nearly the same output in {alike} of its {len(part)} contexts "
-                         "(alike up to case, spacing, punctuation, numbers and a word or two), whatever the source: a "
+                         "(alike up to case, spacing, punctuation, word order, numbers, words holding digits and a word or two), whatever the source: a "
                          "constant system, like a null model that games a judge; its wins say how the judge treats that "
                          "text, not how well the system does the task")
         for field in fields[1:]:

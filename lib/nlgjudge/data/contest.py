@@ -24,6 +24,7 @@ from nlgjudge.data import rose, sumllm
 from nlgjudge.data.base import DataNotFoundError, DatasetInfo, DataValidationError, ExpectedShape, FrameBuilder
 from nlgjudge.data.loading import DatasetDefinition, load_frame
 from nlgjudge.data.sources import Located
+from nlgjudge.reader_names import DATASET_NAMES
 
 #: Contestant -> (dataset, system in that dataset); "reference" is the article's reference summary.
 CONTESTANTS: dict[str, tuple[str, str]] = {
@@ -47,13 +48,15 @@ INFO = DatasetInfo(
     score_ranges={},
     has_references=True,
     citation=(
-        "Outputs from RoSE (Liu et al., ACL 2023: BART, PEGASUS, BRIO, GPT-3 and the references) and "
-        "SumLLM (Liu et al., 2023: GPT-4, ChatGPT) on the CNN/DM test articles both cover."
+        # the labels the references page gives these two of the book's four Liu 2023 papers
+        "Outputs from RoSE (Liu et al., 2023b: BART, PEGASUS, BRIO, GPT-3 and the references) and "
+        "SumLLM (Liu et al., 2023c: GPT-4, ChatGPT) on the CNN/DM test articles both cover."
     ),
     notes=(
-        "Contestants: " + ", ".join(f"{name} ({dataset}: {system})" for name, (dataset, system) in CONTESTANTS.items())
+        "Contestants, each with the set it comes from and its name there: "
+        + ", ".join(f"{name} ({DATASET_NAMES.get(dataset, dataset)}: {system})" for name, (dataset, system) in CONTESTANTS.items())
         + ". The reference contestant's text is the reference itself, so a reference-based judge (ROUGE) cannot "
-        "judge its encounters. No human-score columns: RoSE's ACU scores are read from rose/rose_llm."
+        "judge its encounters. No human scores here: people's ACU scores are read from the two RoSE sets."
     ),
 )
 

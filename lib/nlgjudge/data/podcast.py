@@ -53,8 +53,8 @@ INFO = DatasetInfo(
     ),
     notes=(
         "Online only (no copy in the mirror). OVR = expert rating Bad/Fair/Good/Excellent mapped to 0-3. "
-        "20 candidates per episode in the authors' slot order R1, E1-E3, A1-A16 (system = slot id); "
-        "source = the episode transcript; context_id = the episode id. The 8 binary attribute "
+        "20 candidates per episode in the authors' slot order R1, E1-E3, A1-A16, each system named by its slot; "
+        "the source is the episode transcript. The 8 binary attribute "
         "annotations are not loaded."
     ),
 )

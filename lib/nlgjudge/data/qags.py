@@ -37,9 +37,9 @@ _CITATION = (
     "of Summaries. ACL 2020, 5008-5020. Files from UniEval (Zhong et al., 2022), reproduce/data/fact/."
 )
 _NOTES = (
-    "One summary per article, so every context has a single candidate. CON = human consistency "
-    "judgement in [0, 1]. The files' 'reference' field repeats the article, so references are empty. "
-    "The files identify the summarizer only by a numeric system_id (0 throughout), kept as system 'system<id>'."
+    "One summary per article, so every context has a single candidate. CON is people's consistency "
+    "judgement in [0, 1]. The files' reference field repeats the article, so there are no references. "
+    "The files name no summarizer (a numeric id, 0 throughout), so every summary has the one system 'system0'."
 )
 _MANUAL = "github.com/maszhongming/UniEval, reproduce/data/fact/{file}; see the mirror's qags_cnndm_xsum/PROVENANCE.md"
 

@@ -61,7 +61,7 @@ _CITATION = (
 )
 _COMMON_NOTES = (
     "ACU and NACU are 0-1; PRIOR, REF_FREE and REF_BASED are means of 3 annotators on 1-5. "
-    "source = the article; references = [the CNN/DM reference summary]; context_id = the CNN/DM example id."
+    "The source is the article; its one reference is the CNN/DM reference summary."
 )
 
 

@@ -55,10 +55,10 @@ INFO = DatasetInfo(
         "Language Models as References. arXiv:2305.14239 (github.com/yixinL7/SumLLM)."
     ),
     notes=(
-        "No human scores (zero aspect columns). Systems: LLMs alpaca, chatgpt, gpt3d2, gpt3d3, gpt4; "
-        "bart (BART baseline) and bart.X / brio.X (BART/BRIO trained with LLM X as teacher, not vanilla BRIO). "
-        "references = [the RoSE reference] joined by article text; the article on line 38 has none (empty list). "
-        "context_id = the CNN/DM example id from RoSE, or 'line038' for the unmatched article."
+        "No human scores. The systems, as the data names them: the LLMs alpaca, chatgpt, gpt3d2, gpt3d3 and gpt4; "
+        "bart (the BART baseline); and bart.X and brio.X (BART or BRIO trained with LLM X as teacher, not vanilla "
+        "BRIO). Each article's reference is RoSE's, found by the article's text; one article, the 38th of the "
+        "source file, has no match in RoSE and so no reference."
     ),
 )
 

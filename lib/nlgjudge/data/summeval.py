@@ -51,10 +51,10 @@ INFO = DatasetInfo(
         "Summarization Evaluation. TACL 9:391-409."
     ),
     notes=(
-        "Scores are the mean of 3 expert annotators (1-5). source = untokenized article; "
-        "references = the 11 reference summaries (first = original CNN/DM highlights; tokenized). "
-        "From the local merged file, system and candidate_id are the SummEval model ids (M0..M23); "
-        "the online copy (mteb/summeval) has no model ids, so there they are per-article slots S0..S15."
+        "Scores are the mean of 3 expert annotators (1-5). The source is the untokenized article; the "
+        "references are its 11 reference summaries (the first is the original CNN/DM highlights; tokenized). "
+        "The systems are named by SummEval's model ids (M0 to M23); the online copy of the data has no model "
+        "ids, so read from it they are the article's slots S0 to S15."
     ),
 )
 

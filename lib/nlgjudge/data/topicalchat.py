@@ -58,7 +58,7 @@ INFO = DatasetInfo(
         "Scores are the mean of 3 annotators. Mapping of Liusie et al.: COH = Understandable (0-1), "
         "CNT = Maintains Context, ENG = Engaging, NAT = Natural (1-3). USR's Uses Knowledge and "
         "Overall ratings and the knowledge fact are not used by the paper's prompts and are not loaded. "
-        "source = the dialogue history, one turn per line. The 'Original Ground Truth' and "
+        "The source is the dialogue history, one turn per line. The 'Original Ground Truth' and "
         "'New Human Generated' responses are human-written candidates, kept as in the paper."
     ),
 )

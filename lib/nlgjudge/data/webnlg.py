@@ -51,9 +51,10 @@ INFO = DatasetInfo(
         "Challenge: Generating Text from RDF Data. INLG 2017."
     ),
     notes=(
-        "All 10 rated teams are candidates: 9 systems and the human reference text (system 'webnlg'), "
-        "as in the released ratings (Liusie et al. describe 8 systems per triple set). Scores are mean "
-        "human ratings on 1-3. source = one triple per line, 'subject | predicate | object', entity "
+        "The 10 systems counted above are the 10 rated teams: 9 generation systems and the human-written "
+        "reference text (its team is named webnlg), as in the released ratings (Liusie, Manakul and Gales "
+        "describe 8 systems per triple set). Scores are mean human ratings on 1-3. The source is one triple "
+        "per line, 'subject | predicate | object', entity "
         "names verbatim (underscores kept). The team tilburg-pipe produced empty outputs for 25 triple "
         "sets, and the team vietnam output the literal text 'null' for 168; both are kept verbatim with "
         "the ratings they received (1/1/1)."

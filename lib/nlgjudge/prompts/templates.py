@@ -298,6 +298,15 @@ class PromptEnding:
         """The label sequences including the answer prefix, e.g. ("Summary A", "Summary B")."""
         return tuple(self.answer_prefix + label for label in self.labels)
 
+    def in_words(self) -> str:
+        """How the prompts end and what is scored, for a reader: no code names or quoted strings."""
+        after = "after the prompt" + (f" and \"{self.user_suffix.strip()}\"" if self.user_suffix.strip() else "")
+        labels = " and ".join(f"\"{label.strip()}\"" for label in self.labels)
+        if self.answer_prefix.strip():
+            return (f"{after}, the judge's answer is begun with \"{self.answer_prefix.strip()}\", and the probabilities of "
+                    f"{labels} as its next word are read")
+        return f"{after}, the probabilities of {labels} as the judge's next word are read"
+
     def describe(self) -> str:
         """One line for a chapter: exactly how prompts end and what is scored."""
         return (

@@ -25,7 +25,7 @@ class CollectedComparisons:
     styles: dict[str, str] = field(default_factory=dict)
     """Prompt style used per model ("chat", "plain", "seq2seq")."""
     endings: dict[str, str] = field(default_factory=dict)
-    """How the prompts end, per dataset (``PromptEnding.describe()``)."""
+    """How the prompts end, per dataset, in a reader's words (``PromptEnding.in_words()``)."""
     contexts: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """Contexts used per (model, dataset)."""
 
@@ -66,7 +66,7 @@ def collect_comparisons(
         if not wanted:
             continue
         ending = comparative_ending(Wording.for_dataset(ds.info), user_suffix=ANSWER_SUFFIX if answer_suffix else "")
-        collected.endings[name] = ending.describe()
+        collected.endings[name] = ending.in_words()  # for the reader; describe() keeps the exact strings
         for model in models:
             judge = Judge(model, cache=cache, study=released_folder("comparative", name), backend=backend,
                           server_url=server_url)
@@ -136,7 +136,7 @@ def collect_comparative_and_scoring(
     """
     from nlgjudge.engine import Judge
     from nlgjudge.studies.comparative import run_comparative
-    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.coverage import reader_label, study_subset
     from nlgjudge.studies.registry import StudyOptions, released_folder
     from nlgjudge.studies.scoring import geval_scores, prompt_scores, uses_geval
 
@@ -148,7 +148,7 @@ def collect_comparative_and_scoring(
             judge = Judge(model_name, cache=cache, study=released_folder("comparative", name), backend=backend,
                           server_url=server_url)
             part, note = study_subset("comparative", judge, ds, options, released_only=released_only,
-                                      what=f"comparative, {name}, {model_name}")
+                                      what=reader_label("comparative", ds, judge))
             runs.notes.append(note)
             if part is not None:
                 runs.comparisons[(name, model_name)] = run_comparative(judge, part, aspects=aspects[name], templates=templates)
@@ -156,7 +156,7 @@ def collect_comparative_and_scoring(
             judge = Judge(model_name, cache=cache, study=released_folder("scoring", name), backend=backend,
                           server_url=server_url)
             part, note = study_subset("scoring", judge, ds, options, released_only=released_only,
-                                      what=f"scoring, {name}, {model_name}")
+                                      what=reader_label("scoring", ds, judge))
             runs.notes.append(note)
             if part is not None:
                 readings = prompt_scores(judge, part, aspects=aspects[name], templates=templates, n_samples=n_samples, seed=seed)
@@ -237,7 +237,7 @@ def collect_elo_judgements(
     is cached, and a note says how many (a judge with none is left out). Returns ``{model: frame}``
     and the notes."""
     from nlgjudge.engine import Judge
-    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.coverage import reader_label, study_subset
     from nlgjudge.studies.elo import run_elo_judge
     from nlgjudge.studies.registry import StudyOptions, released_folder
 
@@ -247,7 +247,7 @@ def collect_elo_judgements(
         judge = Judge(model, cache=cache, study=released_folder("elo", ds.info.name), backend=backend,
                           server_url=server_url)
         part, note = study_subset("elo", judge, ds, StudyOptions(templates=tuple(templates)), released_only=released_only,
-                                  what=f"elo, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+                                  what=reader_label("elo", ds, judge))
         notes.append(note)
         if part is not None:
             frames[judge.handle.name] = run_elo_judge(judge, part, templates=templates)
@@ -284,7 +284,7 @@ def collect_narcissism(
     is computed (generators first).
     """
     from nlgjudge.engine import Judge
-    from nlgjudge.studies.coverage import study_subset, usable_subset
+    from nlgjudge.studies.coverage import reader_label, study_subset, usable_subset
     from nlgjudge.studies.generation import run_generation
     from nlgjudge.studies.likelihood import evaluator_row, hypotheses, likelihood_requests, run_likelihood
     from nlgjudge.studies.registry import StudyOptions, released_folder
@@ -298,7 +298,7 @@ def collect_narcissism(
             judge = Judge(generator, cache=cache, study=released_folder("generation", name), backend=backend,
                           server_url=server_url)
             part, note = study_subset("generation", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
-                                      what=f"generation, {name}, {judge.handle.name} ({judge.backend})")
+                                      what=reader_label("generation", ds, judge))
             out.notes.append(note)
             if part is None:
                 continue
@@ -321,7 +321,7 @@ def collect_narcissism(
                 return list(likelihood_requests(one, hyps, row, data_dir)[0])
 
             part, note = usable_subset(judge, use, [("loglikelihood", build)], released_only=released_only,
-                                       what=f"likelihood, {name}, {judge.handle.name} ({judge.backend})")
+                                       what=reader_label("likelihood", ds, judge))
             out.notes.append(note)
             if part is None:
                 continue
@@ -352,7 +352,7 @@ def collect_benchmark_likelihood(
     With ``released_only`` only the documents whose every score is released (a note says how many;
     an evaluator with none is left out, noted); otherwise missing scores are computed."""
     from nlgjudge.engine import Judge
-    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.coverage import reader_label, study_subset
     from nlgjudge.studies.likelihood import run_likelihood
     from nlgjudge.studies.registry import StudyOptions, released_folder
 
@@ -362,7 +362,7 @@ def collect_benchmark_likelihood(
             judge = Judge(evaluator, cache=cache, study=released_folder("likelihood", name), backend=backend,
                           server_url=server_url)
             part, note = study_subset("likelihood", judge, ds, StudyOptions(data_dir=data_dir), released_only=released_only,
-                                      what=f"likelihood, {name}, {judge.handle.name} ({judge.backend})")
+                                      what=reader_label("likelihood", ds, judge))
             notes.append(note)
             if part is not None:
                 frames.append(run_likelihood(judge, part, data_dir=data_dir))
@@ -385,7 +385,7 @@ def collect_selfpref(
     says how many; a judge with none is left out, noted); otherwise missing ones are computed.
     Returns ``{judge: frame}`` and the notes."""
     from nlgjudge.engine import Judge
-    from nlgjudge.studies.coverage import usable_subset
+    from nlgjudge.studies.coverage import reader_label, usable_subset
     from nlgjudge.studies.elo import elo_requests
     from nlgjudge.studies.prompting import prompt_style
     from nlgjudge.studies.registry import released_folder
@@ -403,7 +403,7 @@ def collect_selfpref(
             return list(elo_requests(candidate_dataset(one, mine), style=style)[0])
 
         part, note = usable_subset(judge, ds, [("label_probs", build)], released_only=released_only,
-                                   what=f"selfpref, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+                                   what=reader_label("selfpref", ds, judge))
         notes.append(note)
         if part is not None:
             ids = set(part.context_ids())
@@ -427,7 +427,7 @@ def collect_gaming(
     ``gaming_reference`` study) on the articles of ``ds``, with the coverage rule of
     :func:`collect_elo_judgements`. Returns ``{judge: frame}`` and the notes."""
     from nlgjudge.engine import Judge
-    from nlgjudge.studies.coverage import study_subset
+    from nlgjudge.studies.coverage import reader_label, study_subset
     from nlgjudge.studies.gaming import run_gaming
     from nlgjudge.studies.registry import StudyOptions, released_folder
 
@@ -439,7 +439,7 @@ def collect_gaming(
                       server_url=server_url)
         options = StudyOptions(aspects=None if aspects is None else tuple(aspects))
         part, note = study_subset(study, judge, ds, options, released_only=released_only,
-                                  what=f"{study}, {ds.info.name}, {judge.handle.name} ({judge.backend})")
+                                  what=reader_label(study, ds, judge))
         notes.append(note)
         if part is not None:
             frames[judge.handle.name] = run_gaming(judge, part, aspects=options.aspects, with_reference=with_reference)

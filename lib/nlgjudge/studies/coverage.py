@@ -68,6 +68,26 @@ def usable_subset(
     return (ds.restrict(kept) if kept else None), message
 
 
+#: What each study computed, as the chapters' notes name it.
+_STUDY_WORDS = {"comparative": "comparisons", "scoring": "scores", "elo": "contest judgements", "generation": "summaries",
+                "likelihood": "likelihoods", "selfpref": "pairwise judgements", "gaming": "comparisons with the attacks",
+                "gaming_reference": "comparisons with the attacks, the reference shown", "rank": "comparisons"}
+#: The runtimes by the names the book gives them.
+_RUNTIME_WORDS = {"llamacpp": "llama.cpp", "torch": "torch", "server": "a server"}
+
+
+def reader_label(study: str, ds: JudgeDataset, judge: Judge) -> str:
+    """A coverage note's subject in reader words: "Qwen2.5-Coder-1.5B-Instruct's comparisons on SummEval
+    (llama.cpp)", never the study's, dataset's or runtime's code name."""
+    from nlgjudge.models import model_title
+    from nlgjudge.reader_names import DATASET_NAMES
+
+    backend = getattr(judge, "backend", None)
+    runtime = f" ({_RUNTIME_WORDS.get(str(backend), str(backend))})" if backend else ""
+    where = DATASET_NAMES.get(ds.info.name, ds.info.title)  # the dataset's short name in the book
+    return f"{model_title(judge.handle.name)}'s {_STUDY_WORDS.get(study, study)} on {where}{runtime}"
+
+
 def study_subset(
     study: str,
     judge: Judge,
@@ -79,5 +99,5 @@ def study_subset(
 ) -> tuple[JudgeDataset | None, str]:
     """:func:`usable_subset` with the checks of the registered study called ``study``."""
     checks = get_study(study).checks(judge.handle, ds, options)
-    label = what or f"{study}, {ds.info.name}, {judge.handle.name}"
+    label = what or reader_label(study, ds, judge)
     return usable_subset(judge, ds, checks, released_only=released_only, what=label)

@@ -23,6 +23,9 @@ from nlgjudge.models import PACKAGED_MODELS, ModelHandle, PackagedModel
 from nlgjudge.prompts import PromptEnding
 
 PROMPT_STYLES = ("chat", "plain", "seq2seq")
+#: How a judge of each prompt style reads its prompts, for a chapter's reader.
+STYLE_WORDS = {"chat": "its prompts as a user's turn in its chat template", "plain": "its prompts as plain text",
+               "seq2seq": "its prompts as its encoder's input"}
 
 
 def _packaged(handle: ModelHandle) -> PackagedModel | None:

@@ -83,9 +83,10 @@ class ServerScorer:
         got = choice.get("_prompt_tokens")
         if got is None:  # the server does not report it
             return
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer()):
+        if (isinstance(got, bool) or not isinstance(got, (int, float)) or (isinstance(got, float) and not got.is_integer())
+                or got < 0):
             raise ServerError(f"{self.client.where}/completions answered a malformed usage.prompt_tokens: expected a whole "
-                              f"number of tokens, got {scrub(repr(got))[:80]}")
+                              f"number of tokens, 0 or more, got {scrub(repr(got))[:80]}")
         if int(got) != expected:
             raise ServerError(
                 f"{self.client.where} read the prompt as {int(got)} tokens where the in-process tokenizer reads {expected}: "
