@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from engine_utils import tiny_handle
 from test_cli_hostile_rank import no_model, one_error, rank_cli  # noqa: F401 - the fixture: a model loaded is a failure
+from test_cli_hostile_round_five import count_checker
 from test_cli_hostile_round_two import GOOD
 
 import nlgjudge.book as book
@@ -68,10 +69,7 @@ def test_a_binary_file_imported_as_outputs_says_it_is_not_json_not_which_python_
 
 
 def test_a_negative_prompt_token_count_is_a_malformed_field_not_a_tokenizer_mismatch() -> None:
-    from nlgjudge.engine.server.scoring import ServerScorer
-
-    scorer = ServerScorer.__new__(ServerScorer)
-    scorer.client = type("C", (), {"where": "http://127.0.0.1:9/v1"})()
+    scorer = count_checker()
     with pytest.raises(ServerError, match=r"malformed usage.prompt_tokens: expected a whole number of tokens, 0 or more"):
         scorer._check_count({"_prompt_tokens": -5}, 81)
 

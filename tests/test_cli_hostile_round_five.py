@@ -40,11 +40,17 @@ def test_an_integer_log_probability_beyond_a_float_is_refused_in_one_line() -> N
         check_logprobs({"token_logprobs": [-(10 ** 5000)]}, "http://127.0.0.1:9/v1")
 
 
-def test_a_prompt_token_count_that_is_not_a_whole_number_is_refused_not_skipped() -> None:
+def count_checker() -> object:
+    """A server scorer with nothing but its client's address: enough to call ``_check_count``."""
     from nlgjudge.engine.server.scoring import ServerScorer
 
     scorer = ServerScorer.__new__(ServerScorer)
     scorer.client = type("C", (), {"where": "http://127.0.0.1:9/v1"})()
+    return scorer
+
+
+def test_a_prompt_token_count_that_is_not_a_whole_number_is_refused_not_skipped() -> None:
+    scorer = count_checker()
     for bad in (7.5, "7", float("nan")):
         with pytest.raises(ServerError, match="malformed usage.prompt_tokens"):
             scorer._check_count({"_prompt_tokens": bad}, 7)
