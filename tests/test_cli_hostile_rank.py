@@ -155,9 +155,16 @@ def test_out_with_a_tilde_is_the_home_folder(tmp_path: Path, monkeypatch: pytest
     (tmp_path / "home").mkdir()
     (tmp_path / "cwd").mkdir()
     monkeypatch.chdir(tmp_path / "cwd")
+    made = []  # the folder exists when the model would load (a run that then stops removes the folder it made)
+
+    def load(*args: object) -> None:
+        made.append((tmp_path / "home" / "ranking").is_dir())
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr("nlgjudge.ranking._load_judge", load)
     with pytest.raises(AssertionError, match="the model was loaded"):
         rank_cli(tmp_path, out="~/ranking")
-    assert (tmp_path / "home" / "ranking").is_dir() and not (tmp_path / "cwd" / "~").exists()
+    assert made == [True] and not (tmp_path / "cwd" / "~").exists()
 
 
 @pytest.mark.parametrize("name", ["leaderboard.csv", "judgments.jsonl"])

@@ -79,7 +79,8 @@ def test_the_command_says_how_many_comparisons_and_how_long_before_judging(tmp_p
                      r"take about \d+ s\.\n", err), err
     assert err.index("comparisons to make") < err.index("rank: measured") < err.index("wrote")
     stored = json.loads((tmp_path / "rank-rates.json").read_text())
-    (entry,) = stored.values()
+    assert stored["written_by"] == "nlgjudge rank"  # its mark: a file without it is a user's, never replaced
+    (entry,) = stored["rates"].values()
     assert entry["comparisons"] == 18 and entry["seconds_per_comparison"] > 0
     # The next run (other texts) announces its duration from that measurement, before judging.
     second = tmp_path / "second.jsonl"
@@ -98,8 +99,8 @@ def test_a_long_run_is_told_about_the_budget(tmp_path: Path, monkeypatch: pytest
     judge = Judge(tiny_handle("qwen2"), cache=OutputCache(tmp_path / "outputs.sqlite"), study="rank", progress=False)
     frame = check_user_outputs(pd.DataFrame(rows(700)))
     probe = RunEstimate(judge, frame, RankPrompt(), 1.0, stream=io.StringIO())
-    (tmp_path / "rank-rates.json").write_text(json.dumps(
-        {probe.key: {"seconds_per_comparison": 1.0, "comparisons": 50, "measured_on": "2026-11-27"}}))
+    (tmp_path / "rank-rates.json").write_text(json.dumps({"written_by": "nlgjudge rank", "rates": {
+        probe.key: {"seconds_per_comparison": 1.0, "comparisons": 50, "measured_on": "2026-11-27"}}}))
     said = io.StringIO()
     RunEstimate(judge, frame, RankPrompt(), 1.0, stream=said).announce()
     text = said.getvalue()

@@ -87,7 +87,8 @@ def test_a_500_mid_run_is_one_line_and_the_rerun_completes(inputs: Path, tmp_pat
         stub.fail_after = 8  # the probe's few requests pass, then every completion is a 500
         status = rank_cli(inputs, tmp_path / "out", *options)
         line = one_error(status, capsys.readouterr().err)
-        assert "HTTP 500" in line and line.endswith("the judgments made are in the output cache, a rerun does not judge them again")
+        # the 500s began before any judgment was stored: the line says so, never that judgments were kept (probe 12)
+        assert "HTTP 500" in line and line.endswith("no judgment of this run was finished, so a rerun starts from the beginning")
         assert not (tmp_path / "out" / "leaderboard.csv").exists()
         stub.fail_after = None
         assert rank_cli(inputs, tmp_path / "out", *options) == 0

@@ -49,6 +49,19 @@ def test_a_built_chapter_states_verdicts_only_for_registered_claims(chapter: str
     assert not stale, f"the register names glued values {stale} that the built {chapter} chapter does not glue"
 
 
+def test_each_claim_links_to_the_section_of_its_chapter_where_its_verdict_is_read() -> None:
+    """The register names, for every claim, a heading its chapter has; the page links to that section's
+    id (docutils' rule, as the built HTML gives it), and a claim naming a heading its chapter lacks fails."""
+    for spec in reg.register().claims.values():
+        notebook = json.loads((ROOT / "notebooks" / f"{spec.chapter}.ipynb").read_text(encoding="utf-8"))
+        headings = {line.lstrip("#").strip() for cell in notebook["cells"] if cell["cell_type"] == "markdown"
+                    for line in "".join(cell["source"]).splitlines() if re.match(r"#{2,4} ", line)}
+        assert spec.section in headings, f"{spec.id}: its chapter has no section {spec.section!r}"
+        assert f'href="{spec.chapter}.html#{reg.section_anchor(spec.section)}"' in reg.page_markdown({spec.chapter: spec.chapter})
+    assert reg.section_anchor("5. Does the paper's claim hold under both runtimes?") == \
+        "does-the-paper-s-claim-hold-under-both-runtimes"  # the id the built runtime page gives it
+
+
 def test_the_register_page_is_current() -> None:
     page = ROOT / "book" / "register.md"
     titles = {c.name: c.title for c in CHAPTERS}
@@ -90,6 +103,7 @@ min_units = 3
 reported = "v"
 reported_how = "none"
 verdict_glue = ["g"]
+section = "s"
 """
 
 
@@ -234,3 +248,18 @@ def test_a_claim_amended_after_its_data_reads_as_a_lead_and_no_other() -> None:
     # the Elo kappa's switch to two one-sided tests, made after its first verdict was seen, is on the record
     kappa = reg.claim("elo.kappa")
     assert kappa.amended_after_data and "from contradicted to supported" in kappa.history
+
+
+def test_a_row_read_on_a_dataset_whose_candidates_were_chosen_after_the_data_is_a_lead() -> None:
+    """WebNLG's candidate set is a shared choice declared after the data ([choices]): every verdict read on
+    it carries the lead's words, in the subsets cells and the comparative claims table; other datasets none."""
+    from types import SimpleNamespace
+
+    from nlgjudge.analysis.subsets import _dataset_cell
+
+    assert reg.choice_lead_words("webnlg") == reg.CHOICE_LEAD_WORDS and reg.choice_lead_words("summeval") == ""
+    row = dict(comparison="no_repeat_minus_random", estimate=0.4, low=0.2, high=0.6, verdict="supported", reason="", n=16)
+    assert _dataset_cell(SimpleNamespace(**row, dataset="webnlg"), "supported").endswith(reg.CHOICE_LEAD_WORDS)
+    assert reg.CHOICE_LEAD_WORDS not in _dataset_cell(SimpleNamespace(**row, dataset="summeval"), "supported")
+    assert reg.amended_note("subsets", datasets=["summeval", "webnlg"]).endswith("WebNLG's candidate set, so its rows are leads too")
+    assert "candidate set" not in reg.amended_note("subsets", datasets=["summeval"])

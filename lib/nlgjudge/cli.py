@@ -48,7 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from nlgjudge.interrupt import run_interruptible
 
-    entry: Callable[[list[str]], int] = importlib.import_module(SUBCOMMANDS[name][0]).main
+    def entry(argv: Sequence[str] | None) -> int:  # imported inside: a signal while the subcommand loads ends in one line too
+        command: Callable[[Sequence[str] | None], int] = importlib.import_module(SUBCOMMANDS[name][0]).main
+        return command(argv)
+
     return run_interruptible(entry, rest)
 
 

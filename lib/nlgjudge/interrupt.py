@@ -49,6 +49,25 @@ def termination_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP ignored for the block: a run whose results are all written finishes its
+    printing and its model's release, instead of ending in a traceback (or a silent 130) with its files there."""
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is None:
+            continue
+        try:
+            previous[sig] = signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def interrupted_line(signum: int) -> str:
     kept = STORED[0]
     name = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}.get(signum, "stopped by a hang-up")

@@ -32,7 +32,8 @@ class _Plain:
 _previous_values: Mapping[str, str] | None = None
 
 #: The verdict words of the claim rule, longest first so that "not resolved" is read whole.
-_VERDICT_WORDS = re.compile(r"\b(not resolved|not tested|supported|contradicted)\b")
+VERDICT_WORDS = ("not resolved", "not tested", "supported", "contradicted")
+_VERDICT_WORDS = re.compile(r"\b(" + "|".join(VERDICT_WORDS) + r")\b")
 
 
 def set_previous_values(values: Mapping[str, str] | None) -> None:

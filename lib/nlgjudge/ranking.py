@@ -45,6 +45,7 @@ import argparse
 import json
 import logging
 import errno
+import gc
 import os
 import re
 import unicodedata
@@ -75,6 +76,8 @@ from nlgjudge.out_folder import (  # noqa: F401 - the output folder's names, as 
     prepare_out,
     written_by_rank,
 )
+from nlgjudge.interrupt import STORED, interrupts_held
+from nlgjudge.prompts.ranking import prompt_control_warnings
 from nlgjudge.safety import shown_path
 from nlgjudge.data.user_outputs import (
     FieldNames,
@@ -196,8 +199,11 @@ def rank_outputs(
     out: str | os.PathLike[str] | None = None,
     on_step: Callable[[Any], None] | None = None,
     force: bool = False,
+    out_option: str = "out",
 ) -> RankResult:
     """Rank the systems of ``outputs`` (a frame or a file path) with the judge ``model``.
+
+    ``out_option``: how messages about ``out`` name it (the command line passes ``--out``).
 
     ``judge`` may be passed instead of ``model`` (an :class:`nlgjudge.engine.Judge`). ``cache`` is the
     output cache (default: the user's). ``allow_compute=False`` uses cached judgments only and raises
@@ -221,9 +227,9 @@ def rank_outputs(
         frame = read_user_outputs(outputs, fields, with_reference=with_reference)
     prompt = build_prompt(aspect, noun, prompt_file, with_reference)
     inputs = {"the input file": None if isinstance(outputs, pd.DataFrame) else outputs, "the prompt file": prompt_file}
-    created = prepare_out(out, "out", force=force, inputs=inputs, cache_file=_cache_file(judge, cache)) if out is not None else []
+    created = prepare_out(out, out_option, force=force, inputs=inputs, cache_file=_cache_file(judge, cache)) if out is not None else []
     try:
-        with out_lock(out, "out") if out is not None else nullcontext():
+        with out_lock(out, out_option) if out is not None else nullcontext():
             return _rank_checked(frame, model, judge, prompt, budget, seed, cache, backend, server_url, server_tokenizer,
                                  max_concurrency, truncate, allow_compute, progress, n_boot, out, on_step,
                                  server_identity, force=force)
@@ -272,7 +278,13 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute),
                             with_reference=bool(getattr(prompt, "with_reference", True)))  # a reference is read when shown
     notes += [f"the served judge, while judging: {message}" for message in server_said.messages]
-    notes += family_warnings(judge.handle.name, _family(judge.handle), systems)
+    notes += family_warnings(judge.handle.name, judge_family(judge.handle), systems)
+    notes += prompt_control_warnings(prompt, judge_control_strings(judge, load=allow_compute))
+    formulas = [s for s in systems if s[:1] in (*FORMULA_STARTS, "'")]
+    if formulas:  # leaderboard.csv shows them with a ' in front (neutralise_formulas): said, so a join by name can allow for it
+        notes.append(f"system names starting with =, +, -, @, ' or a tab ({', '.join(repr(s) for s in formulas[:5])}"
+                     f"{' and more' if len(formulas) > 5 else ''}) are written to leaderboard.csv with a ' in front, so that "
+                     "a spreadsheet shows them instead of running them as formulas; report.md and judgments.jsonl keep them as they are")
     truncated = last[0].truncated if last else 0
     if truncated:
         notes.append(f"truncated prompts: {truncated} of {len(judgments)} comparisons had prompts longer than the "
@@ -286,7 +298,7 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
                      "small remainder; check the prompt, or use a judge that answers with the labels")
     runtime = judge.runtime_description() if hasattr(judge, "runtime_description") else "unknown runtime"
     report = report_markdown(analysis, judge=judge.handle.name, runtime=runtime, prompt=prompt.describe(),
-                             budget=budget, planned=planned, possible=possible, extra_warnings=notes)
+                             budget=budget, planned=planned, possible=possible, extra_warnings=notes, seed=seed)
     result = RankResult(
         leaderboard=analysis.leaderboard, pairs=pair_records(analysis, systems), analysis=analysis, report=report,
         judge=judge.handle.name, runtime=runtime, warnings=notes + analysis.warnings,
@@ -416,7 +428,8 @@ def rank(outputs: pd.DataFrame | str | os.PathLike[str], model: str | None = Non
     return rank_outputs(outputs, model, **options).leaderboard
 
 
-def _family(handle: Any) -> str:
+def judge_family(handle: Any) -> str:
+    """The judge's model family, for the self-preference warning: a packaged model's own, else its name's first word."""
     from nlgjudge.models import PACKAGED_MODELS
 
     if getattr(handle, "source", None) == "packaged" and handle.location in PACKAGED_MODELS:
@@ -588,6 +601,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     created: list[Path] = []
     judging = False  # once judging starts, what was judged is in the output cache
     early: list[str] = []  # warnings printed before judging, not repeated after
+    finishing = ExitStack()  # once the set is written: interrupts held until the command returns
+    stored_before = STORED[0]  # the model outputs this process had stored before this run
     try:
         with ExitStack() as held:
             _check_sizes(args)
@@ -633,6 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             judge = _load_judge(args.model, runtime, args.truncate)
             held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
             early = design_warnings(frame, judge_control_strings(judge), with_reference=args.with_reference)
+            early += prompt_control_warnings(prompt, judge_control_strings(judge))
             for note in early:  # before judging: the user may stop here (report.md says them again)
                 emit(f"warning: {note}", sys.stderr)
             estimate = RunEstimate(judge, frame, prompt, budget)
@@ -641,31 +657,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = rank_outputs(
                 frame, judge=judge, aspect=aspect, noun=args.noun, prompt_file=prompt_file, budget=budget,
                 seed=args.seed, with_reference=args.with_reference, n_boot=args.bootstrap, out=out,
-                on_step=estimate.step, force=args.force,
+                on_step=estimate.step, force=args.force, out_option="--out",
             )
+            # the set is written: a Ctrl-C now could only break the printing and the model's release
+            finishing.enter_context(interrupts_held())
             estimate.store()
+            judge = None  # the model released here, while interrupts are held, not in a finalizer at exit
+            gc.collect()
     except (UserInputError, PromptFileError, ModelError, CacheError, EngineInputError, ServerError, ValueError, ImportError,
             OSError, RecursionError, MemoryError) as error:
+        finishing.close()
         _remove_created(created)
         # every line of the message, joined: a cut after the first line could drop the reason and the fix
         message = " ".join(line.strip() for line in str(error).splitlines() if line.strip()) or type(error).__name__
+        if isinstance(error, CacheError):  # rank has neither --db nor a Python call: its one way to another cache file
+            message = re.sub(r"\(--db, NLGJUDGE_OUTPUT_CACHE\s+or OutputCache\(path=\.\.\.\)\)", "(set NLGJUDGE_OUTPUT_CACHE)", message)
         if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
             message = (f"the disk is full: cannot write {error.filename or 'a file'} ({error.strerror}); free some space, "
                        "or pass --out a folder on another disk (set NLGJUDGE_OUTPUT_CACHE for the output cache)")
         if judging and isinstance(error, (OSError, ServerError)) and not isinstance(error, UserInputError):
-            message = f"{message}; the judgments made are in the output cache, a rerun does not judge them again"
+            message += ("; the judgments made are in the output cache, a rerun does not judge them again"
+                        if STORED[0] > stored_before
+                        else "; no judgment of this run was finished, so a rerun starts from the beginning")
         emit(f"error: {message}", sys.stderr)
         return 2
-    with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
-        emit(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"), secrets=False)
-    for note in result.warnings:
-        if note not in early:
-            emit(f"warning: {note}", sys.stderr)
-    emit(f"wrote {', '.join(shown_path(p) for p in result.written)}", sys.stderr)
-    if UNWRITTEN:  # said where it still can be, with a failing status
-        emit(f"error: {UNWRITTEN[0]}", sys.stderr if UNWRITTEN[0].startswith("cannot write to standard") else sys.stdout)
-        return 1
-    return 0
+    except BaseException:  # an interrupt before the set was written: the folder this run made goes with it
+        finishing.close()
+        _remove_created(created)
+        raise
+    with finishing:
+        with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_rows", None):
+            emit(result.leaderboard.to_string(index=False, float_format=lambda v: f"{v:.3f}"), secrets=False)
+        for note in result.warnings:
+            if note not in early:
+                emit(f"warning: {note}", sys.stderr)
+        emit(f"wrote {', '.join(shown_path(p) for p in result.written)}", sys.stderr)
+        if UNWRITTEN:  # said where it still can be, with a failing status
+            emit(f"error: {UNWRITTEN[0]}", sys.stderr if UNWRITTEN[0].startswith("cannot write to standard") else sys.stdout)
+            return 1
+        return 0
 
 
 def _refuse_credentials(args: Any) -> None:

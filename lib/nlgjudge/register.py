@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from scipy.stats import norm
 
+from nlgjudge.config import REPO_ROOT
 from nlgjudge.stats.claims import (
     CONTRADICTED,
     NOT_RESOLVED,
@@ -48,7 +49,7 @@ KINDS = ("directional", "equivalence", "universal", "existence", "ordering")
 #: The chapters' titles, for the register page (the chapter files' names are the keys).
 _FIELDS = ("id", "chapter", "paper", "words", "estimand", "unit", "kind", "test", "direction", "threshold",
            "minimal_effect", "effect_reason", "family", "comparator", "min_units", "reported", "reported_how",
-           "verdict_glue")
+           "verdict_glue", "section")
 
 
 class RegisterError(ValueError):
@@ -77,6 +78,7 @@ class Claim:
     reported: str
     reported_how: str
     verdict_glue: tuple[str, ...]
+    section: str  # the heading, in the chapter, of the section where the verdict is read
     margin: float | None = None
     borderline: float = 0.0
     comparator_method: str | None = None
@@ -347,18 +349,24 @@ def _html(text: object) -> str:
     return html.escape(" ".join(str(text).split()), quote=False)  # quotes are text; attributes use "..."
 
 
-def amended_note(chapter: str, reg: Register | None = None) -> str:
+def amended_note(chapter: str, reg: Register | None = None, datasets: Sequence[str] = ()) -> str:
     """The answer box's line on the plan's amendments: how many of ``chapter``'s claims had their rule
     set or changed after their data were read (the register page gives each amendment and the verdicts
-    it moved), and the judge screen's, which every chapter with a pairwise judge applies."""
+    it moved), the judge screen's, which every chapter with a pairwise judge applies, and the candidate
+    set of any of ``datasets`` (those the chapter read) chosen after the data (:data:`CHOICE_AFTER_DATA`)."""
+    from nlgjudge.reader_names import DATASET_NAMES
+
     reg = reg or register()
     claims = reg.of_chapter(chapter)
     late = [spec for spec in claims if spec.amended_after_data]
     screen = any("after the data" in str(entry) for entry in reg.screen.get("history", []))  # type: ignore[union-attr]
     parts = [f"the rule for {len(late)} of this chapter's {len(claims)} claims, so treat those verdicts as leads that "
              "new data must confirm" if late else "",
-             "the pass mark of the judge screen, which every chapter uses" if screen else ""]
-    said = "; and ".join(p for p in parts if p)
+             "the pass mark of the judge screen, which every chapter uses" if screen else "",
+             *[f"{DATASET_NAMES.get(d, d)}'s candidate set, so its rows are leads too" for d in dict.fromkeys(datasets)
+               if CHOICE_AFTER_DATA.get(d) in reg.choices]]
+    kept = [p for p in parts if p]
+    said = "; and ".join(["; ".join(kept[:-1]), kept[-1]] if len(kept) > 2 else kept)
     if not said:
         return "No rule of this chapter's claims was changed after its results were seen"
     return f"Changed after the results were seen: {said}"
@@ -366,6 +374,18 @@ def amended_note(chapter: str, reg: Register | None = None) -> str:
 
 #: Beside the verdict of a claim whose rule was set or changed after its data were read (the glossary's "lead").
 LEAD_WORDS = " (a lead: rule changed after the data)"
+
+
+#: The datasets whose candidate set is a shared choice made after the data were read ([choices] in the register).
+CHOICE_AFTER_DATA = {"webnlg": "webnlg_candidates"}
+#: Beside a verdict read on such a dataset: its row is a lead whatever its claim's rule.
+CHOICE_LEAD_WORDS = " (a lead: its candidate set chosen after the data)"
+
+
+def choice_lead_words(dataset: str) -> str:
+    """:data:`CHOICE_LEAD_WORDS` for a row read on a dataset whose candidate set the register declares as
+    chosen after the data (:data:`CHOICE_AFTER_DATA`), "" for any other."""
+    return CHOICE_LEAD_WORDS if CHOICE_AFTER_DATA.get(str(dataset)) in register().choices else ""
 
 
 def lead_words(claim_id: str) -> str:
@@ -392,7 +412,7 @@ def seed_check_lines(titles: Mapping[str, str], root: Path | None = None) -> lis
     verdicts of the chapters that resample move with their resample seed. ``titles``: chapter name -> title."""
     import pandas as pd
 
-    path = (root or Path(__file__).resolve().parents[2]) / SEED_TABLE
+    path = (root or REPO_ROOT) / SEED_TABLE
     if not path.is_file():
         return []
     table = pd.read_csv(path)
@@ -408,6 +428,13 @@ def seed_check_lines(titles: Mapping[str, str], root: Path | None = None) -> lis
             f"{seeds[0]} (the bootstraps and random draws change; the contexts stay the same). Of the {len(table)} "
             f"values that carry the chapters' verdicts, {said}; the same at every seed, by chapter: "
             f"{'; '.join(per_chapter)}. `python -m nlgjudge.seed_check` runs the check again.", ""]
+
+
+def section_anchor(heading: str) -> str:
+    """The id the book's HTML gives a section with this heading (docutils' rule: Sphinx makes the ids)."""
+    from docutils.nodes import make_id
+
+    return make_id(heading)
 
 
 def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str:
@@ -480,10 +507,11 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
                   "<tbody>"]
         for spec in claims:
             paper_value = spec.reported if spec.reported_how == "none" else f"{spec.reported} ({spec.reported_how})"
+            where = f'<a href="{chapter}.html#{section_anchor(spec.section)}">{_html(spec.words)}</a>'  # where it is read
             label = "Amended after its data were read" if spec.amended_after_data else "Declared late, before its data"
             amended = f"<br><i>{label}:</i> {_html(spec.history)}" if spec.history else ""
             cells = (
-                f"<b>{_html(spec.words)}</b>; {_html(spec.paper)}{amended}",
+                f"<b>{where}</b>; {_html(spec.paper)}{amended}",
                 _html(f"{spec.estimand}; unit: {spec.unit}; at least {spec.min_units}; comparator: {spec.comparator}"),
                 _html(f"{_KIND_WORDS[spec.kind]}: {spec.test}"),
                 _html(_effect_text(spec)),

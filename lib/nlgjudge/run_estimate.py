@@ -21,6 +21,10 @@ LONG_RUN_SECONDS = 15 * 60
 
 
 
+#: The mark of the rates file this tool writes: a file under its name without it is a user's, never replaced.
+RATES_WRITER = "nlgjudge rank"
+
+
 def rates_path() -> Path:
     """Where measured rates are kept: beside the output cache (one machine's cache, one machine's rates)."""
     from nlgjudge.config import output_cache_path
@@ -85,14 +89,20 @@ class RunEstimate:
         self.last: Any = None
 
     def _read(self) -> dict[str, Any] | None:
-        """The kept rates; None when the file there is not this tool's (it is then never replaced)."""
+        """The kept rates; None when the file there is not this tool's, marked as written by it (it is then
+        never replaced: a user's file of that name, or a link, is left as it is)."""
+        path = rates_path()
+        if path.is_symlink():
+            return None
         try:
-            data = json.loads(rates_path().read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()) else None
+        if not (isinstance(data, dict) and data.get("written_by") == RATES_WRITER and isinstance(data.get("rates"), dict)):
+            return None
+        return {k: v for k, v in data["rates"].items() if isinstance(v, dict)}
 
     def _say(self, text: str) -> None:
         emit(text, self.stream)
@@ -156,7 +166,7 @@ class RunEstimate:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=".rank-rates.", dir=path.parent)
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(data, stream, indent=1, sort_keys=True)
+                json.dump({"written_by": RATES_WRITER, "rates": data}, stream, indent=1, sort_keys=True)
             os.replace(temporary, path)
         except OSError:
             if temporary is not None and os.path.exists(temporary):

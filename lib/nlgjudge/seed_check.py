@@ -23,11 +23,13 @@ from pathlib import Path
 import pandas as pd
 
 from nlgjudge.config import REPO_ROOT
+from nlgjudge.prose import VERDICT_WORDS
 
 from nlgjudge.register import SEED_TABLE as TABLE  # the table the check writes and the register page reads
 #: The resample seeds run beside the released build's (0).
 SEEDS = (1, 2)
-_WORDS = re.compile(r"\b(supported|contradicted|not resolved|not tested|borderline|a lead for it|a lead against it|no lead)\b")
+# the claim rule's words (one list, nlgjudge.prose's), and those a Monte Carlo error or a lead adds
+_WORDS = re.compile(r"\b(" + "|".join((*VERDICT_WORDS, "borderline", "a lead for it", "a lead against it", "no lead")) + r")\b")
 
 
 def verdict_words(text: str) -> str:
@@ -40,10 +42,11 @@ def verdict_words(text: str) -> str:
     return " / ".join(found) if found else "no verdict word"
 
 
-def _glued(path: Path) -> dict[str, str]:
+def _glued(path: Path | dict) -> dict[str, str]:
+    """The glued values of an executed notebook: its path, or the notebook already read."""
     from nlgjudge.released import glued_values
 
-    return glued_values(json.loads(path.read_text(encoding="utf-8")))
+    return glued_values(path if isinstance(path, dict) else json.loads(path.read_text(encoding="utf-8")))
 
 
 def released_words(chapter: str, names: Sequence[str], root: Path = REPO_ROOT) -> dict[str, str]:
@@ -67,10 +70,11 @@ def check(root: Path = REPO_ROOT, seeds: Sequence[int] = SEEDS, chapters: Sequen
             if "resample_seed" not in chapter.defaults or (chapters and chapter.name not in chapters):
                 continue
             released = chapter.output_path(root)
-            if json.loads(released.read_text(encoding="utf-8")).get("metadata", {}).get(STAMP_KEY, {}).get("defaults") is False:
+            notebook = json.loads(released.read_text(encoding="utf-8"))  # read once: its stamp and its values
+            if notebook.get("metadata", {}).get(STAMP_KEY, {}).get("defaults") is False:
                 raise SystemExit(f"error: {released} was executed with other parameters than the defaults; "
                                  f"run `python -m nlgjudge.book build` first")
-            values = {0: _glued(released)}
+            values = {0: _glued(notebook)}
             for seed in seeds:
                 out = folder / f"{chapter.name}-resample-seed-{seed}.ipynb"
                 execute_chapter(chapter, {"resample_seed": seed}, root=root, output=out, progress_bar=False)

@@ -48,7 +48,7 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
-from nlgjudge.register import claim as registered_claim
+from nlgjudge.register import choice_lead_words, claim as registered_claim
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.correlation import within_strata_correlation_test
@@ -355,8 +355,9 @@ def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     family = claims["family_verdict"] if "family_verdict" in claims else claims["verdict"]
     return pd.DataFrame(
         {
-            "verdict": [verdict_after_holm(v, f, r, "the model's datasets")
-                        for v, f, r in zip(claims["verdict"], family, claims["reason"], strict=True)],
+            "verdict": [verdict_after_holm(v, f, r, "the model's datasets") + choice_lead_words(d)
+                        for v, f, r, d in zip(claims["verdict"], family, claims["reason"],
+                                              claims.get("dataset", pd.Series("", index=claims.index)), strict=True)],
             # a row that is not tested still shows what was measured, labelled as not read
             "Spearman change [95%]": [interval_text(g, lo, hi, decimals) + (" (not read)" if f == NOT_TESTED and g == g else "")
                                       for g, lo, hi, f in zip(claims["gain"], claims["gain_low"], claims["gain_high"], family,

@@ -324,7 +324,7 @@ def comparative_correlations(
 #: The absolute-scoring methods that comparative assessment is measured against, in display order.
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
-from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, lead_words, needed_cell  # noqa: E402,E501
+from nlgjudge.register import ALREADY_ENOUGH, choice_lead_words, claim as registered_claim, contexts_needed_for, flag_needed_cell, lead_words, needed_cell  # noqa: E402,E501
 from nlgjudge.register import verdict as registered_verdict  # noqa: E402
 from nlgjudge.stats.claims import family_verdicts  # noqa: E402
 # WebNLG's placeholder outputs and the book's one candidate set live in their own module; named here too,
@@ -786,9 +786,10 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             # The verdict first: it is what the table is read for, and the column a narrow page keeps.
             # a claim whose rule was changed after its data is a lead on its own row (the glossary's "lead")
             "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "")
-                        + lead_words(FRESH_CLAIM_ID if fresh else CLAIM_ID) for v, r, f, note, fresh in
+                        + lead_words(FRESH_CLAIM_ID if fresh else CLAIM_ID) + choice_lead_words(d) for v, r, f, note, fresh, d in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
-                            claim.get("headline_note", pd.Series("", index=claim.index)), _fresh_rows(claim), strict=True)],
+                            claim.get("headline_note", pd.Series("", index=claim.index)), _fresh_rows(claim),
+                            claim.get("dataset", pd.Series("", index=claim.index)), strict=True)],
             # a fresh-sample row (fresh_sample.headline_claim) shows both methods on it: their difference is its gap
             "comparative": [f"{value:.{decimals}f}" + (" (added contexts)" if fresh else "")
                             for value, fresh in zip(claim[COMPARATIVE], _fresh_rows(claim), strict=True)],

@@ -386,9 +386,9 @@ def pair_records(analysis: RankAnalysis, systems: Sequence[str]) -> pd.DataFrame
 
 def report_markdown(
     analysis: RankAnalysis, *, judge: str, runtime: str, prompt: str, budget: float, planned: int, possible: int,
-    extra_warnings: Sequence[str] = (),
+    extra_warnings: Sequence[str] = (), seed: int | None = None,
 ) -> str:
-    """The run's ``report.md``."""
+    """The run's ``report.md`` (``seed``: the run's, which it names so that the report can be reproduced)."""
     board = analysis.leaderboard
     widths = (board["ci_high"] - board["ci_low"]).dropna()
     lines = [
@@ -400,6 +400,8 @@ def report_markdown(
         f"(budget {budget:g}: {analysis.n_model_comparisons / possible:.1%} used)" if possible
         else "- Comparisons: none possible (every context's outputs are identical; see the warnings)",
         f"- Identical outputs (ties, not judged): {analysis.n_identical}",
+        *([f"- Seed: {seed} (it draws the pairs a budget judges and the bootstrap's resamples: the same seed, the same report)"]
+          if seed is not None else []),
         f"- The judge {analysis.judge_test} (the book's judge screen, the same for every run: do a pair's two orders "
         "agree more often than chance after debiasing, with the whole interval over contexts above the chance level?)",
         f"- P(A) before debiasing: {analysis.p_a_before:.3f}; after: {analysis.p_a_after:.3f} (threshold tau = {analysis.tau:.4f}, "

@@ -29,7 +29,7 @@ from nlgjudge.analysis.frames import comparison_sets, gold_scores
 from nlgjudge.data import JudgeDataset
 from nlgjudge.reader_names import DATASET_NAMES
 from nlgjudge.register import ALREADY_ENOUGH, MONTE_CARLO_Z, already_enough, claim as registered_claim, contexts_needed_for, family_p
-from nlgjudge.register import lead_words, needed_cell, verdict as registered_verdict
+from nlgjudge.register import choice_lead_words, lead_words, needed_cell, verdict as registered_verdict
 from nlgjudge.stats import (STRATEGIES, bradley_terry_scores, compare_strategies, hard_decisions, max_likelihood_ranking,
                             max_likelihood_ranking_hard, self_consistency, subset_curves, summary_level_correlation, win_ratio)
 from nlgjudge.stats.claims import CONTRADICTED, NOT_RESOLVED, NOT_TESTED, SUPPORTED
@@ -420,7 +420,8 @@ def _dataset_cell(row: Any, after_holm: str) -> str:
     return (f"{interval_text(row.estimate, row.low, row.high, 1)}, {after_holm}"
             + (", smaller than the smallest effect that matters" if small else "")
             + (f" ({flag_words(row.verdict)})" if after_holm != row.verdict else "")
-            + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})")
+            + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})"
+            + choice_lead_words(getattr(row, "dataset", "")))
 
 
 #: The findings the answer box shows, each with the words its row carries there.
@@ -469,10 +470,13 @@ def claims_prose(claims: pd.DataFrame, cell_claims: pd.DataFrame, reached: pd.Da
                             + (lead_words(f"subsets.{name}") if len(rows) else "")) or "not computed"
         cells = cell_claims[cell_claims["comparison"] == name]
         if len(cells):
-            counts = family_counts(cells)
-            parts = [f"{counts[v]} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED) if counts[v] != "0"]
+            # the counts after Holm's correction only (the sentence's own rule; Fig. 5's table gives them before it
+            # too), a verdict some cell had before the correction named with its 0
+            after, before = after_holm(cells), cells["verdict"].tolist()
+            parts = [f"{after.count(v)} {v}" for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED, NOT_TESTED)
+                     if after.count(v) or before.count(v)]
             verdict = every_cell_verdict(cells["verdict"].tolist(), family_p(cells).tolist())
-            out[f"fig5_{name}"] = (f"{verdict} ({listing(parts)} of {len(cells)} dataset-aspects; Holm over the cells)"
+            out[f"fig5_{name}"] = (f"{verdict}: {listing(parts)} of {len(cells)} dataset-aspects after Holm's correction over them"
                                    + lead_words(f"subsets.{name}.every_cell"))
         else:
             out[f"fig5_{name}"] = "not computed"

@@ -423,9 +423,12 @@ def _parse_line(path: Path, number: int, text: str) -> ReleasedRecord:
     missing = sorted(RECORD_FIELDS - record.keys())
     extra = sorted(record.keys() - RECORD_FIELDS)
     if missing or extra:
+        # a file of system outputs (nlgjudge rank's input) is the likeliest mistake: named as such
+        looks_like = ("; this looks like system outputs for nlgjudge rank (context_id, system, output), not model "
+                      "outputs exported by nlgjudge cache export" if {"system", "output"} <= record.keys() else "")
         raise OutputsFormatError(
-            f"{where}: a record has exactly the fields {sorted(RECORD_FIELDS)}; "
-            f"missing {missing or 'none'}, unexpected {extra or 'none'}"
+            f"{where}: a record must have exactly the fields {sorted(RECORD_FIELDS)}; "
+            f"missing {missing or 'none'}, unexpected {extra or 'none'}{looks_like}"
         )
     if not is_valid_key(record["key"]):
         raise OutputsFormatError(f"{where}: key {record['key']!r} is not a 64-character lowercase sha256 hex digest")

@@ -17,6 +17,7 @@ probabilities of " A" and " B" after the noun, as everywhere in the book.
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,3 +160,16 @@ def prompt_from_file(path: str | Path, *, noun: str = "summary", with_reference:
                               "file has no {reference}; add {reference} where the judge should read it, or leave "
                               "--with-reference out")
     return RankPrompt(noun=noun, with_reference=with_reference, template=text.rstrip("\n"), template_name=str(path))
+
+
+def prompt_control_warnings(prompt: RankPrompt, control_strings: Sequence[str]) -> list[str]:
+    """A prompt file that holds the judge's chat-template control strings (an end of turn, a turn's start):
+    they are read as plain text like every text of the run, never as turn markers, so a turn the user wrote
+    into the file is not one; said, as it is for the outputs."""
+    text = getattr(prompt, "template", None)
+    found = sorted({c for c in control_strings if c and text and c in text})
+    if not found:
+        return []
+    return [f"the prompt file ({getattr(prompt, 'template_name', '') or 'the prompt'}) holds the judge's control strings "
+            f"{', '.join(repr(c) for c in found[:5])}: they are read as plain text, never as the judge's own turn markers, "
+            "so a turn written in the file is not a turn; the judge's chat template frames the whole prompt as one user turn"]

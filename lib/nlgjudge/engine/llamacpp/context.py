@@ -208,7 +208,7 @@ class LlamaCppModel:
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:
             self.close()
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 - a finalizer cannot pass on even a Ctrl-C: Python would print a traceback
             pass
 
     # -- sequences ----------------------------------------------------------------------------

@@ -82,7 +82,8 @@ _SECRET_PATTERNS = (
     re.compile(r"\b((?i:bearer|basic))\s+(?=[^\s,;'\")]*(?:[0-9+/=_\-.]|(?<=[A-Za-z0-9])[A-Z]))[^\s,;'\")]{8,}"),
     # an OpenAI-style key: issued keys carry digits, so a name such as "sk-learn-baseline" stays a name
     re.compile(r"\bsk-(?=[A-Za-z0-9_\-*.]*[0-9])[A-Za-z0-9_\-*.]{8,}"),
-    re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|token|password|passwd|secret)(\s*[=:]\s*)[^\s,;&'\")]+"),
+    # (the client's own wording "{token: log-probability}", naming a field's expected shape, is not a secret)
+    re.compile(r"(?i)\b(api[_-]?key|apikey|access[_-]?token|token|password|passwd|secret)(\s*[=:]\s*)(?!log-probability\})[^\s,;&'\")]+"),
     re.compile(r"(?i)(https?://)[^/\s@]+@"),
 )
 
