@@ -13,7 +13,8 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 #: Model outputs stored in the output cache by this process (counted by the cache's writes).
 STORED = [0]
@@ -32,40 +33,32 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 
 @contextmanager
-def termination_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread for the block."""
+def _handling(signals: Sequence[int | None], handler: Any) -> Iterator[None]:
+    """``handler`` for each of ``signals`` (None: one this platform lacks) for the block, then the previous ones."""
     previous = {}
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+    for sig in signals:
         if sig is None:
             continue
         try:
-            previous[sig] = signal.signal(sig, _raise_terminated)
+            previous[sig] = signal.signal(sig, handler)
         except (ValueError, OSError):  # not the main thread
             pass
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, before in previous.items():
+            signal.signal(sig, before)
 
 
-@contextmanager
-def interrupts_held() -> Iterator[None]:
+def termination_as_interrupt() -> AbstractContextManager[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread for the block."""
+    return _handling((signal.SIGTERM, getattr(signal, "SIGHUP", None)), _raise_terminated)
+
+
+def interrupts_held() -> AbstractContextManager[None]:
     """Ctrl-C, SIGTERM and SIGHUP ignored for the block: a run whose results are all written finishes its
     printing and its model's release, instead of ending in a traceback (or a silent 130) with its files there."""
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is None:
-            continue
-        try:
-            previous[sig] = signal.signal(sig, signal.SIG_IGN)
-        except (ValueError, OSError):  # not the main thread
-            pass
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return _handling((signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)), signal.SIG_IGN)
 
 
 def interrupted_line(signum: int) -> str:
