@@ -252,7 +252,8 @@ def test_a_claim_amended_after_its_data_reads_as_a_lead_and_no_other() -> None:
 
 def test_a_row_read_on_a_dataset_whose_candidates_were_chosen_after_the_data_is_a_lead() -> None:
     """WebNLG's candidate set is a shared choice declared after the data ([choices]): every verdict read on
-    it carries the lead's words, in the subsets cells and the comparative claims table; other datasets none."""
+    it carries the lead's words (checked here on a subsets cell; the comparative and bias tables add the same
+    words), and the answer boxes' note on amendments names it; other datasets none."""
     from types import SimpleNamespace
 
     from nlgjudge.analysis.subsets import _dataset_cell
