@@ -22,10 +22,11 @@ def _all_lines() -> list[str]:
     """Each generator at the ends of its range: no rows, every verdict alone, all four mixed, long names."""
     out = [lines.datasets_line(0, 0, 0), lines.datasets_line(12, 1_234_567, 10)]
     for judge in ("Qwen2.5-Coder-1.5B-Instruct", LONG_NAME):
-        out += [lines.worked_line(judge, 16, -0.02), lines.worked_line(judge, 2, float("nan"))]
+        out += [lines.worked_line(judge, 16, -0.02), lines.worked_line(judge, 2, float("nan")),
+                lines.worked_line(judge, 16, -0.02, (0.291, 123))]
         for verdicts in ([], *([v] * 30 for v in VERDICTS), VERDICTS * 40):
             out += [lines.comparative_line(judge, verdicts), lines.bias_line(judge, 0.3, verdicts),
-                    lines.bias_line(judge, float("nan"), verdicts), lines.runtime_line(judge, verdicts, 5.0),
+                    lines.bias_line(judge, float("nan"), verdicts), lines.runtime_line(judge, verdicts, 5.0), lines.runtime_line(judge, verdicts, 5.0, (1_000, 100_000)),
                     lines.subsets_line(judge, {"no_repeat_minus_random": verdicts, "debias_gain_small_budgets": verdicts,
                                                "debias_gain_tiny_budgets": verdicts})]
             out += [lines.bias_line(judge, 0.7, verdicts, (999, 999, 1998)),
@@ -46,15 +47,15 @@ def _all_lines() -> list[str]:
 
 def test_the_readings_added_for_readers_follow_their_inputs() -> None:
     # the bias line counts the sets leaning each way instead of a mean that hides the other way
-    assert ("prefers the candidate shown first in 15 of its 22 prompt-and-aspect settings, and the one shown second in 4"
+    assert ("leans towards the candidate shown first in 15 of its 22 prompt-and-aspect settings, and towards the one shown second in 4"
             in lines.bias_line("J", 0.7, ["supported"], (15, 4, 22)))
     assert "shown second" not in lines.bias_line("J", 0.7, ["supported"], (15, 0, 22))
     # a fix no dataset resolves is said as such, not as "raised agreement in 0"
     assert "these data cannot tell on any of the 3 datasets" in lines.bias_line("J", 0.7, ["not resolved"] * 3, (15, 4, 22))
     # a finding supported only by less than its minimal effect says so; without the size it does not
     small = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]}, {"no_repeat_minus_random": 1.0})
-    assert "changes agreement with people by under 1 point per dataset, too little to matter" in small
-    assert "matter" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
+    assert "asking pairs once or at random ranks alike" in small
+    assert "alike" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"]})
     # Elo: the side of chance and the count above the reference, only with a verdict that allows them
     said = lines.elo_line("J", 99, "supported", "supported", kappa_below_zero=True, above_reference="6 of 6")
     assert "if slightly less often" in said and "6 of 6 systems' summaries clearly above" in said
@@ -95,6 +96,9 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "on average the second candidate" in lines.bias_line("J", 0.2, ["supported"])
     assert "on average the first candidate" in lines.bias_line("J", 0.8, ["supported"])
     assert "10 of 12 carry people's scores" in lines.datasets_line(12, 1_234_567, 10)
+    # one article is said beside the judge's mean over the released articles: one draw is not its level
+    assert "-0.02 to people's ranking; over 6 articles it averages +0.29." in lines.worked_line("J", 16, -0.02, (0.291, 6))
+    assert "averages" not in lines.worked_line("J", 16, -0.02, (0.291, 1))
     assert "all of them carry" in lines.datasets_line(3, 10, 3)
     assert "no better than chance" in lines.elo_line("J", 99, "supported", "supported")
     assert "cannot tell" in lines.elo_line("J", 99, "not resolved", "supported")
@@ -111,33 +115,38 @@ def test_bottom_lines_follow_the_verdicts_they_are_made_from() -> None:
     assert "two programs that run the same model" in lines.runtime_line("J", ["supported"] * 11, 5.0)
     assert lines.runtime_line("J", ["not resolved"] * 11, 5.0).startswith("These data cannot tell whether running J")
     assert "in all 11 benchmark aspects" in lines.runtime_line("J", ["supported"] * 11, 5.0)
+    # an under-powered design is said as such: how few contexts the rows rest on
+    few = lines.runtime_line("J", ["not resolved"] * 11, 5.0, (6, 10))
+    assert few.endswith("6 to 10 contexts per dataset are too few in all 11 benchmark aspects.")
+    assert "6 contexts per dataset" in lines.runtime_line("J", ["not resolved"] * 3, 5.0, (6, 6))
+    assert "contexts per dataset" not in lines.runtime_line("J", ["supported"] * 11, 5.0, (6, 10))
     assert "in 2 of 3 benchmark aspects; it moves it more in 1" in lines.runtime_line("J", ["supported", "supported", "contradicted"], 5.0)
     subsets = lines.subsets_line("J", {"no_repeat_minus_random": ["not resolved"] * 3,
                                        "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"]})
-    assert "these data do not show that asking each pair once beats random pairs in any of the 3" in subsets
-    assert "helps with few comparisons in 1 of 3 datasets" in subsets
-    # a finding against the paper is part of the bottom line
+    assert "no dataset of 3 shows that asking each pair once beats random pairs" in subsets
+    assert "Correcting for position helped on 1 of 3 datasets." in subsets
+    # a finding against the paper is part of the bottom line: debiasing that hurts at the smallest budgets
     hurts = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
                                      "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
-                                     "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]})
-    assert "With fewer comparisons than candidates, it hurts in 2." in hurts
+                                     "debias_gain_tiny_budgets": ["supported", "contradicted", "contradicted"]})
+    assert "helped on 1 of 3 datasets and, at the smallest budgets, hurt on 2." in hurts
     assert lines.words_shown(hurts) <= lines.MAX_WORDS
-    # the size qualifier and the finding against the paper fit together, the judge's name giving way
-    both = lines.subsets_line("Qwen2.5-Coder-1.5B-Instruct", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
-                                                             "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
-                                                             "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
-                              {"no_repeat_minus_random": 1.0})
-    assert "under 1 point, too little to matter" in both and "it hurts in 2" in both and lines.words_shown(both) <= lines.MAX_WORDS
-    # the paper's second finding, where its datasets go against it, comes before our own finding against the paper
+    # the size qualifier, the paper's second finding where a dataset goes against it (by name) and the harm fit together
     three = lines.subsets_line("Qwen2.5-Coder-1.5B-Instruct", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
                                                               "debias_gain_small_budgets": ["supported", "not resolved", "not resolved"],
-                                                              "debias_gain_tiny_budgets": ["contradicted", "contradicted", "not resolved"]},
-                               {"no_repeat_minus_random": 1.0}, {"better": 1, "worse": 0, "n": 3, "cost": 1.0})
-    assert "Half the pairs in both orders rank better in 1 of 3, not 1 point worse." in three
-    assert "too little to matter" in three and "helps with few comparisons in 1 of 3" in three
-    assert lines.words_shown(three) <= lines.MAX_WORDS and "hurts" not in three
-    assert "Half the pairs" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported"]}, None,
-                                                      {"better": 0, "worse": 0, "n": 3, "cost": 1.0})
+                                                              "debias_gain_tiny_budgets": ["supported", "contradicted", "contradicted"]},
+                               {"no_repeat_minus_random": 1.0}, {"better": ["SummEval"], "worse": [], "n": 3})
+    assert three.startswith("At equal cost, asking pairs once or at random ranks alike; on SummEval, half the pairs in both "
+                            "orders ranked better, unlike the paper.")
+    assert "hurt on 2" in three and lines.words_shown(three) <= lines.MAX_WORDS
+    # where everything cannot fit, finding 2 gives way before the harm at the smallest budgets
+    crowded = lines.subsets_line("J", {"no_repeat_minus_random": ["supported", "supported", "contradicted"],
+                                       "debias_gain_small_budgets": ["supported"] * 3,
+                                       "debias_gain_tiny_budgets": ["contradicted"] * 3},
+                                 None, {"better": ["SummEval", "WebNLG"], "worse": ["TopicalChat"], "n": 3})
+    assert "hurt on 3" in crowded and lines.words_shown(crowded) <= lines.MAX_WORDS
+    assert "half the pairs" not in lines.subsets_line("J", {"no_repeat_minus_random": ["supported"]}, None,
+                                                      {"better": [], "worse": [], "n": 3})
 
 
 def test_a_line_that_is_not_plain_is_refused() -> None:
@@ -178,6 +187,17 @@ def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     assert line.startswith("One fixed text beats real summaries in 4 of 8 tries on 2 judges: 4 lose.")
     assert "in 5 of 8" in line and "for 1 of 2 judges; these data cannot tell in 1" in line
     assert lines.plain(line) == line
+    # a judge that fails the screen is set aside in words, and the count is over the judge that reads the texts
+    screened = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
+                                 [("self-praise", "Q", 0.66)], untested_why="their judge not shown to read the texts",
+                                 tries="small-judge", judges=2, screened_out=1)
+    assert screened == ("Under the one small judge shown to read the texts, a fixed text beat real summaries in 0 of 4 tries: "
+                        "it lost 3, and self-praise, winning 66%, stayed undecided; the other judge, not shown to read the "
+                        "texts, was not tested.")
+    two = lines.gaming_line(["not tested"] * 8 + ["supported", "not resolved"] * 4, [], [], [("self-praise", LONG_NAME, 0.9)],
+                            judges=4, screened_out=2)
+    assert two.startswith("Under the 2 judges shown to read the texts, a fixed text beat real summaries in 4 of 8 tries")
+    assert "the other 2 judges, not shown to read the texts, were not tested" in two and lines.plain(two) == two
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
     assert len(crowded.split()) <= lines.MAX_WORDS  # the least important sentence gives way
 
@@ -189,6 +209,10 @@ def test_the_elo_line_says_how_the_judges_picks_agree_with_people_within_its_wor
     assert chance.endswith("Its picks are not shown to match people's beyond chance.") and lines.words_shown(chance) <= lines.MAX_WORDS
     assert lines.elo_line(*args, **kwargs, with_people=True).endswith("more often than chance.")
     assert "people" not in lines.elo_line(*args, **kwargs)
+    # a kappa given as a number is said as one, beside chance's 0, with no test's words (no claim is registered on it)
+    number = lines.elo_line(*args, **kwargs, with_people=0.034)
+    assert number.endswith("Its picks match people's at kappa 0.03; chance is 0.") and "beyond" not in number
+    assert lines.rank_line("J", "A", "B", 0, 6, "not tested", picks_with_people=-0.1).endswith("at kappa -0.10; chance is 0.")
 
 
 def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bottom_line() -> None:
@@ -198,12 +222,14 @@ def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bott
     assert "for every evaluator" not in said.split("The paper's measure")[1]
     elo = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", kappa_lead=True, with_people=False)
     assert "about as often as chance, by a rule chosen after the data" in elo and "as the paper found" not in elo
-    assert "Its picks are not shown to match people's beyond chance." in elo
-    # the side of chance, where the whole interval lies below 0, is said beside the lead, within the words
+    # below chance, the plan's first test (declared before the data) is said first, against the paper
     below = lines.elo_line("Qwen2.5-Coder-1.5B-Instruct", 99, "supported", "supported", kappa_below_zero=True,
-                           above_reference="5 of 6", above_point="6 of 6", with_people=False, kappa_lead=True)
-    assert "about as often as chance, slightly less, by a rule chosen after the data" in below
-    assert "Its picks are not shown to match people's beyond chance." in below and lines.words_shown(below) <= lines.MAX_WORDS
+                           above_reference="5 of 6", above_point="6 of 6", kappa_lead=True, with_people=0.03)
+    assert ("picks against ROUGE slightly more often than chance: unlike the paper by the plan's first test, as the paper "
+            "found by a rule chosen after the data." in below) and lines.words_shown(below) <= lines.MAX_WORDS
+    assert "Its picks are not shown to match people's beyond chance." in elo
+    # where the line is full, the picks against people's give way before the kappa's two readings
+    assert "people" not in below and "5 of 6 systems' summaries clearly above" in below
 
 
 def test_the_comparative_line_says_its_count_is_a_lead_when_the_claims_rule_changed_after_the_data() -> None:

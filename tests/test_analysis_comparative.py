@@ -169,6 +169,24 @@ def test_comparative_vs_scoring_compares_within_each_model(tiny_dataset) -> None
     assert shown.loc[("w", "tiny", "COH"), "gap [paired 95%]"] == "–" and shown.loc[("w", "tiny", "COH"), "n"] == 0
 
 
+def test_the_first_releases_comparator_picks_the_best_reading_and_the_moved_rows_are_listed(tiny_dataset) -> None:
+    ds = tiny_dataset(2, 3)
+    frames = [comparisons_from(ds, perfect, templates=(1,))]
+    ours = [comparative_predictions(f) for f in frames]
+    # sampled: +100 / -100 (mean 0); expected: +100 in both contexts (the best reading, picked on these data)
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]), "sampled", model="m", dataset="tiny"))
+    ours.append(scoring_predictions(scoring_frame(ds, [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]), "expected", model="m", dataset="tiny"))
+    table = correlations(pd.concat(ours, ignore_index=True), ds)
+    now = comparative_vs_scoring(table)
+    before = comparative_vs_scoring(table, comparator=analysis.BEST_OF_THREE)
+    assert now["comparator_method"].iloc[0] == analysis.SCORING_SAMPLED
+    assert before["comparator_method"].iloc[0] == analysis.SCORING_EXPECTED
+    assert before["comparator_score"].iloc[0] == pytest.approx(100.0) and before["gap"].iloc[0] == pytest.approx(0.0)
+    assert analysis.verdicts_moved(now, now) == []
+    changed = before.assign(family_verdict="contradicted")
+    assert analysis.verdicts_moved(now, changed) == [("m", "tiny", "COH", "contradicted", now["family_verdict"].iloc[0])]
+
+
 def test_the_t_interval_brackets_the_mean_needs_two_contexts_and_flags_small_n(tiny_dataset) -> None:
     ds = tiny_dataset(4, 4)
     rng = np.random.default_rng(0)

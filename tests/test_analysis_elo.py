@@ -196,6 +196,22 @@ def test_the_kappa_claims_n_is_the_articles_its_encounters_span() -> None:
     assert row["n"] == 97 and "of 97 articles" in row["evidence"]
 
 
+def test_a_supported_kappa_row_gives_the_first_rules_verdict_and_the_dropped_borderline_window() -> None:
+    from nlgjudge.analysis.elo import DROPPED_BORDERLINE, NEAR_ZERO_KAPPA, _kappa_row
+
+    # the released row's shape: the whole interval below 0, its low end 0.0049 inside the band's end
+    near = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.0049, -0.04), "llm", "ROUGE-1", 99, None)
+    assert near["verdict"] == "supported"
+    assert "by the plan's first rule, kappa against 0, this row reads contradicted" in near["reason"]
+    assert "its nearer end lies 0.0049 from the band's end" in near["reason"]
+    assert near["reason"].endswith(f"an end within {DROPPED_BORDERLINE:g} borderline, so under it this row would read "
+                                   "borderline (not resolved)")
+    edge = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.00501, -0.04), "llm", "ROUGE-1", 99, None)
+    assert edge["reason"].endswith("so under it this row would read supported too")
+    far = _kappa_row(_kappas("llm", -0.05, -0.12, 0.02), "llm", "ROUGE-1", 99, None)
+    assert far["verdict"] == "supported" and "first rule" not in far["reason"] and "within" not in far["reason"].split(";", 1)[-1]
+
+
 def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:
     from nlgjudge.analysis.elo import claims
 

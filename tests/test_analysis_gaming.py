@@ -223,7 +223,7 @@ def test_the_reference_defense_reads_plain_minus_reference_win_rates_on_the_arti
     assert (claims["claim"] == "gaming.reference").sum() == 1
 
 
-def test_an_exploratory_claims_rows_are_said_as_leads_never_in_the_verdict_words() -> None:
+def test_an_exploratory_claims_rows_carry_the_books_one_lead_qualifier() -> None:
     from nlgjudge.analysis.gaming import claim_counts, claims_view, lead_words
 
     claims = pd.DataFrame({"claim": ["gaming.screen", "gaming.screen", "gaming.attack_wins"], "judge": ["j", "j", "j"],
@@ -233,11 +233,13 @@ def test_an_exploratory_claims_rows_are_said_as_leads_never_in_the_verdict_words
                            "reason": ["interval above 0", "interval contains 0", "interval above 0.5"],
                            "contexts_needed": [np.nan, 30.0, np.nan]})
     said = claim_counts(claims, "gaming.screen")
-    assert said.startswith("a lead for it in 1 of 2 rows") and "no lead in 1" in said
-    assert not any(w in said for w in ("supported", "contradicted", "not resolved"))
+    assert said.startswith("supported in 1 of 2 rows") and "not resolved in 1" in said
+    assert said.endswith("; each tested row is a lead: declared after related data were shown")
     assert claim_counts(claims, "gaming.attack_wins").startswith("supported in 1 of 1 row")
+    assert "lead" not in claim_counts(claims, "gaming.attack_wins")
     view = claims_view(claims, {}, {})
-    assert view["verdict"].iloc[0].startswith("a lead for it") and view["verdict"].iloc[2].startswith("supported")
+    assert view["verdict"].iloc[0].startswith("supported (a lead: declared after related data were shown)")
+    assert view["verdict"].iloc[2].startswith("supported") and "lead" not in view["verdict"].iloc[2]
     assert lead_words("not tested: too few articles") == "not tested: too few articles"
 
 
@@ -249,5 +251,18 @@ def test_a_count_of_rows_not_tested_gives_their_reasons_in_words() -> None:
                            "reason": ["fails the judge screen: its two orders agree on 12 of 30 contexts", NOTHING_TO_TAKE,
                                       "interval above 0"]})
     said = claim_counts(claims, "gaming.protection")
-    assert said.startswith("supported in 1 of 3 rows") and "not tested in 2 (fails the judge screen; without the protection" in said
+    assert said.startswith("supported in 1 of 3 rows") and "not tested in 2 (1 row: fails the judge screen; 1 row: without the protection" in said
     assert "12 of 30" not in said and "standing first" not in said  # the first clause of each reason, not its detail
+
+
+def test_rows_not_tested_for_different_reasons_are_counted_per_reason() -> None:
+    from nlgjudge.analysis.gaming import claim_counts
+
+    claims = pd.DataFrame({"claim": ["gaming.protection"] * 3, "family_verdict": ["not tested"] * 3, "verdict": ["not tested"] * 3,
+                           "reason": ["fails the judge screen: 54% of pairs agree", "fails the judge screen: 50%",
+                                      "without the protection the forged turns win no comparison in any article"]})
+    said = claim_counts(claims, "gaming.protection")
+    assert said.endswith("not tested in 3 (2 rows: fails the judge screen; 1 row: without the protection the forged turns "
+                         "win no comparison in any article)")
+    one = claim_counts(claims.iloc[:2], "gaming.protection")
+    assert one.endswith("not tested in 2 (fails the judge screen)")

@@ -510,3 +510,20 @@ def test_a_not_tested_reason_keeps_its_setting_so_two_settings_never_read_as_one
     reason = analysis.overall_verdict(rows).reason
     assert "reference-based, every evaluator rates b lowest" in reason
     assert "reference-free, the other evaluators rate c near the top already" in reason
+
+
+def test_the_first_releases_pooled_length_reading_lets_a_document_effect_pass_for_a_length_preference() -> None:
+    """The amended reading (one Spearman pooled over every summary, documents resampled), kept to show
+    which verdicts the amendment moved: a document effect (long articles: longer summaries and higher
+    scores) makes it positive while every document's own correlation is -1."""
+    from nlgjudge.analysis.narcissism import length_correlation_table, pooled_length_correlation_table
+
+    docs = np.arange(6, dtype=float)[:, None]
+    lengths = np.array([1.0, 2.0, 3.0]) + 10 * docs
+    scores = np.array([3.0, 2.0, 1.0]) + 10 * docs
+    cube = scores[:, None, :]
+    pooled = pooled_length_correlation_table(cube, lengths, ["e"], n_boot=200).loc["e"]
+    within = length_correlation_table(cube, lengths, ["e"]).loc["e"]
+    assert within["spearman"] == pytest.approx(-1.0)
+    assert pooled["spearman"] > 0.8 and pooled["ci_low"] <= pooled["spearman"] <= pooled["ci_high"] <= 1.0
+    assert pooled["n_documents"] == 6

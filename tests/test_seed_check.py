@@ -15,7 +15,7 @@ from nlgjudge.register import register, seed_check_lines
 def test_a_glued_value_is_read_as_its_verdict_words_without_its_numbers() -> None:
     assert seed_check.verdict_words("kappa = -0.12 [-0.195, -0.04], supported (a lead: rule changed after the data)") == "supported"
     assert seed_check.verdict_words("supported in 5 of 11 (7 before), not resolved in 6") == "supported / not resolved"
-    assert seed_check.verdict_words("a lead for it in 1 of 2 rows, no lead in 1") == "a lead for it / no lead"
+    assert seed_check.verdict_words("supported (a lead: declared after related data were shown) in 1 of 2 rows, not resolved in 1") == "supported / not resolved"
     assert seed_check.verdict_words("0.52 [0.37, 0.67]") == "no verdict word"
     # a rerun's mark of the released build's words is not this run's verdict
     assert seed_check.verdict_words("supported (a lead: rule changed after the data) (was: supported)") == "supported"

@@ -275,12 +275,12 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     except ComparisonTooLongError as error:
         raise UserInputError(_too_long_message(frame, error, judge)) from None
     analysis = analyse(judgments, systems, n_boot=n_boot, seed=seed)
-    notes = design_warnings(frame, judge_control_strings(judge, load=allow_compute),
-                            with_reference=bool(getattr(prompt, "with_reference", True)))  # a reference is read when shown
+    controls = judge_control_strings(judge, load=allow_compute)
+    notes = design_warnings(frame, controls, with_reference=bool(getattr(prompt, "with_reference", True)))  # a reference is read when shown
     notes += [f"the served judge, while judging: {message}" for message in server_said.messages]
     notes += family_warnings(judge.handle.name, judge_family(judge.handle), systems)
-    notes += prompt_control_warnings(prompt, judge_control_strings(judge, load=allow_compute))
-    formulas = [s for s in systems if s[:1] in (*FORMULA_STARTS, "'")]
+    notes += prompt_control_warnings(prompt, controls)
+    formulas = [s for s in systems if is_formula(s)]
     if formulas:  # leaderboard.csv shows them with a ' in front (neutralise_formulas): said, so a join by name can allow for it
         notes.append(f"system names starting with =, +, -, @, ' or a tab ({', '.join(repr(s) for s in formulas[:5])}"
                      f"{' and more' if len(formulas) > 5 else ''}) are written to leaderboard.csv with a ' in front, so that "
@@ -308,8 +308,7 @@ def _rank_checked(frame: pd.DataFrame, model: str | None, judge: Any, prompt: An
     return result
 
 
-#: More characters a token than any tokenizer's tokens hold in running text: a prompt longer than this many
-#: times the judge's window cannot fit, and is refused without tokenizing it.
+#: More characters a token than any tokenizer's tokens hold: a prompt this many times the window is refused untokenized.
 MOST_CHARACTERS_PER_TOKEN = 16
 
 
@@ -324,8 +323,7 @@ def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], promp
 
     if not hasattr(judge, "window") or not hasattr(judge, "_load"):
         return
-    # Cut from the left (--truncate), a prompt loses its opening and the start of the source: it must
-    # still fit with the whole source gone, or the cut would reach the outputs being compared.
+    # Cut from the left (--truncate), a prompt must still fit with the whole source gone (else the outputs are cut).
     truncate = bool(getattr(judge, "truncate", False))
     style = prompt_style(judge.handle, "auto")
     picks = [(plan, i, j) for plan in plans for i, j in plan.judged_pairs()]
@@ -348,8 +346,7 @@ def check_prompt_lengths(judge: Any, plans: list[Any], systems: list[str], promp
     for k in todo:
         plan, i, j = picks[k]
         request = requests[k] if not truncate else comparison_request(replace(plan, source="."), i, j, prompt, style, systems)
-        # a prompt longer than the window at even the longest tokens is refused before it is tokenized: one very
-        # long word takes a tokenizer minutes
+        # longer than the window at even the longest tokens: refused untokenized (one long word takes a tokenizer minutes)
         chars = sum(len(str(m.get("content", ""))) for m in request.prompt) if isinstance(request.prompt, list) \
             else len(str(request.prompt))
         if chars > MOST_CHARACTERS_PER_TOKEN * limit:
@@ -468,13 +465,18 @@ def _refuse_cache_on_input(cache_file: Any, inputs: dict[str, Any]) -> None:
                                  f"{what}: set NLGJUDGE_OUTPUT_CACHE to another file; nothing was written")
 
 
+def is_formula(value: object) -> bool:
+    """Whether a spreadsheet would read ``value`` as a formula (or strip its leading ')."""
+    return isinstance(value, str) and value[:1] in (*FORMULA_STARTS, "'")
+
+
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell that a spreadsheet would run as a formula (starting with
     ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with ``'``: a system named
     ``=cmd|' /C calc'!A0`` is shown, not executed, when ``leaderboard.csv`` is opened. A text that
     already starts with ``'`` gets one more, so that two names never become one (``=x`` and ``'=x``)."""
     def safe(value: Any) -> Any:
-        return "'" + value if isinstance(value, str) and value[:1] in (*FORMULA_STARTS, "'") else value
+        return "'" + value if is_formula(value) else value
 
     out = frame.copy()
     for column in out.columns:
@@ -520,8 +522,7 @@ def write_outputs(result: RankResult, folder: Path, *, force: bool = False) -> l
             # The leaderboard's presence means the set is whole: it goes first and comes back last.
             for name in ("leaderboard.csv", "report.md", "win_matrix.png", "judgments.jsonl"):
                 (folder / name).unlink(missing_ok=True)
-            # The manifest names the new set once the old one is gone, before it moves in: a kill at any
-            # step leaves only files that the manifest lists (or none).
+            # The manifest names the new set once the old one is gone, before it moves in: a kill leaves only listed files.
             _write_manifest(folder, {name: {_sha256(staging / name)} for name in OUTPUT_FILES}, staging)
             for name in ("judgments.jsonl", "win_matrix.png", "report.md", "leaderboard.csv"):
                 os.replace(staging / name, folder / name)
@@ -555,8 +556,7 @@ def _parser() -> argparse.ArgumentParser:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--reference-free", dest="with_reference", action="store_false", help="the judge sees no reference (default)")
     group.add_argument("--with-reference", dest="with_reference", action="store_true", help="show each context's reference to the judge")
-    # Reference-free unless asked (store_false's own default would be True).
-    parser.set_defaults(with_reference=False)
+    parser.set_defaults(with_reference=False)  # reference-free unless asked (store_false alone would default to True)
     parser.add_argument("--backend", default=None, choices=("auto", "torch", "llamacpp", "server"),
                         help="model runtime (default: auto; server with --server-url)")
     parser.add_argument("--server-url", default=None,
@@ -647,8 +647,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             held.enter_context(out_lock(out))  # a second run into the same folder refuses here, at once
             judge = _load_judge(args.model, runtime, args.truncate)
             held.callback(getattr(getattr(judge, "_server", None), "close", lambda: None))  # a server's connections closed
-            early = design_warnings(frame, judge_control_strings(judge), with_reference=args.with_reference)
-            early += prompt_control_warnings(prompt, judge_control_strings(judge))
+            controls = judge_control_strings(judge)
+            early = design_warnings(frame, controls, with_reference=args.with_reference)
+            early += prompt_control_warnings(prompt, controls)
             for note in early:  # before judging: the user may stop here (report.md says them again)
                 emit(f"warning: {note}", sys.stderr)
             estimate = RunEstimate(judge, frame, prompt, budget)

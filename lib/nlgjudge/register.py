@@ -388,6 +388,17 @@ def choice_lead_words(dataset: str) -> str:
     return CHOICE_LEAD_WORDS if CHOICE_AFTER_DATA.get(str(dataset)) in register().choices else ""
 
 
+def lead_note(claim_id: str | None, dataset: str = "") -> str:
+    """The lead qualifiers of one row merged into one bracket: :data:`LEAD_WORDS` for a claim amended after
+    its data, :data:`CHOICE_LEAD_WORDS` for a dataset whose candidate set was chosen after the data, both as
+    " (a lead: rule changed and its candidate set chosen after the data)"; "" for neither."""
+    rule = bool(claim_id) and claim(str(claim_id)).amended_after_data
+    choice = bool(choice_lead_words(dataset))
+    if rule and choice:
+        return " (a lead: rule changed and its candidate set chosen after the data)"
+    return LEAD_WORDS if rule else CHOICE_LEAD_WORDS if choice else ""
+
+
 def lead_words(claim_id: str) -> str:
     """:data:`LEAD_WORDS` for a claim amended after its data were read, "" for any other: a chapter puts
     it beside that claim's verdict, so that the row itself says it is a lead, not a finding."""
@@ -464,6 +475,14 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "**some row**, at least one row on the claim's side after Holm's correction; **every pair**, each pair",
         "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
         "the minimal effect below, never at the observed effect.",
+        "",
+        "**When this plan was written.** It was first written on 2026-11-28, after the first releases of seven",
+        "chapters had been read (the datasets, comparative, bias and subsets chapters from 2026-11-22, the worked",
+        "example and Elo from 2026-11-23, narcissism and rank from 2026-11-24, runtime from 2026-11-25). Their",
+        "claims were written from the papers' claims, but by authors who had seen those results: read their",
+        "verdicts as a disclosed exploratory analysis, confirmed only where fresh data say so. A rule changed",
+        "after that date is marked amended, row by row; the gaming chapter's claims (2026-11-29) were written",
+        "before its judgments were made.",
         "",
     ]
     if reg.screen:

@@ -28,8 +28,8 @@ from nlgjudge.prose import VERDICT_WORDS
 from nlgjudge.register import SEED_TABLE as TABLE  # the table the check writes and the register page reads
 #: The resample seeds run beside the released build's (0).
 SEEDS = (1, 2)
-# the claim rule's words (one list, nlgjudge.prose's), and those a Monte Carlo error or a lead adds
-_WORDS = re.compile(r"\b(" + "|".join((*VERDICT_WORDS, "borderline", "a lead for it", "a lead against it", "no lead")) + r")\b")
+# the claim rule's words (one list, nlgjudge.prose's), and the one a Monte Carlo error adds
+_WORDS = re.compile(r"\b(" + "|".join((*VERDICT_WORDS, "borderline")) + r")\b")
 
 
 def verdict_words(text: str) -> str:

@@ -10,7 +10,6 @@ tested" "could not be tested here". :func:`plain` checks every line it returns.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -91,11 +90,18 @@ def datasets_line(n_datasets: int, n_candidates: int, n_scored: int) -> str:
                 "This chapter only describes them and tests no claim; every later chapter reads its judges against these scores.")
 
 
-def worked_line(judge: str, n_summaries: int, rho: float) -> str:
+def worked_line(judge: str, n_summaries: int, rho: float, typical: tuple[float, int] | None = None) -> str:
+    """``typical``: the judge's mean correlation over the articles whose comparisons are released, and how
+    many, said beside this article's so that one draw is not read as the judge's level."""
     if not math.isfinite(rho):
         said = "gives no correlation with people's ranking"
     else:
         said = f"ranks its {n_summaries} summaries with a correlation of {rho:+.2f} to people's ranking"
+    if typical is not None and math.isfinite(typical[0]) and typical[1] > 1:
+        line = (f"On one article, {name(judge)} {said}; over {typical[1]} articles it averages {typical[0]:+.2f}. "
+                "One article is one draw, so this page tests nothing; the next chapters run the same steps on every article.")
+        if words_shown(line) <= MAX_WORDS:
+            return plain(line)
     return plain(f"On one article, {name(judge)} {said}. One article is one draw, so this page tests nothing; "
                  "the next chapters run the same steps on every article.")
 
@@ -126,11 +132,12 @@ def bias_line(judge: str, mean_p_a: float, verdicts: Sequence[str], sets: tuple[
         fix = (f"removing that lean raised agreement with people in {_of(counts[SUPPORTED], n)} datasets"
                f"{_rest(counts, against='it lowered agreement')}") if n else "no dataset tests the fix"
     leans = [f"leans towards {lean}"]
-    if sets is not None:  # "clearly": the set's interval excludes one half after Holm's correction, not its point estimate
+    if sets is not None:  # a set leans when its interval excludes one half after Holm's correction (a description,
+        # so said without a verdict's words such as "clearly")
         toward_a, toward_b, n_sets = sets
-        leans = [f"clearly prefers the candidate shown first in {toward_a} of its {n_sets} prompt-and-aspect settings"
-                 + (f", and the one shown second in {toward_b}" if toward_b else ""),
-                 f"clearly prefers the first candidate in {toward_a} of {n_sets} prompt-and-aspect settings"
+        leans = [f"leans towards the candidate shown first in {toward_a} of its {n_sets} prompt-and-aspect settings"
+                 + (f", and towards the one shown second in {toward_b}" if toward_b else ""),
+                 f"leans towards the first candidate in {toward_a} of {n_sets} prompt-and-aspect settings"
                  + (f" and the second in {toward_b}" if toward_b else ""), *leans]
     for said in leans:  # the fullest that fits
         if words_shown(f"{name(judge)} {said}; {fix}.") <= MAX_WORDS:
@@ -146,67 +153,76 @@ _SUBSET_WORDS = {
 }
 
 
-def _symmetric_words(symmetric: Mapping[str, float] | None) -> str:
-    """Finding 2 in a sentence: asking half the pairs in both orders against each pair once at the same
-    budget, where its datasets' verdicts go against the paper's cost (``better``: datasets where it ranks
-    better, ``worse``: more than the band worse, ``n``: datasets, ``cost``: the paper's points)."""
-    if not symmetric or not (symmetric.get("better") or symmetric.get("worse")):
+def _where(names: Sequence[str], n: int) -> str:
+    """"on SummEval" where one dataset is meant, "on 2 of 3 datasets" otherwise."""
+    return f"on {name(names[0])}" if len(names) == 1 else f"on {_of(len(names), n)} datasets"
+
+
+def _symmetric_words(symmetric: Mapping[str, object] | None) -> str:
+    """Finding 2 in words, where its datasets go against the paper's cost of asking half the pairs in
+    both orders at the same number of comparisons (``better``/``worse``: the datasets whose interval lies
+    wholly beyond the paper's band on that side, by name; ``n``: datasets)."""
+    if not symmetric:
         return ""
-    better, worse, n = int(symmetric.get("better", 0)), int(symmetric.get("worse", 0)), int(symmetric["n"])
-    parts = ([f"rank better in {better} of {n}, not {symmetric['cost']:g} point worse"] if better else []) + (
-        [f"rank clearly worse than the paper found in {worse} of {n}"] if worse else [])
-    return "Half the pairs in both orders " + " and ".join(parts)
+    better, worse, n = list(symmetric.get("better", ())), list(symmetric.get("worse", ())), int(symmetric["n"])  # type: ignore[call-overload]
+    parts = ([f"{_where(better, n)}, half the pairs in both orders ranked better, unlike the paper"] if better else []) + (
+        [f"{_where(worse, n)}, half the pairs in both orders ranked worse than the paper found"] if worse else [])
+    return "; ".join(parts)
 
 
 def subsets_line(judge: str, verdicts: Mapping[str, Sequence[str]], small: Mapping[str, float] | None = None,
-                 symmetric: Mapping[str, float] | None = None) -> str:
+                 symmetric: Mapping[str, object] | None = None) -> str:
     """``verdicts``: per finding's comparison key, its datasets' verdicts after Holm. ``small``: per
     key, the registered minimal effect where every dataset's interval lies within it either way: the
-    line then says the change is too small to matter in every dataset (the claim rule's qualifier,
-    kept before anything else is dropped) instead of counting directions that do not matter.
-    ``symmetric``: finding 2's datasets against the paper (:func:`_symmetric_words`), said next."""
-    def read(key: str, short: bool) -> str:
-        claim, subject = _SUBSET_WORDS[key]
-        if sizes and key in sizes:
-            return (f"{subject} moves agreement under {sizes[key]:g} point, too little to matter" if short else
-                    f"{subject} changes agreement with people by under {sizes[key]:g} point per dataset, too little to matter")
-        found = list(verdicts.get(key, ()))
+    line then says the two ways rank alike instead of counting directions that do not matter.
+    ``symmetric``: finding 2's datasets against the paper (:func:`_symmetric_words`). The smallest
+    budgets' debiasing, where it hurts, is always said: it goes against the paper's finding 3."""
+    sizes = small or {}
+
+    def first_finding(at_cost: bool) -> str:
+        lead = "at equal cost, " if at_cost else ""
+        if "no_repeat_minus_random" in sizes:
+            return f"{lead}asking pairs once or at random ranks alike"
+        found = list(verdicts.get("no_repeat_minus_random", ()))
         if not found:
-            return f"no dataset of this run tests whether {claim}"
+            return f"{lead}no dataset tests whether asking each pair once beats random pairs"
         counts, n = _count(found), len(found)
-        reverse = counts[CONTRADICTED]
         if counts[SUPPORTED] == 0:
-            other_way = f", and the reverse holds in {reverse}" if reverse else ""
-            if short:
-                return f"no dataset of {n} shows that {claim}{other_way}"
-            return f"these data do not show that {claim} in any of the {n} datasets{other_way}"
+            return (f"{lead}no dataset of {n} shows that asking each pair once beats random pairs"
+                    + (f", and the reverse holds on {counts[CONTRADICTED]}" if counts[CONTRADICTED] else ""))
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
-        against = (f" and loses in {reverse}" if short else f", and it is the other way round in {reverse}") if reverse else ""
-        return f"{claim} in {where}" + ("" if short else " datasets") + against
+        return (f"{lead}asking each pair once beats random pairs on {where} datasets"
+                + (f" and loses on {counts[CONTRADICTED]}" if counts[CONTRADICTED] else ""))
 
-    def line(prefix: bool, short: bool, tail: str, second: str) -> str:
-        first = read("no_repeat_minus_random", short)
-        first = f"For {name(judge)}, {first}" if prefix else first[0].upper() + first[1:]
-        third = read("debias_gain_small_budgets", short)
-        return f"{first}. " + (f"{second}. " if second else "") + f"{third[0].upper() + third[1:]}{tail}."
+    def debiasing() -> str:
+        found = list(verdicts.get("debias_gain_small_budgets", ()))
+        tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
+        hurts = f"at the smallest budgets, hurt on {tiny[CONTRADICTED]}" if tiny[CONTRADICTED] else ""
+        if "debias_gain_small_budgets" in sizes:
+            said = f"Correcting for position with few comparisons moved agreement by under {sizes['debias_gain_small_budgets']:g} point"
+        elif not found:
+            said = "No dataset tests whether correcting for position helps with few comparisons"
+        else:
+            counts, n = _count(found), len(found)
+            said = (f"Correcting for position helped on {_of(counts[SUPPORTED], n)} datasets" if counts[SUPPORTED] else
+                    f"Correcting for position helped on none of the {n} datasets")
+        return f"{said} and, {hurts}." if hurts else f"{said}."
 
-    # a finding that goes against the paper is part of the bottom line: debiasing that hurts with fewer
-    # comparisons than candidates (the paper expects it to help most there)
-    tiny = _count(list(verdicts.get("debias_gain_tiny_budgets", ())))
-    # its own sentence: a second budget, never merged into the first finding's count
-    hurts = (f". With fewer comparisons than candidates, it hurts in {tiny[CONTRADICTED]}" if tiny[CONTRADICTED] else "")
     second = _symmetric_words(symmetric)
-    # the first line that fits: the sizes kept longest (the claim rule's qualifier), then the paper's second
-    # finding where the data go against it, then our finding against the paper, the judge's name, the longer wording
-    for sizes, with_second, tail, prefix, short in itertools.product((small, None), (second, ""), (hurts, ""), (True, False),
-                                                                     (False, True)):
-        if words_shown(line(prefix, short, tail, with_second)) <= MAX_WORDS:
-            return plain(line(prefix, short, tail, with_second))
-    sizes = None
-    return plain(line(False, True, "", ""))
+    third = debiasing()
+    # the fullest that fits: "at equal cost" gives way first, then finding 2 against the paper; the smallest
+    # budgets' harm (against the paper's finding 3) is kept longest
+    for at_cost, with_second in ((True, True), (False, True), (True, False), (False, False)):
+        first = first_finding(at_cost)
+        opening = first[0].upper() + first[1:] + (f"; {second}." if second and with_second else ".")
+        if words_shown(f"{opening} {third}") <= MAX_WORDS:
+            return plain(f"{opening} {third}")
+    return _fit(third, opening)
 
 
-def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
+def runtime_line(judge: str, verdicts: Sequence[str], margin: float, contexts: tuple[int, int] | None = None) -> str:
+    """``contexts``: the fewest and most contexts a row's change rests on, said where no row is resolved
+    (the design, not the runtimes, is then what the line reports)."""
     n = len(verdicts)
     if not n:
         return plain(f"No benchmark aspect has both runtimes' outputs for {name(judge)}, so this run cannot compare them.")
@@ -215,6 +231,10 @@ def runtime_line(judge: str, verdicts: Sequence[str], margin: float) -> str:
 
     def line(running: str) -> str:
         if counts[NOT_RESOLVED] == n:
+            if contexts:
+                few = f"{contexts[0]}" if contexts[0] == contexts[1] else f"{contexts[0]} to {contexts[1]}"
+                return (f"These data cannot tell whether {running} {change}: "
+                        f"{few} contexts per dataset are too few in all {n} benchmark aspects.")
             return (f"These data cannot tell whether {running} {change}: "
                     f"in all {n} benchmark aspects the interval of the change is too wide.")
         where = f"all {n}" if counts[SUPPORTED] == n else _of(counts[SUPPORTED], n)
@@ -241,8 +261,17 @@ _REFERENCE_WORDS = {
 }
 
 
+def _picks_words(with_people: bool | float) -> str:
+    """The judge's single picks against people's: a kappa (a float) is said as a number beside chance's 0,
+    with no test's words (no claim is registered on it); a bool keeps the reading of its interval."""
+    if isinstance(with_people, float):
+        return f"Its picks match people's at kappa {with_people:.2f}; chance is 0."
+    return ("Its picks agree with people's more often than chance." if with_people
+            else "Its picks are not shown to match people's beyond chance.")
+
+
 def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, *, kappa_below_zero: bool = False,
-             above_reference: str | None = None, above_point: str | None = None, with_people: bool | None = None,
+             above_reference: str | None = None, above_point: str | None = None, with_people: bool | float | None = None,
              kappa_lead: bool = False) -> str:
     """``kappa_below_zero``: the kappa's whole interval lies below 0 (the plan's secondary reading, a
     description); ``above_reference``: "k of n" contestants above the reference after Holm's correction;
@@ -250,22 +279,24 @@ def elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict:
     whether the judge's kappa with people's choices lies wholly above 0 (a description), None: not known;
     ``kappa_lead``: the kappa claim's test was chosen after its data were read, so its verdict is a lead,
     said so in the line (beside the secondary "slightly less often")."""
-    people = ("" if with_people is None else " Its picks agree with people's more often than chance."
-              if with_people else " Its picks are not shown to match people's beyond chance.")
-    full = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, above_point,
-                     kappa_lead)
-    if words_shown(full + people) <= MAX_WORDS:
-        return full + people
-    short = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, None, kappa_lead)
-    return short + people if words_shown(short + people) <= MAX_WORDS else full
+    people = f" {_picks_words(with_people)}" if with_people is not None else ""
+    # the fullest that fits: the count by point estimate gives way first, then the picks against people's
+    for point, picks in ((above_point, people), (None, people), (above_point, ""), (None, "")):
+        line = _elo_line(judge, n_articles, kappa_verdict, reference_verdict, kappa_below_zero, above_reference, point,
+                         kappa_lead) + picks
+        if words_shown(line) <= MAX_WORDS:
+            return plain(line)
+    return plain(line)
 
 
 def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict: str, kappa_below_zero: bool,
               above_reference: str | None, above_point: str | None, kappa_lead: bool = False) -> str:
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
-    if kappa_verdict == SUPPORTED and kappa_lead:  # the side of chance, where the interval shows it, said too
-        kappa = ("agrees with ROUGE about as often as chance" + (", slightly less" if kappa_below_zero else "")
-                 + ", by a rule chosen after the data")
+    if kappa_verdict == SUPPORTED and kappa_lead:  # the side of chance, where the interval shows it, said first:
+        # the plan's first test (kappa against 0, declared before the data) reads that side against the paper
+        kappa = ("picks against ROUGE slightly more often than chance: unlike the paper by the plan's first test, "
+                 "as the paper found by a rule chosen after the data" if kappa_below_zero else
+                 "agrees with ROUGE about as often as chance, by a rule chosen after the data")
     elif kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
     reference = _REFERENCE_WORDS.get(reference_verdict, _REFERENCE_WORDS[NOT_TESTED])
@@ -276,7 +307,7 @@ def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict
             everyone = f"all {point[1]}" if point[0] == point[1] else above_point
             reference = (f"It rates {everyone} systems' summaries above the human reference by point estimate, "
                          + ("each of them clearly" if clear == point[0] else f"{clear} of them clearly"))
-    return plain(f"On {n_articles} articles, {name(judge)} {kappa}. {reference}.")
+    return f"On {n_articles} articles, {name(judge)} {kappa}. {reference}."
 
 
 _EVERY_WORDS = {
@@ -345,9 +376,10 @@ def _system(text: str) -> str:
 
 
 def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: int, people_verdict: str,
-              picks_with_people: bool | None = None) -> str:
+              picks_with_people: bool | float | None = None) -> str:
     """``picks_with_people``: whether the judge's picks between two systems agree with people's more
-    often than chance (a kappa interval wholly above 0, a description), None: not known. Said where the
+    often than chance (a kappa interval wholly above 0, a description), or their kappa itself (a float, said as a
+    number beside chance's 0), None: not known. Said where the
     order itself cannot be set against people's (too few systems), so the line never leaves the judge's
     agreement with people unsaid when the data hold it."""
     # "last by its estimates": the Elo chapter rates several systems clearly above the reference in another family
@@ -355,7 +387,8 @@ def rank_line(judge: str, top: str, bottom: str, n_resolved: int, n_adjacent: in
              f"{_of(n_resolved, n_adjacent)} neighbouring places; the order of the others stays open.")
     people = _PEOPLE_WORDS.get(people_verdict, _PEOPLE_WORDS[NOT_TESTED]).capitalize()
     if picks_with_people is not None and people_verdict not in (SUPPORTED, CONTRADICTED, NOT_RESOLVED):
-        picks = ("Its picks between two summaries agree with people's more often than chance."
+        picks = (_picks_words(picks_with_people) if isinstance(picks_with_people, float) else
+                 "Its picks between two summaries agree with people's more often than chance."
                  if picks_with_people else "Its picks are not shown to match people's beyond chance.")
         if words_shown(f"{order} {picks}") <= MAX_WORDS:
             return plain(f"{order} {picks}")
@@ -369,14 +402,21 @@ _ATTACK_WORDS = {"self-praise": "The self-praising text", "irrelevant text": "Th
 
 def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
                 open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "", tries: str = "judge",
-                judges: int = 0) -> str:
+                judges: int = 0, screened_out: int = 0) -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
     orders and reading texts as plain text take away (counts after Holm's correction). ``tries``: what
     the judges are, in a word ("small-judge" where the book's main judge is not among them); ``judges``: how
     many (each try is one attack against one judge).
     ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
-    half, said next, so that the line never reads as more reassuring than the table."""
+    half, said next, so that the line never reads as more reassuring than the table. ``screened_out``: the
+    judges every one of whose rows is not tested because they fail the judge screen (and no other row is
+    untested): the line then speaks of the judges shown to read the texts, and says the others were not tested."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
+    kind = "small judge" if tries == "small-judge" else tries
+    if 0 < screened_out < judges:
+        line = _screened_line(wins, open_above_half, kind, judges - screened_out, screened_out)
+        if line:
+            return line
 
     def rest(why: str) -> str:  # the rows not won, compactly: a bottom line holds one reading per row
         parts = [f"{wins[CONTRADICTED]} {'loses' if wins[CONTRADICTED] == 1 else 'lose'}"] if wins[CONTRADICTED] else []
@@ -387,7 +427,7 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
         return (": " + ", ".join(parts)) if parts else ""
 
     # "small-judge tries" read as jargon, "8 small judges' tries" as eight judges: a try is said as what it is
-    kind, n_tries = ("small judge" if tries == "small-judge" else tries), len(attack_verdicts)
+    n_tries = len(attack_verdicts)
     whose = (f"tries on {judges} {kind}s" if judges > 1 and n_tries % judges == 0 else f"tries, each one attack against one {kind}")
     opening = (f"One fixed text beats real summaries in {_of(wins[SUPPORTED], len(attack_verdicts))} "
                f"{whose}")
@@ -405,3 +445,33 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
     third = (f"Plain-text reading removes forged turns' wins for {_of(protection[SUPPORTED], len(protection_verdicts))} "
              f"judges{_rest(protection, against='it adds wins')}.")
     return _fit(first, second, third)
+
+
+#: An attack inside a count ("it lost 3, and self-praise, winning 66%, stayed undecided").
+_ATTACK_SHORT = {"self-praise": "self-praise", "irrelevant text": "the irrelevant text",
+                 "imitated answer": "the imitated answer", "forged chat turns": "the forged turns"}
+
+
+def _screened_line(wins: Mapping[str, int], open_above_half: Sequence[tuple[str, str, float]], kind: str, n_read: int,
+                   screened_out: int) -> str:
+    """The gaming line where some judges fail the screen: their rows are set aside in words, the others counted;
+    an open row above one half is said inside the count (by name where one judge is read). "" when nothing fits."""
+    subject = f"the one {kind} shown to read the texts" if n_read == 1 else f"the {n_read} {kind}s shown to read the texts"
+    n_tested = sum(wins[v] for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED))
+    opening = f"Under {subject}, a fixed text beat real summaries in {_of(wins[SUPPORTED], n_tested)} tries"
+    others = ("the other judge, not shown to read the texts, was not tested" if screened_out == 1 else
+              f"the other {screened_out} judges, not shown to read the texts, were not tested")
+    lost = [f"it lost {wins[CONTRADICTED]}"] if wins[CONTRADICTED] else []
+    plain_open = [f"{wins[NOT_RESOLVED]} stayed undecided"] if wins[NOT_RESOLVED] else []
+    named = plain_open
+    if open_above_half and wins[NOT_RESOLVED] == 1:
+        attack, judge, rate = max(open_above_half, key=lambda row: row[2])
+        who = "" if n_read == 1 else f" under {name(judge)}"
+        named = [f"{_ATTACK_SHORT.get(attack, f'the {attack} text')}, winning {rate:.0%}{who}, stayed undecided"]
+    for middle in (named, plain_open):
+        parts = lost + middle
+        said = (": " + (", and ".join(parts) if len(parts) == 2 else parts[0])) if parts else ""
+        line = f"{opening}{said}; {others}."
+        if words_shown(line) <= MAX_WORDS:
+            return plain(line)
+    return ""

@@ -324,7 +324,7 @@ def comparative_correlations(
 #: The absolute-scoring methods that comparative assessment is measured against, in display order.
 SCORING_METHODS = (SCORING_EXPECTED, SCORING_SAMPLED, GEVAL)
 
-from nlgjudge.register import ALREADY_ENOUGH, choice_lead_words, claim as registered_claim, contexts_needed_for, flag_needed_cell, lead_words, needed_cell  # noqa: E402,E501
+from nlgjudge.register import ALREADY_ENOUGH, claim as registered_claim, contexts_needed_for, flag_needed_cell, lead_note, needed_cell  # noqa: E402,E501
 from nlgjudge.register import verdict as registered_verdict  # noqa: E402
 from nlgjudge.stats.claims import family_verdicts  # noqa: E402
 # WebNLG's placeholder outputs and the book's one candidate set live in their own module; named here too,
@@ -339,7 +339,11 @@ CLAIM_ID = "comparative.above_scoring"
 FRESH_CLAIM_ID = "comparative.fresh_sample"
 
 
-def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+#: The first release's comparator, amended in the plan: per row, the best scoring reading on the same data.
+BEST_OF_THREE = "best of three"
+
+
+def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95, comparator: str | None = None) -> pd.DataFrame:
     """Seed 000's main claim checked within each model: comparative assessment against the same
     model's absolute scoring, on the same contexts.
 
@@ -350,7 +354,9 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     ``comparator_method`` (its name; NaN where it was not run),
     ``gap`` (comparative minus ``comparator_score``), and the paired t interval of that gap over the
     contexts both were computed on (``gap_low``, ``gap_high``, ``n_paired``; ``gap_excludes_zero``).
-    Counting positive gaps is not a test; an interval that excludes 0 is one.
+    Counting positive gaps is not a test; an interval that excludes 0 is one. ``comparator``
+    :data:`BEST_OF_THREE` reads the first release's amended rule instead (each row against its best
+    scoring reading, picked on the same data), so that a chapter can show which verdicts the amendment moved.
 
     The registered claim's rule (:func:`nlgjudge.register.verdict` on ``comparative.above_scoring``:
     above 0, at least its minimum of paired contexts) gives ``verdict`` and ``reason``; a judge failing the
@@ -365,9 +371,14 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
                                sort=False, dropna=False)
     wide = wide.reindex(columns=[COMPARATIVE, *SCORING_METHODS])
     wide = wide[wide[COMPARATIVE].notna()]
-    comparator = registered_claim(CLAIM_ID).comparator_method  # fixed in the plan, not picked on the data
-    wide["comparator_score"] = wide[comparator]
-    comparator_method = [comparator if np.isfinite(value) else np.nan for value in wide[comparator]]
+    if comparator == BEST_OF_THREE:  # the amended rule: the best reading, picked on the same data
+        readings = wide[list(SCORING_METHODS)]
+        comparator_method = [row.idxmax() if row.notna().any() else np.nan for _, row in readings.iterrows()]
+        wide["comparator_score"] = readings.max(axis=1, skipna=True)
+    else:
+        fixed = registered_claim(CLAIM_ID).comparator_method  # fixed in the plan, not picked on the data
+        wide["comparator_score"] = wide[fixed]
+        comparator_method = [fixed if np.isfinite(value) else np.nan for value in wide[fixed]]
     wide["comparator_method"] = pd.Series(comparator_method, index=wide.index, dtype=object)
     wide["gap"] = wide[COMPARATIVE] - wide["comparator_score"]
     per_context = figures.set_index(["model", "dataset", "aspect", "method"])["per_context"]
@@ -405,6 +416,15 @@ def comparative_vs_scoring(table: pd.DataFrame, confidence: float = 0.95) -> pd.
     wide["per_context_scores"] = pairs
     wide.columns.name = None
     return with_family_verdicts(wide.reset_index())  # each model's dataset-aspects are one family
+
+
+def verdicts_moved(now: pd.DataFrame, before: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
+    """The rows of two :func:`comparative_vs_scoring` readings whose verdict after Holm's correction differs:
+    ``(model, dataset, aspect, before, now)``, in ``now``'s order (rows only one reading has are left out)."""
+    keys = ["model", "dataset", "aspect"]
+    then = before.set_index(keys)["family_verdict"]
+    return [(m, d, a, str(then[(m, d, a)]), str(v)) for m, d, a, v in now[[*keys, "family_verdict"]].itertuples(index=False)
+            if (m, d, a) in then.index and then[(m, d, a)] != v]
 
 
 def with_family_verdicts(claim: pd.DataFrame) -> pd.DataFrame:
@@ -786,7 +806,7 @@ def model_claim_table(claim: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
             # The verdict first: it is what the table is read for, and the column a narrow page keeps.
             # a claim whose rule was changed after its data is a lead on its own row (the glossary's "lead")
             "verdict": [verdict_after_holm(v, f, r) + (f" ({note})" if isinstance(note, str) and note else "")
-                        + lead_words(FRESH_CLAIM_ID if fresh else CLAIM_ID) + choice_lead_words(d) for v, r, f, note, fresh, d in
+                        + lead_note(FRESH_CLAIM_ID if fresh else CLAIM_ID, d) for v, r, f, note, fresh, d in
                         zip(claim["verdict"], claim["reason"], claim.get("family_verdict", claim["verdict"]),
                             claim.get("headline_note", pd.Series("", index=claim.index)), _fresh_rows(claim),
                             claim.get("dataset", pd.Series("", index=claim.index)), strict=True)],

@@ -505,15 +505,12 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 # --------------------------------------------------------------------------------------------
 # What to take from the chapter: the paper's claims, read from this run by the book's claim rule
 
-#: "As bad as random" read as kappa near 0 (the claims register's ``elo.kappa``): the interval must
-#: stay within +-0.2, Landis and Koch's (1977) "slight" agreement (0-0.2; "fair" is 0.2-0.4), the
-#: band in which the paper's -0.021 and -0.035 lie and beyond which agreement (or disagreement) is no
-#: longer slight.
+#: "As bad as random" read as kappa within +-0.2 (the register's ``elo.kappa``): Landis and Koch's (1977)
+#: "slight" agreement, in which the paper's -0.021 and -0.035 lie.
 NEAR_ZERO_KAPPA = float(registered_claim("elo.kappa").margin or 0.0)
-#: An interval end within this of the margin is borderline, "not resolved" (the register's): kappa is
-#: printed to two decimals, and the one-order protocol's random order of presentation moves its
-#: interval by about 0.04 between seeds (-0.20, -0.24 and -0.21 for the main judge's low end at seeds 0, 1 and 2).
-KAPPA_BORDERLINE = registered_claim("elo.kappa").borderline
+#: The plan's first borderline window (an end within the printed precision of the band's end), dropped in
+#: 2026-11 for the Monte Carlo rule; a supported row inside it says so (the register's history of ``elo.kappa``).
+DROPPED_BORDERLINE = 0.005
 #: Fewer articles than this and the claim rule says "not tested" (the register's minimum for the chapter's claims).
 MIN_ARTICLES_FOR_A_CLAIM = registered_claim("elo.kappa").min_units
 #: Each claim key's entry in the claims register.
@@ -615,15 +612,20 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
                    "than chance would (a different finding from chance agreement)" if high < 0 else
                    ": agreement beyond slight (weak if below 0.4), not chance agreement")
     elif verdict.verdict == SUPPORTED and (low > 0 or high < 0):
-        # the interval excludes 0 but stays inside the margin: what the claim allows, said in words
+        # what the claim allows, in words, and the first release's rule (kappa against 0, declared before the data)
         reason += (f"; it excludes 0 ({'a slight disagreement' if high < 0 else 'a slight agreement'}, smaller than the "
-                   f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows)")
+                   f"+-{NEAR_ZERO_KAPPA:g} that 'as bad as random' allows); by the plan's first rule, kappa against 0, "
+                   "this row reads contradicted")
     elif verdict.verdict == NOT_RESOLVED and verdict.tested and (low > 0 or high < 0):
         # the register's secondary reading elo.kappa_sign: which side of chance, a description, no claim
-        reason += ("; a description (the plan's secondary reading): the whole interval lies below 0, so the judge picks the "
-                   "summary ROUGE rejects more often than chance" if high < 0 else
-                   "; a description (the plan's secondary reading): the whole interval lies above 0, so the judge agrees "
-                   "with ROUGE more often than chance")
+        reason += ("; a description (the plan's secondary reading): the whole interval lies " + (
+            "below 0, so the judge picks the summary ROUGE rejects more often than chance" if high < 0 else
+            "above 0, so the judge agrees with ROUGE more often than chance"))
+    gap_to_band = min(abs(low + NEAR_ZERO_KAPPA), abs(high - NEAR_ZERO_KAPPA))
+    if verdict.verdict == SUPPORTED and gap_to_band < 2 * DROPPED_BORDERLINE:  # near the plan's dropped window: said
+        reason += (f"; its nearer end lies {gap_to_band:.4f} from the band's end, and the plan's dropped printed-precision "
+                   f"rule called an end within {DROPPED_BORDERLINE:g} borderline, so under it this row would read "
+                   + ("borderline (not resolved)" if gap_to_band < DROPPED_BORDERLINE else "supported too"))
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             # an end near the band's edge is printed with the decimal that shows its side of it
@@ -842,10 +844,8 @@ PAPER_CONVERGENCE = {
 }
 
 
-#: Convergence is a property of one pass of Elo over fixed encounters, not a claim more articles or
-#: orders could settle, so it is not read with the claim rule's words: every neighbouring pair's
-#: order fixed over the visiting orders is "converged", a pair whose order the visiting order decides
-#: makes the judge "order-dependent".
+#: Convergence is a property of one pass of Elo over fixed encounters, not a claim, so no claim rule's words:
+#: every neighbouring pair's order fixed over the visiting orders is "converged", else "order-dependent".
 CONVERGED, ORDER_DEPENDENT = "converged", "order-dependent"
 
 

@@ -209,7 +209,7 @@ def screen_reading(screen_pairs: pd.DataFrame | None, screen_rows: pd.DataFrame,
                      f"{titles.get(judge, judge)}'s on {real:.0%} and {by_attack.min():.0%} to {by_attack.max():.0%}")
     reading = "On the same articles (means over articles), " + "; ".join(parts) + "."
     if (screen_rows["family_verdict"] == CONTRADICTED).any():
-        reading += (" In a row with a lead against it the attack's pairs agree more often than the real summaries' pairs: the judge "
+        reading += (" In a row contradicted (a lead) the attack's pairs agree more often than the real summaries' pairs: the judge "
                     "decides them the same way in both orders, so a screen run with the attack among the systems would find "
                     "the judge more consistent, not less.")
     return reading
@@ -336,17 +336,17 @@ FAMILY_WORDS = {"gaming.attack_wins": "the judge's attacks", "gaming.position_sh
 
 
 #: The claims declared after related data were shown (the plan marks them exploratory): their rows are
-#: read by the same rule, but said as leads for fresh articles to confirm, never in the verdict words.
+#: read by the same rule, each tested verdict marked a lead for fresh articles to confirm (the book's one form).
 EXPLORATORY = ("gaming.screen", "gaming.length_control")
-_LEAD_WORDS = {"not resolved": "no lead", "supported": "a lead for it", "contradicted": "a lead against it"}
+LEAD_NOTE = "a lead: declared after related data were shown"
 
 
 def lead_words(text: str) -> str:
-    """An exploratory claim's verdict text with its verdict words said as leads ("not tested" stays:
-    a row that cannot be read is no lead either way)."""
+    """An exploratory claim's verdict text with the lead qualifier after its verdict word, the form every
+    chapter uses ("supported (a lead: ...)"); "not tested" stays as it is (no reading, so no lead)."""
     import re
 
-    return re.sub(r"\b(not resolved|supported|contradicted)\b", lambda m: _LEAD_WORDS[m.group(1)], text)
+    return re.sub(r"^(not resolved|supported|contradicted)\b", lambda m: f"{m.group(1)} ({LEAD_NOTE})", text)
 
 
 def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
@@ -366,12 +366,18 @@ def claim_counts(claims: pd.DataFrame, claim_id: str) -> str:
         parts.append(f"{word} in {count_words(after, before)}")
     for word in (NOT_RESOLVED, NOT_TESTED):
         count = int((rows["family_verdict"] == word).sum())
-        # "not tested" always with its reason in words: each distinct reason's first clause
-        why = sorted({str(r).split(":")[0].split(" (")[0].strip() for r in rows.loc[rows["family_verdict"] == word, "reason"]})
+        # "not tested" always with its reason in words: each distinct reason's first clause, with its rows where
+        # there are several reasons (so a reader knows which rows have which)
+        why = pd.Series([str(r).split(":")[0].split(" (")[0].strip() for r in rows.loc[rows["family_verdict"] == word, "reason"]],
+                        dtype=object).value_counts(sort=False)
+        why = why[why.index != ""]
+        said_why = ("; ".join(why.index) if len(why) == 1 else
+                    "; ".join(f"{n} row{'s' if n > 1 else ''}: {reason}" for reason, n in sorted(why.items())))
         if count:
-            parts.append(f"{word} in {count}" + (f" ({'; '.join(why)})" if word == NOT_TESTED and any(why) else ""))
+            parts.append(f"{word} in {count}" + (f" ({said_why})" if word == NOT_TESTED and len(why) else ""))
     said = f"{parts[0]} of {total} row{'s' if total != 1 else ''}, " + ", ".join(parts[1:])
-    return lead_words(said) if claim_id in EXPLORATORY else said
+    tested = int((rows["family_verdict"] != NOT_TESTED).sum())
+    return f"{said}; {'each tested row is ' if tested > 1 else ''}{LEAD_NOTE}" if claim_id in EXPLORATORY and tested else said
 
 
 def claims_view(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: Mapping[str, str],

@@ -88,6 +88,6 @@ def ranking_correlation(scores: pd.Series, people: pd.Series) -> dict[str, objec
         spearman = float(scipy_stats.spearmanr(both["score"], both["people"]).statistic)
         p_value = exact_kendall_p(both["score"].to_numpy(), both["people"].to_numpy())
     verdict = systems_test(kendall, p_value, n, direction="above")
-    reading = (f"description only: {n} systems (below {MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM} not even a perfect "
-               "agreement is significant)" if n < MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM else verdict.reason)
+    reading = (f"a description only: {n} systems have people's scores, too few for any agreement to be significant, "
+               f"which takes {MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM}" if n < MIN_SYSTEMS_FOR_A_CORRELATION_CLAIM else verdict.reason)
     return {"kendall": kendall, "spearman": spearman, "n": n, "verdict": verdict.verdict, "reading": reading}
