@@ -73,11 +73,15 @@ def parse_parameter_value(text: str) -> Any:
     python_literals = {"None": None, "True": True, "False": False}
     if text in python_literals:
         return python_literals[text]
+    hidden = next(((k, ch) for k, ch in enumerate(text, start=1) if not ch.isprintable() and ch not in "\t"), None)
+    if hidden is not None:  # YAML cannot read it either, and its own error would point elsewhere
+        raise ParameterError(f"parameter value {text!r} holds a control character (U+{ord(hidden[1]):04X} at character "
+                             f"{hidden[0]}); pass the value without it")
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError as error:
+    except yaml.YAMLError:
         raise ParameterError(
-            f"cannot read parameter value {text!r} ({error.__class__.__name__}); quote lists as "
+            f"cannot read parameter value {text!r}: it is not valid YAML; quote lists as "
             "-p name \"[a, b]\" and strings containing ':' as -p name \"'a: b'\""
         ) from None
 

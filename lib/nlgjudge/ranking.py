@@ -77,7 +77,7 @@ from nlgjudge.out_folder import (  # noqa: F401 - the output folder's names, as 
     written_by_rank,
 )
 from nlgjudge.interrupt import STORED, interrupts_held
-from nlgjudge.prompts.ranking import prompt_control_warnings
+from nlgjudge.prompts.ranking import KNOWN_CONTROL_STRINGS, prompt_control_warnings
 from nlgjudge.safety import shown_path
 from nlgjudge.data.user_outputs import (
     FieldNames,
@@ -149,6 +149,11 @@ def build_prompt(aspect: str, noun: str, prompt_file: str | os.PathLike[str] | N
     if not isinstance(noun, str) or not noun.strip() or noun != noun.strip() or "\n" in noun:
         raise UserInputError(f"{option('noun')} {noun!r}: what an output is called in the prompt must be words without "
                              f"surrounding spaces, e.g. {option('noun')} summary")
+    marker = next((c for c in KNOWN_CONTROL_STRINGS if c in noun), None) or next(iter(re.findall(r"<\|[^|<>]*\|>", noun)), None)
+    if marker:  # the noun is in the judge's own answer ("{noun} A"), which no escaping may change: refused
+        raise UserInputError(f"{option('noun')} {noun!r}: holds the chat-template control string {marker}, and the noun is "
+                             f"part of the judge's own answer ({noun} A), where it would read as a turn marker; pass words, "
+                             f"e.g. {option('noun')} summary")
     if re.search(r"(?<![\w-])[AB](?![\w-])", noun):  # "answer B": the prompt's labels "{noun} A" would read "answer B A"
         raise UserInputError(f"{option('noun')} {noun!r}: holds the letter A or B on its own, which the prompt uses as the "
                              f"two labels ({noun} A, {noun} B), so the judge could not tell them apart; pass a noun "
@@ -825,14 +830,6 @@ def _check_judge_kind(model: str, option: str) -> None:
         judges = judge_names()
         raise UserInputError(f"{option} {model}: a sentence encoder, which cannot judge (it has no language-model head "
                              f"to answer with); pass a generative model, e.g. one of {judges}")
-
-
-#: Chat-template control strings of common judge families, for a judge whose tokenizer is not at hand.
-KNOWN_CONTROL_STRINGS = (
-    "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
-    "<|begin_of_text|>", "<start_of_turn>", "<end_of_turn>", "[INST]", "[/INST]", "<|user|>", "<|assistant|>",
-    "<|system|>", "<|end|>",
-)
 
 
 def judge_control_strings(judge: Any, *, load: bool = True) -> tuple[str, ...]:

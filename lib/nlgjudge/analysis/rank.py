@@ -154,6 +154,10 @@ def analyse(
 
     wins, counts = _wins(first, second, decisions, n)
     context_count = judgments.melt(id_vars="context_id", value_vars=["first", "second"]).groupby("value")["context_id"].nunique()
+    # a system judged in one context only has no spread over contexts to resample: no interval (the resamples
+    # that hold it all hold the same context, so their spread would pass for a precision it does not have)
+    single = np.array([context_count.get(s, 0) < 2 for s in systems])
+    low, high = np.where(single, np.nan, low), np.where(single, np.nan, high)
     board = pd.DataFrame({
         "system": systems, "score": scores, "ci_low": low, "ci_high": high,
         "wins": wins.sum(1), "comparisons": counts.sum(1).astype(int),
@@ -263,9 +267,10 @@ def _interval_p_value(estimate: float, low: float, high: float, n_units: int, co
     return float(2 * stats.t.sf(abs(estimate) / se, n_units - 1))
 
 
-#: Scores closer than this are equal: differences of rounding, not of the judge (a constant judge
-#: gives scores that differ by about 1e-16).
-SCORE_NOISE = 1e-9
+#: Scores closer than this are equal: differences of the fit's convergence, not of the judge. choix's
+#: ILSR stops when its scores move by under 1e-8 an iteration, so two systems tied in theory (equal wins
+#: in a balanced design) can differ by a few 1e-9; 1e-6 of log-strength is odds of 1.000001 to 1.
+SCORE_NOISE = 1e-6
 
 
 def tied_ranks(scores: np.ndarray) -> pd.Series:
@@ -321,7 +326,7 @@ def statistical_warnings(analysis: RankAnalysis) -> list[str]:
     shared = board.groupby("rank", dropna=True)["system"].apply(list)
     shared = shared[shared.map(len) > 1]
     if len(shared):
-        notes.append("tied (scores equal within rounding, one rank shared): "
+        notes.append("tied (scores equal within the fit's precision, one rank shared): "
                      + "; ".join(", ".join(names) for names in shared))
     never = analysis.leaderboard.loc[analysis.leaderboard["comparisons"] == 0, "system"].tolist()
     if never:

@@ -90,6 +90,8 @@ def _check_before(args: argparse.Namespace, cache: OutputCache) -> None:
     if args.command == "export" and args.out is not None:
         cache.count(args.study)  # a foreign or damaged cache is refused before anything is written
         out = args.out.expanduser()
+        if out.exists() and not out.is_dir():  # a file there is the user's: said as such, and left alone
+            raise CacheError(f"--out {args.out}: exists and is not a folder; pass --out a folder (a new one is made)")
         created = [p for p in (out, *out.parents) if not p.exists()]
         try:
             out.mkdir(parents=True, exist_ok=True)

@@ -565,9 +565,9 @@ def design_warnings(frame: pd.DataFrame, control_strings: tuple[str, ...] | list
     present = frame.groupby("system", sort=False)["context_id"].nunique()
     missing = present[present < contexts]
     if len(missing):
-        shown = ", ".join(f"{name!r} in {contexts - count} of {contexts}" for name, count in missing.items())
+        shown = ", ".join(f"{name!r} missing from {contexts - count} of {contexts}" for name, count in missing.items())
         notes.append(f"unbalanced design: some systems have no output in some contexts ({shown}); their scores rest on "
-                     "fewer comparisons and wider intervals")
+                     "fewer comparisons, and a system in a single context gets no interval")
     blank = frame[frame["output"].map(lambda text: not visible_text(str(text)))]
     for system, part in blank.groupby("system", sort=False):
         where = ", ".join(repr(str(c)) for c in part["context_id"].head(3)) + (" ..." if len(part) > 3 else "")

@@ -24,6 +24,13 @@ from pathlib import Path
 from nlgjudge.prompts.templates import ASPECTS, PromptEnding, Wording, comparative_ending, comparative_prompt
 from nlgjudge.safety import shown_path
 
+#: Chat-template control strings of common judge families, for a judge whose tokenizer is not at hand.
+KNOWN_CONTROL_STRINGS = (
+    "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|begin_of_text|>", "<start_of_turn>", "<end_of_turn>", "[INST]", "[/INST]", "<|user|>", "<|assistant|>",
+    "<|system|>", "<|end|>",
+)
+
 PROMPT_FIELDS = ("source", "output_a", "output_b", "reference")
 DEFAULT_ASPECT = "OVR"
 

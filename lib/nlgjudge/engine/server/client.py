@@ -53,6 +53,11 @@ def base_url(url: str | None) -> str:
     text = (url or os.environ.get(URL_ENV, "")).strip()
     if not text:
         raise ServerError(f"backend='server' needs server_url=... or ${URL_ENV} (e.g. http://127.0.0.1:8000/v1)")
+    odd = next(((i, ch) for i, ch in enumerate(text) if ch.isspace() or not ch.isprintable()), None)
+    if odd is not None:  # a control character or a space: no URL holds one (a newline would even start a header)
+        raise ServerError(f"server_url holds {'a space' if odd[1] == ' ' else 'a control character'} ({odd[1]!r}, "
+                          f"character {odd[0] + 1}); write it as http://HOST:PORT/v1 with no spaces or control "
+                          "characters, e.g. http://127.0.0.1:8000/v1")
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - a port out of range or not a number fails here, not at the first request
