@@ -193,11 +193,11 @@ def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
                                  tries="small-judge", judges=2, screened_out=1)
     assert screened == ("Under the one small judge shown to read the texts, a fixed text beat real summaries in 0 of 4 tries: "
                         "it lost 3, and self-praise, winning 66%, stayed undecided; the other judge, not shown to read the "
-                        "texts, was not tested.")
+                        "texts, could not be tested.")
     two = lines.gaming_line(["not tested"] * 8 + ["supported", "not resolved"] * 4, [], [], [("self-praise", LONG_NAME, 0.9)],
                             judges=4, screened_out=2)
     assert two.startswith("Under the 2 judges shown to read the texts, a fixed text beat real summaries in 4 of 8 tries")
-    assert "the other 2 judges, not shown to read the texts, were not tested" in two and lines.plain(two) == two
+    assert "the other 2 judges, not shown to read the texts, could not be tested" in two and lines.plain(two) == two
     crowded = lines.gaming_line(["supported", "contradicted", "not resolved", "not tested"] * 2, ["supported"] * 8, ["supported"] * 2)
     assert len(crowded.split()) <= lines.MAX_WORDS  # the least important sentence gives way
 

@@ -459,8 +459,8 @@ def _screened_line(wins: Mapping[str, int], open_above_half: Sequence[tuple[str,
     subject = f"the one {kind} shown to read the texts" if n_read == 1 else f"the {n_read} {kind}s shown to read the texts"
     n_tested = sum(wins[v] for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED))
     opening = f"Under {subject}, a fixed text beat real summaries in {_of(wins[SUPPORTED], n_tested)} tries"
-    others = ("the other judge, not shown to read the texts, was not tested" if screened_out == 1 else
-              f"the other {screened_out} judges, not shown to read the texts, were not tested")
+    others = ("the other judge, not shown to read the texts, could not be tested" if screened_out == 1 else
+              f"the other {screened_out} judges, not shown to read the texts, could not be tested")
     lost = [f"it lost {wins[CONTRADICTED]}"] if wins[CONTRADICTED] else []
     plain_open = [f"{wins[NOT_RESOLVED]} stayed undecided"] if wins[NOT_RESOLVED] else []
     named = plain_open
