@@ -204,10 +204,15 @@ def test_a_supported_kappa_row_gives_the_first_rules_verdict_and_the_dropped_bor
     assert near["verdict"] == "supported"
     assert "by the plan's first rule, kappa against 0, this row reads contradicted" in near["reason"]
     assert "its nearer end lies 0.0049 from the band's end" in near["reason"]
-    assert near["reason"].endswith(f"an end within {DROPPED_BORDERLINE:g} borderline, so under it this row would read "
-                                   "borderline (not resolved)")
-    edge = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.00501, -0.04), "llm", "ROUGE-1", 99, None)
-    assert edge["reason"].endswith("so under it this row would read supported too")
+    assert near["reason"].endswith(f"an end within {DROPPED_BORDERLINE:g} borderline (not resolved): under it this row "
+                                   "would read so")
+    outside = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.008, -0.04), "llm", "ROUGE-1", 99, None)
+    assert outside["reason"].endswith("this row lies outside it")
+    # within three Monte Carlo errors of the dropped window's edge, its reading turns on the draws: said so, at any seed
+    edge = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.00501, -0.04).assign(ci_mc_se=0.0009), "llm", "ROUGE-1",
+                      99, None)
+    assert edge["reason"].endswith("with the ends' Monte Carlo error of 0.0009, that rule's reading would turn on the "
+                                   "resamples' draws")
     far = _kappa_row(_kappas("llm", -0.05, -0.12, 0.02), "llm", "ROUGE-1", 99, None)
     assert far["verdict"] == "supported" and "first rule" not in far["reason"] and "within" not in far["reason"].split(";", 1)[-1]
 
