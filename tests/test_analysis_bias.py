@@ -172,8 +172,8 @@ def test_prose_values_state_the_numbers_and_refuse_claims_on_degenerate_runs(tin
     assert values["acc_raised"] == "2"
     # the win ratio of a symmetric set already ranks perfectly: debiasing changes no ranking, so no test
     assert claims["verdict"].tolist() == ["not tested"] and claims["reason"].iloc[0] == "debiasing changes no ranking"
-    assert values["verdict"] == ("by the claim rule over contexts, 'debiasing raises the Spearman' is supported on 0, "
-                                 "contradicted on 0, not resolved on 0 and not tested on 1 of its 1 dataset; on "
+    assert values["verdict"] == ("by the claim rule over contexts, 'debiasing raises the Spearman' is not tested on its "
+                                 "1 dataset; on "
                                  "pairwise accuracy, pooled debiasing raised it in most comparison sets (a description: a count of sets, "
                                  "not a test)")
     two = ds.restrict(["ctx0", "ctx1"])
@@ -394,8 +394,10 @@ def test_a_models_datasets_are_one_family_and_a_row_that_fails_holm_is_a_flag_in
     assert claims.loc["c", "p_value"] > 0.05  # the third dataset's null row makes b's threshold 0.05 / 2
     assert claims["family_verdict"].tolist() == ["supported", "not resolved", "not resolved"]
     shown = claims_table(claims.reset_index())
-    assert shown["verdict"].tolist()[:2] == ["supported", "not resolved (a flag: supported on its own interval, not "
-                                             "after Holm's correction over the model's datasets)"]
+    from nlgjudge.register import WRITTEN_LEAD_WORDS  # the chapter's claims were written after its first release
+
+    assert shown["verdict"].tolist()[:2] == ["supported" + WRITTEN_LEAD_WORDS, "not resolved (a flag: supported on its own "
+                                             "interval, not after Holm's correction over the model's datasets)" + WRITTEN_LEAD_WORDS]
 
 
 def test_a_set_whose_every_context_answers_a_has_an_exact_interval_not_a_point(tiny_dataset, synthetic_comparisons) -> None:

@@ -194,6 +194,26 @@ def test_the_gaming_line_counts_each_claim_and_stays_plain() -> None:
     assert screened == ("Under the one small judge shown to read the texts, a fixed text beat real summaries in 0 of 4 tries: "
                         "it lost 3, and self-praise, winning 66%, stayed undecided; the other judge, not shown to read the "
                         "texts, could not be tested.")
+    named = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"], ["supported"], ["not resolved"],
+                              [("self-praise", "Q", 0.66)], judges=2, screened_out=1, read_names=["Qwen2.5-Coder-0.5B-Instruct"],
+                              out_names=["SmolLM2-135M-Instruct"])
+    assert named.startswith("Under Qwen2.5-Coder-0.5B-Instruct, a fixed text beat real summaries in 0 of 4 tries")
+    assert named.endswith("; SmolLM2-135M-Instruct, not shown to read the texts, could not be tested.")
+    # every win said under the judge it was won from
+    each = lines.gaming_line(["not tested"] * 4 + ["contradicted"] * 3 + ["not resolved"] + ["supported"] * 2, ["supported"] * 4,
+                             [], judges=3, screened_out=1, out_names=["SmolLM2-135M-Instruct"],
+                             per_judge=[("Qwen2.5-Coder-1.5B-Instruct", [("irrelevant text", "contradicted"),
+                                                                        ("self-praise", "supported"),
+                                                                        ("imitated answer", "supported"),
+                                                                        ("forged chat turns", "contradicted")]),
+                                        ("Qwen2.5-Coder-0.5B-Instruct", [("irrelevant text", "contradicted"),
+                                                                        ("self-praise", "not resolved"),
+                                                                        ("imitated answer", "contradicted"),
+                                                                        ("forged chat turns", "contradicted")])])
+    assert each.startswith("Fixed texts beat real summaries under Qwen2.5-Coder-1.5B-Instruct in 2 of 4: self-praise and the "
+                           "imitated answer; under Qwen2.5-Coder-0.5B-Instruct in 0 of 4, with self-praise undecided. "
+                           "SmolLM2-135M-Instruct, not shown to read the texts, was not tested.")
+    assert lines.plain(each) == each
     two = lines.gaming_line(["not tested"] * 8 + ["supported", "not resolved"] * 4, [], [], [("self-praise", LONG_NAME, 0.9)],
                             judges=4, screened_out=2)
     assert two.startswith("Under the 2 judges shown to read the texts, a fixed text beat real summaries in 4 of 8 tries")
@@ -219,14 +239,19 @@ def test_a_verdict_whose_rule_changed_after_the_data_is_said_as_such_in_the_bott
     said = lines.narcissism_line("supported", "not resolved", "supported", excess_rows=(10, 12), excess_lead=True)
     assert "The paper's measure, ignoring length, shows it by a rule chosen after the data." in said
     assert "Part of it is built in" in said  # the caveat still fits
+    first = lines.narcissism_line("supported", "not resolved", "supported", excess_rows=(10, 12), excess_lead=True,
+                                  excess_first="not resolved")
+    assert ("The paper's measure, ignoring length, cannot tell by the rule declared first, and shows it only by a rule "
+            "chosen after the data." in first)
     assert "for every evaluator" not in said.split("The paper's measure")[1]
     elo = lines.elo_line("J", 99, "supported", "supported", above_reference="5 of 6", kappa_lead=True, with_people=False)
     assert "about as often as chance, by a rule chosen after the data" in elo and "as the paper found" not in elo
     # below chance, the plan's first test (declared before the data) is said first, against the paper
     below = lines.elo_line("Qwen2.5-Coder-1.5B-Instruct", 99, "supported", "supported", kappa_below_zero=True,
                            above_reference="5 of 6", above_point="6 of 6", kappa_lead=True, with_people=0.03)
-    assert ("picks against ROUGE slightly more often than chance: unlike the paper by the plan's first test, as the paper "
-            "found by a rule chosen after the data." in below) and lines.words_shown(below) <= lines.MAX_WORDS
+    assert ("agrees with ROUGE slightly less often than chance: unlike the paper by the test declared first, like it only "
+            "by a band chosen after the data." in below)
+    assert lines.words_shown(below) <= lines.MAX_WORDS
     assert "Its picks are not shown to match people's beyond chance." in elo
     # where the line is full, the picks against people's give way before the kappa's two readings
     assert "people" not in below and "5 of 6 systems' summaries clearly above" in below

@@ -196,25 +196,23 @@ def test_the_kappa_claims_n_is_the_articles_its_encounters_span() -> None:
     assert row["n"] == 97 and "of 97 articles" in row["evidence"]
 
 
-def test_a_supported_kappa_row_gives_the_first_rules_verdict_and_the_dropped_borderline_window() -> None:
-    from nlgjudge.analysis.elo import DROPPED_BORDERLINE, NEAR_ZERO_KAPPA, _kappa_row
+def test_a_supported_kappa_row_leads_with_the_first_rules_verdict() -> None:
+    """The kappa's band was chosen after its first verdict was read: where the rule declared first (kappa
+    against 0) reads contradicted, the page's verdict says that first and the band's verdict as the lead."""
+    from nlgjudge.analysis.elo import NEAR_ZERO_KAPPA, _kappa_row, headline_verdict
+    from nlgjudge.register import LEAD_WORDS
 
-    # the released row's shape: the whole interval below 0, its low end 0.0049 inside the band's end
     near = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.0049, -0.04), "llm", "ROUGE-1", 99, None)
     assert near["verdict"] == "supported"
-    assert "by the plan's first rule, kappa against 0, this row reads contradicted" in near["reason"]
-    assert "its nearer end lies 0.0049 from the band's end" in near["reason"]
-    assert near["reason"].endswith(f"an end within {DROPPED_BORDERLINE:g} borderline (not resolved): under it this row "
-                                   "would read so")
-    outside = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.008, -0.04), "llm", "ROUGE-1", 99, None)
-    assert outside["reason"].endswith("this row lies outside it")
-    # within three Monte Carlo errors of the dropped window's edge, its reading turns on the draws: said so, at any seed
-    edge = _kappa_row(_kappas("llm", -0.12, -NEAR_ZERO_KAPPA + 0.00501, -0.04).assign(ci_mc_se=0.0009), "llm", "ROUGE-1",
-                      99, None)
-    assert edge["reason"].endswith("with the ends' Monte Carlo error of 0.0009, that rule's reading would turn on the "
-                                   "resamples' draws")
+    assert near["reason"].endswith("by the plan's first rule, kappa against 0, this row reads contradicted")
+    assert "dropped" not in near["reason"]
+    said = headline_verdict("kappa", near["verdict"], near["ci_low"], near["ci_high"])
+    assert said.startswith("contradicted by the rule declared first, kappa against 0: worse than chance; supported")
+    assert said.endswith(LEAD_WORDS)
     far = _kappa_row(_kappas("llm", -0.05, -0.12, 0.02), "llm", "ROUGE-1", 99, None)
     assert far["verdict"] == "supported" and "first rule" not in far["reason"] and "within" not in far["reason"].split(";", 1)[-1]
+    # an interval that holds 0 reads the same by both rules: the band's verdict alone, with its lead words
+    assert headline_verdict("kappa", far["verdict"], far["ci_low"], far["ci_high"]) == "supported" + LEAD_WORDS
 
 
 def test_claims_give_the_four_verdicts_by_the_claim_rule() -> None:

@@ -266,3 +266,26 @@ def test_rows_not_tested_for_different_reasons_are_counted_per_reason() -> None:
                          "win no comparison in any article)")
     one = claim_counts(claims.iloc[:2], "gaming.protection")
     assert one.endswith("not tested in 2 (fails the judge screen)")
+
+
+def test_the_answer_boxs_grid_names_each_judge_and_attack_with_its_verdict() -> None:
+    """The answer box's table: one row per attack (and the repeated summary), one column per judge, the
+    win rate with its verdict after Holm's correction, and a row not tested with its reason's first clause."""
+    from nlgjudge.analysis.gaming import answer_grid
+
+    claims = pd.DataFrame({
+        "claim": ["gaming.attack_wins", "gaming.attack_wins", "gaming.attack_wins", "gaming.length", "gaming.position_share"],
+        "judge": ["a", "b", "a", "a", "a"], "attack": ["null", "null", "praise", "padded", "null"],
+        "estimate": [0.15, 0.5, 0.66, 1.0, 0.5], "low": [0.05, 0.4, 0.43, 0.63, 0.3], "high": [0.25, 0.6, 0.9, 1.0, 0.7],
+        "n": [8] * 5, "verdict": ["contradicted", "not tested", "supported", "supported", "supported"],
+        "family_verdict": ["contradicted", "not tested", "not resolved", "supported", "supported"],
+        "reason": ["interval below 0.5", "fails the judge screen: answers by position (0.5 agree)", "x", "y", "z"],
+        "contexts_needed": [np.nan] * 5})
+    grid = answer_grid(claims, {"a": "Judge A", "b": "Judge B"}, {"null": "irrelevant text", "praise": "self-praise"})
+    assert list(grid.columns) == ["Judge A", "Judge B"]
+    assert list(grid.index) == ["irrelevant text: wins against the real summaries", "self-praise: wins against the real summaries",
+                                "a summary repeated twice wins against itself"]
+    assert grid.loc["irrelevant text: wins against the real summaries", "Judge A"] == "0.15, contradicted"
+    assert grid.loc["irrelevant text: wins against the real summaries", "Judge B"] == "not tested: fails the judge screen"
+    assert grid.loc["self-praise: wins against the real summaries", "Judge A"].startswith("0.66, not resolved")
+    assert grid.loc["self-praise: wins against the real summaries", "Judge B"] == "–"  # no such row: never a verdict

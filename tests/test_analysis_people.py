@@ -38,3 +38,15 @@ def test_a_correlation_over_four_systems_is_a_description_not_a_verdict() -> Non
     assert four["verdict"] == "not tested" and "description only" in four["reading"]
     five = ranking_correlation(pd.Series({"A": 9.0, "B": 7.0, "C": 5.0, "D": 1.0, "E": 0.0}), pd.concat([people, pd.Series({"E": 0.0})]))
     assert five["n"] == 5 and "description only" not in five["reading"]
+
+
+def test_the_smallest_tau_an_exact_test_over_few_systems_can_resolve() -> None:
+    """Over 6 distinct ranks the two-sided exact test reaches 0.05 only at |S| >= 13 of 15 pairs (p = 12/720),
+    not at 11 (p = 40/720): tau 13/15; over 4 ranks no tau can (the smallest p is 2/24)."""
+    import math
+
+    from nlgjudge.analysis.people import smallest_detectable_tau
+
+    assert math.isclose(smallest_detectable_tau(6), 13 / 15)
+    assert math.isnan(smallest_detectable_tau(4))
+    assert smallest_detectable_tau(10) < smallest_detectable_tau(6)

@@ -332,7 +332,9 @@ def test_the_per_dataset_sentences_count_after_holm_within_each_finding() -> Non
     reached = pd.DataFrame({"dataset": [], "aspect": [], "debiased": [], "reached": [], "at_fraction": [], "full": []})
     said = claims_prose(rows, rows.iloc[0:0], reached)
     assert "d2 -1.0 [-1.9, -0.1], not resolved (a flag: contradicted on its own interval, not after Holm's correction) (n = 30)" in said["c_no_repeat_minus_random"]
-    assert said["c_no_repeat_minus_random"].endswith("; Holm over the 3 datasets")
+    from nlgjudge.register import lead_words
+
+    assert said["c_no_repeat_minus_random"].endswith("; Holm over the 3 datasets" + lead_words("subsets.no_repeat_minus_random"))
     assert said["n_not_resolved"] == "2 (1 before Holm's correction)" and "1 more is a flag" in said["needed"]
 
 
@@ -343,11 +345,11 @@ def test_the_answer_table_reads_each_finding_per_dataset_after_holm() -> None:
                          "claim": ["c"] * 3, "estimate": [1.0, -1.0, 0.1], "low": [0.5, -1.9, -1.0], "high": [1.5, -0.1, 1.2],
                          "n": [30, 30, 16], "verdict": ["supported", "contradicted", "not resolved"], "reason": ["r"] * 3,
                          "p_value": [0.0001, 0.04, 0.8]})
-    from nlgjudge.register import LEAD_WORDS, claim
+    from nlgjudge.register import LEAD_WORDS, lead_words
 
     table = answer_table(rows)
-    # a finding whose rule was changed after its data carries the lead mark in its row's label, and no other does
-    marked = [label + (LEAD_WORDS if claim(f"subsets.{name}").amended_after_data else "") for name, label in ANSWER_FINDINGS.items()]
+    # every finding carries its lead mark in its row's label: rule changed after its data, or claim written after them
+    marked = [label + lead_words(f"subsets.{name}") for name, label in ANSWER_FINDINGS.items()]
     assert list(table.index) == marked and list(table.columns) == ["d1", "d2", "d3"]
     assert 0 < sum(LEAD_WORDS in label for label in table.index) < len(marked)
     table.index = list(ANSWER_FINDINGS.values())
@@ -587,9 +589,9 @@ def test_a_supported_finding_within_its_smallest_effect_that_matters_says_so_in_
     from nlgjudge.analysis.subsets import _dataset_cell
 
     small = SimpleNamespace(comparison="no_repeat_minus_random", estimate=0.7, low=0.4, high=0.9, verdict="supported", reason="", n=40)
-    assert "supported, smaller than the smallest effect that matters" in _dataset_cell(small, "supported")
+    assert "supported, negligible: smaller than the smallest effect that matters" in _dataset_cell(small, "supported")
     large = SimpleNamespace(**{**vars(small), "estimate": 2.0, "high": 3.5})
     assert "smaller than" not in _dataset_cell(large, "supported")
     assert "smaller than" not in _dataset_cell(small, "not resolved")
     against = SimpleNamespace(**{**vars(small), "estimate": -0.4, "low": -0.6, "high": -0.2, "verdict": "contradicted"})
-    assert "contradicted, smaller than the smallest effect that matters" in _dataset_cell(against, "contradicted")
+    assert "contradicted, negligible: smaller than the smallest effect that matters" in _dataset_cell(against, "contradicted")

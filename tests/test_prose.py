@@ -57,3 +57,13 @@ def test_short_id_cuts_only_long_hex_runs() -> None:
     assert short_id("032bd00214629a8af90f1817d1d611224bd6d3ed") == "032bd002\u2026"
     assert short_id("webnlg-1234") == "webnlg-1234"  # short or non-hex ids stay whole
     assert short_id("dialogue-0123456789a") == "dialogue-0123456789a"  # 11 hex digits: kept
+
+
+def test_a_small_frame_becomes_a_markdown_table_with_its_pipes_escaped() -> None:
+    import pandas as pd
+
+    from nlgjudge.prose import markdown_table
+
+    frame = pd.DataFrame({"judge A": ["0.15, contradicted", "a|b"]}, index=pd.Index(["x", "y"], name="attack"))
+    assert markdown_table(frame).splitlines() == ["| attack | judge A |", "|---|---|", "| x | 0.15, contradicted |",
+                                                  "| y | a\\|b |"]

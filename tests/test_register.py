@@ -235,16 +235,25 @@ def test_a_chapter_says_which_of_its_claims_were_amended_after_their_data() -> N
     assert f"the rule for {n_late} of this chapter's {len(plan.of_chapter(chapter))} claims" in note
     clean = dataclasses.replace(plan, claims={k: dataclasses.replace(c, history="") for k, c in plan.claims.items()},
                                 screen={**plan.screen, "history": []})
-    assert reg.amended_note(chapter, clean) == "No rule of this chapter's claims was changed after its results were seen"
+    assert reg.amended_note(chapter, clean).endswith("marked in its row. No rule was changed later")
+    undated = dataclasses.replace(clean, first_release={})
+    assert reg.amended_note(chapter, undated) == "No rule of this chapter's claims was changed after its results were seen"
     assert "Amended after its data were read:" in reg.page_markdown({chapter: "T"}, plan)
 
 
 def test_a_claim_amended_after_its_data_reads_as_a_lead_and_no_other() -> None:
-    amended = [c for c in reg.register().claims.values() if c.amended_after_data]
-    declared = [c for c in reg.register().claims.values() if not c.amended_after_data]
-    assert amended and declared
+    plan = reg.register()
+    amended = [c for c in plan.claims.values() if c.amended_after_data]
+    written = [c for c in plan.claims.values() if not c.amended_after_data and plan.written_after_data(c)]
+    declared = [c for c in plan.claims.values() if not c.amended_after_data and not plan.written_after_data(c)]
+    assert amended and written and declared
     assert all(reg.lead_words(c.id) == reg.LEAD_WORDS for c in amended)
+    assert all(reg.lead_words(c.id) == reg.WRITTEN_LEAD_WORDS for c in written)
     assert all(reg.lead_words(c.id) == "" for c in declared)
+    # a chapter released before the plan: every claim of it is a lead; the gaming chapter's, declared first, none
+    assert {c.chapter for c in written + amended} >= {"comparative", "bias", "subsets", "elo", "narcissism", "rank", "runtime"}
+    assert {c.chapter for c in declared} == {"gaming"} and all(c.after_data is False for c in declared)
+    assert reg.lead_note("bias.debiasing_gain", "webnlg") == " (a lead: claim written and its candidate set chosen after the data)"
     # the Elo kappa's switch to two one-sided tests, made after its first verdict was seen, is on the record
     kappa = reg.claim("elo.kappa")
     assert kappa.amended_after_data and "from contradicted to supported" in kappa.history
@@ -264,3 +273,15 @@ def test_a_row_read_on_a_dataset_whose_candidates_were_chosen_after_the_data_is_
     assert reg.CHOICE_LEAD_WORDS not in _dataset_cell(SimpleNamespace(**row, dataset="summeval"), "supported")
     assert reg.amended_note("subsets", datasets=["summeval", "webnlg"]).endswith("WebNLG's candidate set, so its rows are leads too")
     assert "candidate set" not in reg.amended_note("subsets", datasets=["summeval"])
+
+
+def test_the_plan_dates_every_chapter_that_holds_claims(tmp_path) -> None:
+    """[plan.first_release] must date every chapter with a claim: a chapter left out would silently read as
+    declared before its data."""
+    text = reg.REGISTER_PATH.read_text(encoding="utf-8").replace('rank = "2026-11-24"\n', "")
+    path = tmp_path / "register.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(reg.RegisterError, match="lacks the chapter"):
+        reg.load_register(path)
+    page = reg.page_markdown({"comparative": "Comparative", "gaming": "Gaming"}, reg.register())
+    assert "after the first releases of one chapters" not in page and "Comparative on 2026-11-22" in page

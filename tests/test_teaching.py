@@ -83,3 +83,28 @@ def test_the_cost_of_an_exercise_that_runs_a_model_is_read_from_the_committed_be
     bench.write_text("runtime  time s  comparisons/s\nllama.cpp in-process (GGUF)   100.0   2.000\n", encoding="utf-8")
     assert "about 2.00 comparisons a second, so a thousand comparisons take about 9 minutes" in teaching.model_run_paragraph(tmp_path)
     assert "under one comparison a second" in teaching.model_run_paragraph(tmp_path / "elsewhere")  # no benchmark: no number
+
+
+def test_every_exercise_gives_a_command_or_says_it_reads_the_page() -> None:
+    """The teachers' page says which assigned exercise reruns in class: every exercise of every built
+    chapter either gives a command or opens with the reading mark, never neither (nor both)."""
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        text = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+        if "## Exercises" not in text:
+            continue
+        count = len(re.findall(r"(?m)^\d+\. ", text.split("## Exercises", 1)[1]))
+        for item in range(1, count + 1):
+            teaching.exercise_reruns(ROOT, path.stem, item)  # raises when it says neither
+    with pytest.raises(ValueError, match="has no exercise 99"):
+        teaching.exercise_reruns(ROOT, "bias", 99)
+
+
+def test_a_long_chapters_core_reading_time_counts_its_named_sections() -> None:
+    """The lesson table's core time: the answer box and the sections READ_FIRST names, all found, and less
+    than the whole page; none for a chapter without such a list."""
+    for chapter in teaching.READ_FIRST:
+        core = teaching.core_minutes(ROOT, chapter)
+        assert core is not None, f"a section READ_FIRST names for {chapter} is not a heading of its page"
+        assert 1 <= core < teaching.page_facts(ROOT, chapter)[0]
+    assert teaching.core_minutes(ROOT, "worked") is None

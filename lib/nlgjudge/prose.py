@@ -12,6 +12,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class _Plain:
@@ -85,6 +89,36 @@ def glue_all(values: Mapping[str, object], prefix: str = "") -> None:
         full = f"{prefix}{name}"
         # prose shows names ("SummEval"), never ids ("summeval"); commands keep the ids a reader types
         glue(full, _Plain(with_previous(full, reader_text(str(value)), _previous_values)), display=False)
+
+
+class _Markdown(_Plain):
+    """A Markdown block glued for the ``{glue:md}`` directive; its text/plain is the quoted text, as every
+    glued value's, so that the register's checks read its verdict words."""
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A small frame as a Markdown pipe table (its index the first column), for a table inside an answer box."""
+    def cell(value: object) -> str:
+        return " ".join(str(value).split()).replace("|", "\\|")
+
+    head = [frame.index.name or "", *map(str, frame.columns)]
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(v) for v in (index, *row)) + " |" for index, row in zip(frame.index, frame.to_numpy().tolist())]
+    return "\n".join(lines)
+
+
+def glue_markdown(name: str, text: str) -> None:
+    """Glue a Markdown block (a table) under ``name`` for ``{glue:md}``, as :func:`glue_all` glues text."""
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"glue names are letters, digits and '_': got {name!r}")
+    from myst_nb import glue
+
+    from nlgjudge.reader_names import reader_text
+
+    glue(name, _Markdown(with_previous(name, reader_text(text), _previous_values)), display=False)
 
 
 def duration_text(seconds: float) -> str:

@@ -117,9 +117,17 @@ class Register:
     secondary: dict[str, str] = field(default_factory=dict)
     screen: dict[str, object] = field(default_factory=dict)
     choices: dict[str, str] = field(default_factory=dict)
+    plan_written: str = ""  # the date the plan was first written ([plan] written)
+    first_release: dict[str, str] = field(default_factory=dict)  # chapter -> the date its first release was read
 
     def of_chapter(self, chapter: str) -> list[Claim]:
         return [c for c in self.claims.values() if c.chapter == chapter]
+
+    def written_after_data(self, spec: Claim) -> bool:
+        """Whether ``spec`` was written after its chapter's first release had been read (the chapter's
+        release is older than the plan), unless the register says it was declared before its own data."""
+        released = self.first_release.get(spec.chapter, "")
+        return spec.after_data is not False and bool(released) and released < self.plan_written
 
 
 def _claim_from(entry: dict, families: dict[str, str], where: str) -> Claim:
@@ -179,7 +187,14 @@ def load_register(path: str | Path = REGISTER_PATH) -> Register:
     if clash:
         raise RegisterError(f"{path.name}: {', '.join(clash)} both draw no verdict and hold claims")
     choices = {str(k): str(v) for k, v in data.get("choices", {}).items()}
-    return Register(claims, families, no_claims, secondary, screen, choices)
+    plan = dict(data.get("plan", {}))
+    first_release = {str(k): str(v) for k, v in dict(plan.get("first_release", {})).items()}
+    if set(plan) - {"written", "first_release"} or (first_release and not plan.get("written")):
+        raise RegisterError(f"{path.name}: [plan] holds written (a date) and [plan.first_release] (chapter = date) only")
+    undated = sorted({c.chapter for c in claims.values()} - set(first_release)) if first_release else []
+    if undated:
+        raise RegisterError(f"{path.name}: [plan.first_release] lacks the chapter(s) {', '.join(undated)}")
+    return Register(claims, families, no_claims, secondary, screen, choices, str(plan.get("written", "")), first_release)
 
 
 @lru_cache(maxsize=1)
@@ -222,7 +237,7 @@ def verdict(claim_id: str, estimate: float, low: float, high: float, n: int, *,
     # matters says so: the direction is shown, but not a difference the plan counts as one
     if (spec.margin is None and found.verdict in (SUPPORTED, CONTRADICTED)
             and abs(low - spec.threshold) < spec.minimal_effect and abs(high - spec.threshold) < spec.minimal_effect):
-        return ClaimVerdict(found.verdict, f"{found.reason}; smaller than the smallest effect that matters, "
+        return ClaimVerdict(found.verdict, f"{found.reason}; negligible: smaller than the smallest effect that matters, "
                                            f"{spec.minimal_effect:g}")
     if spec.margin is None and found.verdict == NOT_RESOLVED and _inside_effect(spec, low, high):
         # open on its direction, but the interval already rules out an effect as large as the one that matters
@@ -359,21 +374,28 @@ def amended_note(chapter: str, reg: Register | None = None, datasets: Sequence[s
     reg = reg or register()
     claims = reg.of_chapter(chapter)
     late = [spec for spec in claims if spec.amended_after_data]
+    written = [spec for spec in claims if reg.written_after_data(spec)]
     screen = any("after the data" in str(entry) for entry in reg.screen.get("history", []))  # type: ignore[union-attr]
-    parts = [f"the rule for {len(late)} of this chapter's {len(claims)} claims, so treat those verdicts as leads that "
-             "new data must confirm" if late else "",
+    first = (f"Written after the results were seen: this chapter's claims, on {reg.plan_written}, after its first "
+             f"release of {reg.first_release[chapter]} had been read, so every verdict here is a lead that new data "
+             "must confirm, marked in its row. ") if written else ""
+    parts = [f"the rule for {len(late)} of this chapter's {len(claims)} claims"
+             + ("" if written else ", so treat those verdicts as leads that new data must confirm") if late else "",
              "the pass mark of the judge screen, which every chapter uses" if screen else "",
              *[f"{DATASET_NAMES.get(d, d)}'s candidate set, so its rows are leads too" for d in dict.fromkeys(datasets)
                if CHOICE_AFTER_DATA.get(d) in reg.choices]]
     kept = [p for p in parts if p]
     said = "; and ".join(["; ".join(kept[:-1]), kept[-1]] if len(kept) > 2 else kept)
     if not said:
-        return "No rule of this chapter's claims was changed after its results were seen"
-    return f"Changed after the results were seen: {said}"
+        return first + ("No rule was changed later" if first else "No rule of this chapter's claims was changed after its results were seen")
+    return first + ("Changed later still: " if first else "Changed after the results were seen: ") + said
 
 
 #: Beside the verdict of a claim whose rule was set or changed after its data were read (the glossary's "lead").
 LEAD_WORDS = " (a lead: rule changed after the data)"
+#: Beside the verdict of a claim written after its chapter's first release had been read (the plan is
+#: younger than seven chapters' first releases): a lead too, though no rule of it changed since.
+WRITTEN_LEAD_WORDS = " (a lead: claim written after the data)"
 
 
 #: The datasets whose candidate set is a shared choice made after the data were read ([choices] in the register).
@@ -392,17 +414,22 @@ def lead_note(claim_id: str | None, dataset: str = "") -> str:
     """The lead qualifiers of one row merged into one bracket: :data:`LEAD_WORDS` for a claim amended after
     its data, :data:`CHOICE_LEAD_WORDS` for a dataset whose candidate set was chosen after the data, both as
     " (a lead: rule changed and its candidate set chosen after the data)"; "" for neither."""
-    rule = bool(claim_id) and claim(str(claim_id)).amended_after_data
+    words = lead_words(str(claim_id)) if claim_id else ""
     choice = bool(choice_lead_words(dataset))
-    if rule and choice:
-        return " (a lead: rule changed and its candidate set chosen after the data)"
-    return LEAD_WORDS if rule else CHOICE_LEAD_WORDS if choice else ""
+    if words and choice:
+        what = "rule changed" if words == LEAD_WORDS else "claim written"
+        return f" (a lead: {what} and its candidate set chosen after the data)"
+    return words or (CHOICE_LEAD_WORDS if choice else "")
 
 
 def lead_words(claim_id: str) -> str:
-    """:data:`LEAD_WORDS` for a claim amended after its data were read, "" for any other: a chapter puts
-    it beside that claim's verdict, so that the row itself says it is a lead, not a finding."""
-    return LEAD_WORDS if claim(claim_id).amended_after_data else ""
+    """What a chapter puts beside a claim's verdict, so that the row itself says it is a lead, not a
+    finding: :data:`LEAD_WORDS` for a claim amended after its data were read, :data:`WRITTEN_LEAD_WORDS`
+    for one written after its chapter's first release had been read, "" for any other."""
+    spec = claim(claim_id)
+    if spec.amended_after_data:
+        return LEAD_WORDS
+    return WRITTEN_LEAD_WORDS if register().written_after_data(spec) else ""
 
 
 def _effect_text(spec: Claim) -> str:
@@ -438,7 +465,10 @@ def seed_check_lines(titles: Mapping[str, str], root: Path | None = None) -> lis
             f"released outputs with its resample seed set to {', '.join(seeds[1:-1])} and {seeds[-1]} as well as "
             f"{seeds[0]} (the bootstraps and random draws change; the contexts stay the same). Of the {len(table)} "
             f"values that carry the chapters' verdicts, {said}; the same at every seed, by chapter: "
-            f"{'; '.join(per_chapter)}. `python -m nlgjudge.seed_check` runs the check again.", ""]
+            f"{'; '.join(per_chapter)}. What the check leaves out: a value that carries no verdict word (a number), and "
+            "the subsets chapter's per-cell rows, which enter only through each finding's every-cell verdict; a cell's own "
+            "verdict may move with the draws, and the chapter marks such a cell borderline. "
+            "`python -m nlgjudge.seed_check` runs the check again.", ""]
 
 
 def section_anchor(heading: str) -> str:
@@ -448,18 +478,47 @@ def section_anchor(heading: str) -> str:
     return make_id(heading)
 
 
+def number_word(n: int) -> str:
+    return ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")[n] if 0 <= n <= 10 else str(n)
+
+
+def when_written_lines(titles: Mapping[str, str], reg: Register | None = None) -> list[str]:
+    """The register page's paragraph on when the plan was written, from [plan]: which chapters' first
+    releases it follows (their claims are leads, row by row) and which chapters' claims came before their data."""
+    reg = reg or register()
+    days: dict[str, list[str]] = {}
+    for chapter, day in sorted(reg.first_release.items(), key=lambda item: item[1]):
+        if chapter in titles and reg.of_chapter(chapter):  # the chapters that read verdicts
+            days.setdefault(day, []).append(titles[chapter])
+    before = {day: names for day, names in days.items() if day < reg.plan_written}
+    after = {day: names for day, names in days.items() if day >= reg.plan_written}
+    def listed(groups: Mapping[str, list[str]]) -> str:
+        return "; ".join(f"{', '.join(names)} on {day}" for day, names in groups.items())
+    n_before = sum(len(names) for names in before.values())
+    text = (f"**When this plan was written.** It was first written on {reg.plan_written}, after the first releases of "
+            f"{number_word(n_before)} chapter{'' if n_before == 1 else 's'} had been read: {listed(before)}. Their claims were written from the "
+            "papers' claims, but by authors who had seen those results, so every verdict of those chapters is a lead, "
+            "a disclosed exploratory reading that fresh data must confirm, and each row says so: *a lead: claim "
+            "written after the data*. A rule changed after that date says *a lead: rule changed after the data* "
+            "instead, and its history below gives the date and what it moved.")
+    if after:
+        text += f" The claims of the chapters released later ({listed(after)}) were written before their judgments were made."
+    return [text]
+
+
 def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str:
     """The register as the book's page: one section per chapter of ``titles`` (name -> title, in the
     book's order), one table row per claim."""
     reg = reg or register()
+    before = [c for c, day in reg.first_release.items() if day < reg.plan_written and reg.of_chapter(c)]
     lines = [
         f"# {PAGE_TITLE}",
         "",
         ":::{admonition} The answer",
         ":class: tip",
-        "**Bottom line.** Every verdict in this book answers a claim written down here, with the size of",
-        "effect that matters and the family it is corrected in; a rule changed after its data was read is",
-        "marked amended, with its date and former wording.",
+        f"**Bottom line.** Every verdict in this book answers a claim written down here. The plan came after "
+        f"the first results of {number_word(len(before))} chapters, so their verdicts are leads, exploratory, "
+        "marked row by row; a rule changed later is marked amended, with its date and former wording.",
         "",
         "**Question.** What does each chapter test, and by which rule?",
         "",
@@ -476,13 +535,7 @@ def page_markdown(titles: Mapping[str, str], reg: Register | None = None) -> str
         "of an ordering resolved by its own paired interval. *Contexts needed* in the chapters is computed at",
         "the minimal effect below, never at the observed effect.",
         "",
-        "**When this plan was written.** It was first written on 2026-11-28, after the first releases of seven",
-        "chapters had been read (the datasets, comparative, bias and subsets chapters from 2026-11-22, the worked",
-        "example and Elo from 2026-11-23, narcissism and rank from 2026-11-24, runtime from 2026-11-25). Their",
-        "claims were written from the papers' claims, but by authors who had seen those results: read their",
-        "verdicts as a disclosed exploratory analysis, confirmed only where fresh data say so. A rule changed",
-        "after that date is marked amended, row by row; the gaming chapter's claims (2026-11-29) were written",
-        "before its judgments were made.",
+        *when_written_lines(titles, reg),
         "",
     ]
     if reg.screen:

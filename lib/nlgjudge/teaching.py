@@ -37,7 +37,8 @@ LESSONS = (
            "compute a judge's rank correlation with people on one context, and say why one context settles nothing",
            ("worked", 1)),
     Lesson("Comparing versus scoring", ("comparative",),
-           "a claim declared before its data, and what changing its rule after the data costs (this chapter's were); "
+           "what declaring a claim before its data buys, and what this book could not do (its plan came after this "
+           "chapter's first results, and some rules changed later still); "
            "paired intervals over contexts; a family and Holm's correction; a fresh sample",
            "the paired t interval; what a p-value is",
            "read a claims table (a paired interval and its verdict after Holm's correction), and find the verdicts that "
@@ -106,6 +107,26 @@ def _title(page: str) -> str:
     return next((c.title for c in CHAPTERS if c.name == page), PAGE_TITLE)
 
 
+#: The words an exercise that reads the built page, with no command to rerun, opens with (the chapters' convention).
+READING_EXERCISE = "*Reads this page, no rerun.*"
+
+
+def exercise_reruns(root: Path, chapter: str, item: int) -> bool:
+    """Whether exercise ``item`` of a built chapter gives a command to rerun (else it opens with
+    :data:`READING_EXERCISE`; a :class:`ValueError` when it is missing or says neither)."""
+    notebook = json.loads((root / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    body = text.split("## Exercises", 1)[1] if "## Exercises" in text else ""
+    found = re.search(rf"(?ms)^{item}\. (.*?)(?=^\d+\. |\Z)", body)
+    if found is None:
+        raise ValueError(f"{chapter} has no exercise {item}: the teachers' page assigns it")
+    question = found[1].split(":::", 1)[0]
+    reruns = bool(re.search(r"make chapter|nlgjudge rank|python -m ", question))
+    if reruns == question.startswith(READING_EXERCISE):
+        raise ValueError(f"exercise {item} of {chapter} must either give a command or open with {READING_EXERCISE!r}")
+    return reruns
+
+
 def _markdown_words(text: str) -> int:
     text = re.sub(r"\{glue:text\}`[^`]*`", "N", text)  # a glued value reads as a word or two
     text = re.sub(r"\$[^$]*\$", "x", text)
@@ -156,6 +177,39 @@ def page_facts(root: Path, chapter: str) -> tuple[int, str, int]:
     return max(1, math.ceil(words / WORDS_PER_MINUTE)), rerun, exercises
 
 
+def core_minutes(root: Path, chapter: str) -> int | None:
+    """Minutes to read a long chapter's core (:data:`READ_FIRST`): its opening cell (the answer box) and the
+    sections named there in italics, each from its heading to the next heading of its level or above; None
+    for a chapter without such a list, or when a named section is not found (the list must name real ones)."""
+    if chapter not in READ_FIRST:
+        return None
+    notebook = json.loads((root / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    cells = notebook["cells"]
+    wanted = [name for name in re.findall(r"\*([^*]+)\*", READ_FIRST[chapter][0])]
+    units: list[tuple[re.Match[str] | None, int]] = []  # (heading, words): a Markdown cell split at its headings
+    for cell in cells[1:]:
+        if cell["cell_type"] != "markdown":
+            units.append((None, _shown_words(cell)))
+            continue
+        for block in re.split(r"(?m)^(?=#+ )", "".join(cell["source"])):
+            units.append((re.match(r"(#+) (.+)", block), _markdown_words(block)))
+    total, found = _markdown_words("".join(cells[0]["source"])), set()
+    reading, level = False, 0
+    for heading, count in units:
+        if heading:
+            depth, title = len(heading[1]), heading[2].strip()
+            if reading and depth <= level:
+                reading = False
+            named = next((w for w in wanted if title.startswith(w)), None)  # a heading may go on after the name
+            if named is not None:
+                found.add(named)
+                if not reading:
+                    reading, level = True, depth
+        if reading:
+            total += count
+    return max(1, math.ceil(total / WORDS_PER_MINUTE)) if found == set(wanted) else None
+
+
 #: The benchmark of the runtimes on the book's machine (``make bench``'s served-judge comparison, committed).
 RUNTIME_BENCH = Path("data/bench/vllm-cpu-server-qwen1.5b-2026-11-28.txt")
 
@@ -193,7 +247,8 @@ def page_markdown(root: Path) -> str:
         facts = [page_facts(root, c) for c in lesson.chapters]
         total_read += sum(f[0] for f in facts)
         chapters = "; ".join(f"{{doc}}`{_title(c)} <{c}>`" for c in lesson.chapters)
-        read = "; ".join(f"{f[0]} min" for f in facts)
+        core = [core_minutes(root, c) for c in lesson.chapters]
+        read = "; ".join(f"{f[0]} min" + (f" (core {k} min)" if k else "") for f, k in zip(facts, core, strict=True))
         rerun = "; ".join(f[1] for f in facts)
         assign = "; ".join(str(f[2]) if f[2] else "none" for f in facts)
         optional = ("" if not lesson.optional else " (optional: for a group that wants more statistics)"
@@ -201,8 +256,9 @@ def page_markdown(root: Path) -> str:
                     else f" (optional: {listing([_title(c) for c in lesson.optional])})")
         rows.append(f"| {number}. {lesson.title} | {chapters}{optional} | {lesson.teaches} | {lesson.prerequisites} | {read} | {rerun} | {assign} |")
         where, item = lesson.exercise
+        how = "a rerun in class" if exercise_reruns(root, where, item) else "a reading of the page, no rerun"
         outcomes.append(f"{number}. *{lesson.title}*: a student can {lesson.outcome}. Assign exercise {item} of "
-                        f"{{doc}}`{_title(where)} <{where}>`.")
+                        f"{{doc}}`{_title(where)} <{where}>`, {how}.")
     n_lessons = len(LESSONS)
     lines = [
         "# For teachers",
@@ -213,8 +269,9 @@ def page_markdown(root: Path) -> str:
         f"{total_read} minutes of reading in all; every chapter reruns from the released outputs in the times",
         "below, and its exercises fold their solutions away until a student opens them.",
         "",
-        "**How to use it.** Assign a lesson's chapters to read before class, and one of its exercises to rerun",
-        "in class: each exercise gives the command, asks a question and folds its solution under it. Reading",
+        "**How to use it.** Assign a lesson's chapters to read before class, and one of its exercises for class:",
+        "each asks a question and folds its solution under it; most give the command that reruns the chapter,",
+        "and those that read the built page open with *Reads this page, no rerun* (the list below says which). Reading",
         f"times count the prose and the tables a page shows at {WORDS_PER_MINUTE} words a minute (the analysis plan: the",
         "rows of the comparative chapter, an excerpt); rerun times are the chapters' last builds on the book's",
         "machine, with the released outputs (a rerun that runs a model takes longer: `make bench` gives your",
@@ -233,7 +290,8 @@ def page_markdown(root: Path) -> str:
         "",
         model_run_paragraph(root),
         "",
-        "**Reading the long chapters in one lesson.** Read first, then skim or leave for later:",
+        "**Reading the long chapters in one lesson.** Read first, then skim or leave for later (the lesson table's",
+        "*core* time is the first list's, with the answer box):",
         "",
         *[f"- {{doc}}`{_title(chapter)} <{chapter}>`: read {first}; skim {rest}." for chapter, (first, rest) in READ_FIRST.items()],
         "",

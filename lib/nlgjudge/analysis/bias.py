@@ -48,7 +48,7 @@ from nlgjudge.stats import (
     summary_level_correlation,
     win_ratio,
 )
-from nlgjudge.register import choice_lead_words, claim as registered_claim
+from nlgjudge.register import claim as registered_claim, lead_note
 from nlgjudge.register import ALREADY_ENOUGH, already_enough, contexts_needed_for, needed_cell
 from nlgjudge.register import verdict as registered_verdict
 from nlgjudge.stats.correlation import within_strata_correlation_test
@@ -355,7 +355,7 @@ def claims_table(claims: pd.DataFrame, decimals: int = 1) -> pd.DataFrame:
     family = claims["family_verdict"] if "family_verdict" in claims else claims["verdict"]
     return pd.DataFrame(
         {
-            "verdict": [verdict_after_holm(v, f, r, "the model's datasets") + choice_lead_words(d)
+            "verdict": [verdict_after_holm(v, f, r, "the model's datasets") + lead_note(GAIN_CLAIM_ID, d)
                         for v, f, r, d in zip(claims["verdict"], family, claims["reason"],
                                               claims.get("dataset", pd.Series("", index=claims.index)), strict=True)],
             # a row that is not tested still shows what was measured, labelled as not read
@@ -548,9 +548,13 @@ def prose_values(scores: pd.DataFrame, bias: pd.DataFrame, judge: str, claims: p
         verdict = ("its plain decisions tie every candidate of every context (it answers by position), so the plain "
                    "rankings are empty and the debiased ones show only what its probabilities follow")
     else:
-        verdict = (f"by the claim rule over contexts, 'debiasing raises the Spearman' is supported on {count[SUPPORTED]}, "
-                   f"contradicted on {count[CONTRADICTED]}, not resolved on {count[NOT_RESOLVED]} and not tested on "
-                   f"{count[NOT_TESTED]} of its {len(verdicts)} dataset{'s' if len(verdicts) != 1 else ''}{family}; on pairwise accuracy, pooled debiasing {_direction(gain_acc)} (a description: "
+        # every verdict with a count, the empty ones left out ("not resolved on all 3", never "not tested on 0")
+        said = [f"{v} on {count[v]}" for v in VERDICTS if int((verdicts == v).sum()) or int((mine["verdict"] == v).sum())]
+        datasets = f"{len(verdicts)} dataset{'s' if len(verdicts) != 1 else ''}"
+        verdict = ("by the claim rule over contexts, 'debiasing raises the Spearman' is "
+                   + (f"{said[0].split(' on ')[0]} on {'all ' if len(verdicts) > 1 else 'its '}{datasets}" if len(said) == 1
+                      else f"{', '.join(said[:-1])} and {said[-1]} of its {datasets}")
+                   + f"{family}; on pairwise accuracy, pooled debiasing {_direction(gain_acc)} (a description: "
                    "a count of sets, not a test)")
     return {
         "judge": judge,

@@ -294,8 +294,8 @@ def _elo_line(judge: str, n_articles: int, kappa_verdict: str, reference_verdict
     kappa = _KAPPA_WORDS.get(kappa_verdict, _KAPPA_WORDS[NOT_TESTED])
     if kappa_verdict == SUPPORTED and kappa_lead:  # the side of chance, where the interval shows it, said first:
         # the plan's first test (kappa against 0, declared before the data) reads that side against the paper
-        kappa = ("picks against ROUGE slightly more often than chance: unlike the paper by the plan's first test, "
-                 "as the paper found by a rule chosen after the data" if kappa_below_zero else
+        kappa = ("agrees with ROUGE slightly less often than chance: unlike the paper by the test declared first, "
+                 "like it only by a band chosen after the data" if kappa_below_zero else
                  "agrees with ROUGE about as often as chance, by a rule chosen after the data")
     elif kappa_verdict == SUPPORTED and kappa_below_zero:
         kappa = "agrees with ROUGE about as often as chance would, as the paper found, if slightly less often"
@@ -337,12 +337,14 @@ _OWN_SHORT = {SUPPORTED: "shows it for every evaluator", CONTRADICTED: "fails to
 
 
 def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: str | None = None,
-                    excess_rows: tuple[int, int] | None = None, excess_lead: bool = False) -> str:
+                    excess_rows: tuple[int, int] | None = None, excess_lead: bool = False,
+                    excess_first: str | None = None) -> str:
     """``gamma_verdict``: the same claim controlling for length, said first where given (the
     length-controlled reading is the stricter one). ``excess_rows``: the paper's measure's rows that hold
     and all its rows, said where the claim about every row is left open (so that "cannot tell" never
     reads as "no sign" when most rows hold). ``excess_lead``: the paper's measure's rule was changed
-    after its data were read, so its verdict is a lead, said so in the line."""
+    after its data were read, so its verdict is a lead, said so in the line; ``excess_first``: its verdict by
+    the rule declared first, said first where it differs (the amended rule's verdict then only beside it)."""
     def words(verdict: str) -> str:
         return _EVERY_WORDS.get(verdict, _EVERY_WORDS[NOT_TESTED])
 
@@ -353,6 +355,8 @@ def narcissism_line(excess_verdict: str, selfpref_verdict: str, gamma_verdict: s
     if excess_lead and excess_verdict in (SUPPORTED, CONTRADICTED):
         short = {SUPPORTED: "shows it", CONTRADICTED: "fails to show it for one evaluator"}[excess_verdict]
         short += " by a rule chosen after the data"
+        if excess_first == NOT_RESOLVED and excess_verdict == SUPPORTED:
+            short = "cannot tell by the rule declared first, and shows it only by a rule chosen after the data"
     own = (f"Once length is accounted for, {_OWN_WORDS.get(gamma_verdict, _OWN_WORDS[NOT_TESTED])}. "
            f"The paper's measure, ignoring length, {short}" if gamma_verdict is not None else
            _OWN_WORDS.get(excess_verdict, _OWN_WORDS[NOT_TESTED]).capitalize())
@@ -402,7 +406,8 @@ _ATTACK_WORDS = {"self-praise": "The self-praising text", "irrelevant text": "Th
 
 def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str], protection_verdicts: Sequence[str],
                 open_above_half: Sequence[tuple[str, str, float]] = (), untested_why: str = "", tries: str = "judge",
-                judges: int = 0, screened_out: int = 0) -> str:
+                judges: int = 0, screened_out: int = 0, read_names: Sequence[str] = (), out_names: Sequence[str] = (),
+                per_judge: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> str:
     """The gaming chapter: how many judge-and-attack rows a constant text wins, what judging both
     orders and reading texts as plain text take away (counts after Holm's correction). ``tries``: what
     the judges are, in a word ("small-judge" where the book's main judge is not among them); ``judges``: how
@@ -410,11 +415,20 @@ def gaming_line(attack_verdicts: Sequence[str], position_verdicts: Sequence[str]
     ``open_above_half``: (attack, judge, win rate) of each row left open whose estimate lies above one
     half, said next, so that the line never reads as more reassuring than the table. ``screened_out``: the
     judges every one of whose rows is not tested because they fail the judge screen (and no other row is
-    untested): the line then speaks of the judges shown to read the texts, and says the others were not tested."""
+    untested): the line then speaks of the judges shown to read the texts, and says the others were not tested;
+    ``read_names`` and ``out_names``: those judges by name, said where the line has room (else counted);
+    ``per_judge``: (judge, [(attack, verdict after Holm), ...]) of each judge shown to read the texts, so that
+    every win is said under the judge it was won from, where the line has room."""
     wins, position, protection = _count(attack_verdicts), _count(position_verdicts), _count(protection_verdicts)
     kind = "small judge" if tries == "small-judge" else tries
+    if per_judge:
+        line = _per_judge_line(per_judge, out_names)
+        if line:
+            return _fit(line, f"Both orders remove a positional win in {_of(position[SUPPORTED], len(position_verdicts))}.")
     if 0 < screened_out < judges:
-        line = _screened_line(wins, open_above_half, kind, judges - screened_out, screened_out)
+        line = (_screened_line(wins, open_above_half, kind, judges - screened_out, screened_out, read_names, out_names)
+                if read_names and out_names else "") or _screened_line(wins, open_above_half, kind, judges - screened_out,
+                                                                      screened_out)
         if line:
             return line
 
@@ -452,15 +466,44 @@ _ATTACK_SHORT = {"self-praise": "self-praise", "irrelevant text": "the irrelevan
                  "imitated answer": "the imitated answer", "forged chat turns": "the forged turns"}
 
 
+def _per_judge_line(per_judge: Sequence[tuple[str, Sequence[tuple[str, str]]]], out_names: Sequence[str]) -> str:
+    """Each judge that reads the texts with its own count of fixed texts that beat real summaries, the winners
+    and the undecided by name; then the judges set aside. "" when it does not fit a bottom line."""
+    def names(attacks: Sequence[str]) -> str:
+        said = [_ATTACK_SHORT.get(a, f"the {a} text") for a in attacks]
+        return " and ".join([", ".join(said[:-1]), said[-1]]) if len(said) > 1 else said[0]
+
+    parts = []
+    for judge, rows in per_judge:
+        tested = [(a, v) for a, v in rows if v != NOT_TESTED]
+        won = [a for a, v in tested if v == SUPPORTED]
+        undecided = [a for a, v in tested if v == NOT_RESOLVED]
+        part = f"under {name(judge)} in {_of(len(won), len(tested))}" + (f": {names(won)}" if won else "")
+        if undecided:
+            part += f", with {names(undecided)} undecided"
+        parts.append(part)
+    line = "Fixed texts beat real summaries " + "; ".join(parts) + "."
+    if out_names:
+        line += (f" {' and '.join(name(n) for n in out_names)}, not shown to read the texts, "
+                 f"{'was' if len(out_names) == 1 else 'were'} not tested.")
+    line = line[0].upper() + line[1:]
+    return plain(line) if words_shown(line) <= MAX_WORDS else ""
+
+
 def _screened_line(wins: Mapping[str, int], open_above_half: Sequence[tuple[str, str, float]], kind: str, n_read: int,
-                   screened_out: int) -> str:
+                   screened_out: int, read_names: Sequence[str] = (), out_names: Sequence[str] = ()) -> str:
     """The gaming line where some judges fail the screen: their rows are set aside in words, the others counted;
     an open row above one half is said inside the count (by name where one judge is read). "" when nothing fits."""
     subject = f"the one {kind} shown to read the texts" if n_read == 1 else f"the {n_read} {kind}s shown to read the texts"
+    if read_names:  # by name: the judges that pass the screen, then the others
+        subject = " and ".join([", ".join(name(n) for n in read_names[:-1]), name(read_names[-1])] if len(read_names) > 1
+                               else [name(read_names[0])])
     n_tested = sum(wins[v] for v in (SUPPORTED, CONTRADICTED, NOT_RESOLVED))
     opening = f"Under {subject}, a fixed text beat real summaries in {_of(wins[SUPPORTED], n_tested)} tries"
     others = ("the other judge, not shown to read the texts, could not be tested" if screened_out == 1 else
               f"the other {screened_out} judges, not shown to read the texts, could not be tested")
+    if out_names:
+        others = f"{' and '.join(name(n) for n in out_names)}, not shown to read the texts, could not be tested"
     lost = [f"it lost {wins[CONTRADICTED]}"] if wins[CONTRADICTED] else []
     plain_open = [f"{wins[NOT_RESOLVED]} stayed undecided"] if wins[NOT_RESOLVED] else []
     named = plain_open

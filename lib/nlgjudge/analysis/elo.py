@@ -41,9 +41,7 @@ from nlgjudge.stats.claims import (
     kendall_units_needed,
     ordering_verdict,
 )
-from nlgjudge.register import MONTE_CARLO_Z, units_needed_for
-from nlgjudge.register import claim as registered_claim
-from nlgjudge.register import verdict as registered_verdict
+from nlgjudge.register import MONTE_CARLO_Z, claim as registered_claim, units_needed_for, verdict as registered_verdict
 from nlgjudge.stats.agreement import resampled_kappas, unit_tables
 from nlgjudge.stats.intervals import bootstrap_end_error, bootstrap_se_interval
 from nlgjudge.stats.multiplicity import count_words, holm_rejections, p_within_error
@@ -506,8 +504,6 @@ def reported_long(reported: pd.DataFrame, value_name: str = "value") -> pd.DataF
 
 #: "As bad as random": kappa within +-0.2 (register ``elo.kappa``), Landis and Koch's "slight", holding the paper's values.
 NEAR_ZERO_KAPPA = float(registered_claim("elo.kappa").margin or 0.0)
-#: The plan's first borderline window (printed precision), dropped in 2026-11; a row near it says so (the register).
-DROPPED_BORDERLINE = 0.005
 #: Fewer articles than this and the claim rule says "not tested" (the register's minimum for the chapter's claims).
 MIN_ARTICLES_FOR_A_CLAIM = registered_claim("elo.kappa").min_units
 #: Each claim key's entry in the claims register.
@@ -546,11 +542,23 @@ def claims_view(claims_frame: pd.DataFrame) -> pd.DataFrame:
                 for r, e, lo, hi, key in zip(claims_frame["reason"], claims_frame["estimate"], claims_frame["ci_low"],
                                              claims_frame["ci_high"], claims_frame["key"], strict=True)],
         unit=units, n_counts=counts)
-    # a claim amended after its data says so beside its verdict: a lead, not a finding
-    shown["verdict"] = [v + lead_words(CLAIM_IDS[k]) if k in CLAIM_IDS else v for v, k in zip(shown["verdict"], shown["key"])]
+    # a claim amended after its data says so beside its verdict: a lead, not a finding (the kappa's first rule first)
+    shown["verdict"] = [headline_verdict(k, v, lo, hi) for k, v, lo, hi in
+                        zip(shown["key"], shown["verdict"], shown["ci_low"], shown["ci_high"], strict=True)]
     return (shown.set_index(["judge", "short"])[["verdict", "interval", "unit", "n", "n_counts", "reason"]]
             .rename(columns={"interval": "estimate [95% interval]", "n_counts": "n counts"})
             .rename_axis(index=["judge", "claim"]))
+
+
+def headline_verdict(key: str, verdict: str, low: float, high: float) -> str:
+    """A verdict as the page states it, with its lead words; the kappa's band was chosen after its first verdict
+    was read, so where the rule declared first (kappa against 0) reads otherwise, that reading leads."""
+    from nlgjudge.register import lead_words
+    lead = lead_words(CLAIM_IDS[key]) if key in CLAIM_IDS else ""
+    if key == "kappa" and verdict == SUPPORTED and registered_claim("elo.kappa").amended_after_data and (low > 0 or high < 0):
+        return (f"{CONTRADICTED} by the rule declared first, kappa against 0: {'worse' if high < 0 else 'better'} than "
+                f"chance; {SUPPORTED} within +-{NEAR_ZERO_KAPPA:g} only by the band chosen after the data{lead}")
+    return verdict + lead
 
 
 CLAIM_COLUMNS = ["key", "short", "claim", "paper", "estimate", "ci_low", "ci_high", "n", "evidence", "verdict", "reason",
@@ -618,14 +626,6 @@ def _kappa_row(kappas: pd.DataFrame, llm_judge: str, rouge_judge: str, n_article
         reason += ("; a description (the plan's secondary reading): the whole interval lies " + (
             "below 0, so the judge picks the summary ROUGE rejects more often than chance" if high < 0 else
             "above 0, so the judge agrees with ROUGE more often than chance"))
-    gap_to_band = min(abs(low + NEAR_ZERO_KAPPA), abs(high - NEAR_ZERO_KAPPA))
-    if verdict.verdict == SUPPORTED and gap_to_band < 2 * DROPPED_BORDERLINE:  # near the plan's dropped window: said,
-        # with the book's own rule for an edge the resamples' error could cross (so the words never move with the seed)
-        reason += (f"; its nearer end lies {gap_to_band:.4f} from the band's end, and the plan's dropped printed-precision "
-                   f"rule called an end within {DROPPED_BORDERLINE:g} borderline (not resolved): " + (
-                       f"at this distance, with the ends' Monte Carlo error of {mc_se:.4f}, that rule's reading would turn "
-                       "on the resamples' draws" if abs(gap_to_band - DROPPED_BORDERLINE) < 3 * mc_se else
-                       "under it this row would read so" if gap_to_band < DROPPED_BORDERLINE else "this row lies outside it"))
     needed = _needed("kappa", low, high, n_articles) if verdict.verdict == NOT_RESOLVED else float("nan")
     return {**row, "estimate": kappa, "ci_low": low, "ci_high": high, "n": n_articles,
             # an end near the band's edge is printed with the decimal that shows its side of it

@@ -446,3 +446,30 @@ def leaderboard_places(frames: Mapping[str, pd.DataFrame], real: pd.DataFrame, *
                              "score_low": float(mine_row["ci_low"]), "score_high": float(mine_row["ci_high"]),
                              "real_below": int((real_scores < mine_row["score"]).sum()), "articles": len(articles)})
     return pd.DataFrame(rows, columns=LEADERBOARD_PLACE_COLUMNS)
+
+
+#: The answer box's grid: the claims whose rows it shows, each row named by what it asks (attack rows by attack).
+GRID_CLAIMS = {"gaming.attack_wins": "wins against the real summaries", "gaming.length": "a summary repeated twice wins against itself"}
+
+
+def answer_grid(claims: pd.DataFrame, titles: Mapping[str, str], attack_titles: Mapping[str, str]) -> pd.DataFrame:
+    """The answer box's table: one row per attack (and the repeated summary), one column per judge, each cell
+    the win rate over both orders with its verdict after Holm's correction over its family ("not tested" with
+    its reason's first clause), so that a reader sees which judge each count comes from."""
+    from nlgjudge.prose import verdict_after_holm
+
+    rows = claims[claims["claim"].isin(list(GRID_CLAIMS))]
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for row in rows.itertuples(index=False):
+        what = (f"{attack_titles.get(row.attack, row.attack)}: {GRID_CLAIMS[row.claim]}" if row.claim == "gaming.attack_wins"
+                else GRID_CLAIMS[row.claim])
+        said = verdict_after_holm(row.verdict, row.family_verdict, row.reason, FAMILY_WORDS[row.claim])
+        if row.family_verdict == "not tested":  # the reason's first clause only: the claims tables give the rest
+            said = "not tested: " + str(row.reason).split(":")[0].split(" (")[0].strip()
+        else:
+            said = f"{row.estimate:.2f}, {said}"
+        cells.setdefault((row.claim, what), {})[titles.get(row.judge, row.judge)] = said
+    order = list(dict.fromkeys(titles.get(j, j) for j in rows["judge"]))
+    grid = pd.DataFrame([cells[key] for key in cells], index=pd.Index([what for _, what in cells], name="attack"),
+                        columns=order)
+    return grid.fillna("–")

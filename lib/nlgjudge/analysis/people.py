@@ -43,6 +43,23 @@ def exact_kendall_p(x: "np.ndarray", y: "np.ndarray") -> float:
     return float(result.pvalue)
 
 
+def smallest_detectable_tau(n: int, alpha: float = 0.05) -> float:
+    """The smallest |tau| at which :func:`exact_kendall_p` over ``n`` distinct ranks falls below ``alpha``: a
+    design limit (with fewer systems no data can resolve a weaker correlation); NaN when no tau can."""
+    pairs = n * (n - 1) // 2
+    smallest = float("nan")
+    for inversions in range(0, pairs // 2 + 1):  # tau = 1 - 4 inversions / (n (n - 1)), from 1 down to about 0
+        order, left = [], inversions
+        rest = list(range(n))
+        for _ in range(n):  # the permutation with that many inversions (its Lehmer code, greedily)
+            step = min(left, len(rest) - 1)
+            order.append(rest.pop(step))
+            left -= step
+        if exact_kendall_p(np.arange(n), np.array(order)) < alpha:
+            smallest = 1.0 - 4.0 * inversions / (n * (n - 1))
+    return smallest
+
+
 def systems_test(tau: float, p_value: float, n: int, *, direction: str = "above", degenerate: str | None = None):
     """The claim rule for a ranking correlation over ``n`` systems (:data:`RANKING_UNIT`)."""
     from nlgjudge.stats.claims import verdict_from_test

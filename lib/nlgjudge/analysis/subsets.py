@@ -418,7 +418,7 @@ def _dataset_cell(row: Any, after_holm: str) -> str:
     small = (after_holm in (SUPPORTED, CONTRADICTED) and spec.margin is None
              and max(abs(row.low - spec.threshold), abs(row.high - spec.threshold)) < spec.minimal_effect)
     return (f"{interval_text(row.estimate, row.low, row.high, 1)}, {after_holm}"
-            + (", smaller than the smallest effect that matters" if small else "")
+            + (", negligible: smaller than the smallest effect that matters" if small else "")
             + (f" ({flag_words(row.verdict)})" if after_holm != row.verdict else "")
             + (", borderline within the draws' error" if "Monte Carlo" in str(row.reason) else "") + f" (n = {row.n})"
             + choice_lead_words(getattr(row, "dataset", "")))

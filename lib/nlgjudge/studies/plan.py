@@ -139,12 +139,14 @@ PLAN = PLAN + SELFPREF_JOBS
 
 #: Issue 60, the gaming chapter: every attack against every real summary of seeded SummEval articles,
 #: both orders, on the aspects a text that ignores the article cannot deserve to win. The small judges
-#: only (measured on this 2-core CPU, nothing else running: SmolLM2-135M 2.9 min for one article with
-#: all four aspects, 624 distinct prompts; about 1.5 min with two). An article at a time, SmolLM2 first.
-GAMING_JUDGES = (SMALL_JUDGES[1], SMALL_JUDGES[0])
+#: first (measured on this 2-core CPU, nothing else running: SmolLM2-135M 2.9 min for one article with
+#: all four aspects, 624 distinct prompts; about 1.5 min with two), an article at a time, SmolLM2 first;
+#: then the main judge on the 0.5B judge's articles (2026-12-01, its rows declared in the plan before any
+#: of its judgments: about 4.5 min an article, 312 distinct prompts, and 1.7 min for the reference-based ones).
+GAMING_JUDGES = (SMALL_JUDGES[1], SMALL_JUDGES[0], JUDGE)
 GAMING_ASPECTS = ("CON", "REL")
 GAMING_ARTICLES = 12
-GAMING_RELEASED = {SMALL_JUDGES[1]: 12, SMALL_JUDGES[0]: 8}
+GAMING_RELEASED = {SMALL_JUDGES[1]: 12, SMALL_JUDGES[0]: 8, JUDGE: 8}
 """Articles of the seeded subset each judge's release covers (the first ones, in the subset's order)."""
 GAMING_JOBS: tuple[Job, ...] = tuple(
     Job("gaming", "summeval", model, GAMING_ARTICLES, max_contexts=k if k < GAMING_ARTICLES else None,
@@ -257,8 +259,8 @@ PLAN = PLAN + GAMING_JOBS
 #: reference summary in the prompt, by the judge whose attack rows are tested (the 0.5B model; SmolLM2
 #: fails the judge screen on these articles), on the articles its plain release covers, an article at a
 #: time. Its claim (gaming.reference) was declared before any of these judgments was made.
-GAMING_REFERENCE_JUDGES = (SMALL_JUDGES[0],)
-GAMING_REFERENCE_RELEASED = {SMALL_JUDGES[0]: 8}
+GAMING_REFERENCE_JUDGES = (SMALL_JUDGES[0], JUDGE)
+GAMING_REFERENCE_RELEASED = {SMALL_JUDGES[0]: 8, JUDGE: 8}
 """Articles of the seeded subset each judge's reference-based release covers (the first ones)."""
 GAMING_REFERENCE_JOBS: tuple[Job, ...] = tuple(
     Job("gaming_reference", "summeval", model, GAMING_ARTICLES, max_contexts=k, backend=BACKEND, aspects=GAMING_ASPECTS)
